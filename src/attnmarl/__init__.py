@@ -1,0 +1,14 @@
+"""attnmarl: attention for multi-agent reinforcement learning, the package behind the book.
+
+One module per idea:
+
+- :mod:`attnmarl.attention` -- score functions, masked softmax, single- and multi-head self-attention
+- :mod:`attnmarl.widgets` -- two-faced explorers (live ipywidgets / static, kernel-free HTML)
+- :mod:`attnmarl.viz` -- heatmaps and other figures shared by the chapters
+"""
+import os
+
+__version__ = "0.1.0"
+
+QUICK: bool = os.environ.get("ATTNMARL_QUICK", "") == "1"
+"""Quick mode (``ATTNMARL_QUICK=1``, used by the tests): fewer steps, same code path."""

@@ -1,0 +1,330 @@
+"""Attention: score functions, masked softmax, single- and multi-head self-attention.
+
+Notation follows the source (Wang, Zhang & Zhang, *Deep Reinforcement Learning*, ch. 16-17):
+m inputs x^1..x^m in R^{d_in}; for each, a query q^i = W_q x^i and a key k^i = W_k x^i in
+R^{d_q} and a value v^i = W_v x^i in R^{d_out}; the weights of query i over all keys,
+
+    alpha^i = softmax(<q^i, k^1>, ..., <q^i, k^m>)          in R^m,        (eq. 1)
+
+and the output c^i = sum_j alpha^i_j v^j in R^{d_out}.                     (eq. 2)
+
+Batched tensors put the batch first and the m inputs second: x is (batch, m, d_in). Every public
+function also takes unbatched input (m, d_in) and then returns unbatched results.
+A *mask* is boolean with True meaning "this key takes part", as in
+:func:`torch.nn.functional.scaled_dot_product_attention`: either a key-padding mask (batch, m),
+so one batch can hold sets of different sizes, or a full mask (batch, m, m) whose row i says which
+keys query i may look at (for example a causal mask).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "dot_score",
+    "scaled_dot_score",
+    "general_score",
+    "additive_score",
+    "cosine_score",
+    "masked_softmax",
+    "causal_mask",
+    "self_attention",
+    "SelfAttention",
+    "MultiHeadSelfAttention",
+    "from_torch_multihead",
+    "AttentionFC",
+    "SelfAttentionStack",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Score functions: queries (..., n_q, d) and keys (..., n_k, d') -> scores (..., n_q, n_k)
+# ---------------------------------------------------------------------------------------------
+
+def _check_pair(q: Tensor, k: Tensor, same_dim: bool = True) -> None:
+    if q.dim() < 2 or k.dim() < 2:
+        raise ValueError(
+            f"queries and keys need at least 2 dimensions (..., n, d); got {tuple(q.shape)} and {tuple(k.shape)}"
+        )
+    if same_dim and q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"queries and keys must have the same last dimension for this score; got {q.shape[-1]} and {k.shape[-1]}"
+        )
+
+
+def dot_score(q: Tensor, k: Tensor) -> Tensor:
+    """Dot product score <q, k> = q^T k (Luong et al. 2015 "dot"; the source's eq. 1)."""
+    _check_pair(q, k)
+    return q @ k.transpose(-1, -2)
+
+
+def scaled_dot_score(q: Tensor, k: Tensor) -> Tensor:
+    """Scaled dot product q^T k / sqrt(d) (Vaswani et al. 2017, eq. 1)."""
+    _check_pair(q, k)
+    return q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+
+
+def general_score(q: Tensor, k: Tensor, W: Tensor) -> Tensor:
+    """General (bilinear) score q^T W k with W in R^{d_q x d_k} (Luong et al. 2015 "general")."""
+    _check_pair(q, k, same_dim=False)
+    if W.shape != (q.shape[-1], k.shape[-1]):
+        raise ValueError(f"W must have shape (d_q, d_k) = {(q.shape[-1], k.shape[-1])}; got {tuple(W.shape)}")
+    return (q @ W) @ k.transpose(-1, -2)
+
+
+def additive_score(q: Tensor, k: Tensor, W_q: Tensor, W_k: Tensor, v: Tensor) -> Tensor:
+    """Additive score v^T tanh(W_q q + W_k k) (Bahdanau et al. 2015, "concat" in Luong et al.).
+
+    W_q is (d_a, d_q), W_k is (d_a, d_k) and v is (d_a,): each query-key pair goes through one
+    hidden layer of width d_a. Memory grows as n_q * n_k * d_a.
+    """
+    _check_pair(q, k, same_dim=False)
+    d_a = v.shape[-1]
+    if v.dim() != 1 or W_q.shape != (d_a, q.shape[-1]) or W_k.shape != (d_a, k.shape[-1]):
+        raise ValueError(
+            f"additive score needs W_q (d_a, d_q), W_k (d_a, d_k), v (d_a,); got {tuple(W_q.shape)}, "
+            f"{tuple(W_k.shape)}, {tuple(v.shape)} for d_q={q.shape[-1]}, d_k={k.shape[-1]}"
+        )
+    hidden = torch.tanh((q @ W_q.T).unsqueeze(-2) + (k @ W_k.T).unsqueeze(-3))  # (..., n_q, n_k, d_a)
+    return hidden @ v
+
+
+def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
+    """Cosine similarity q^T k / (|q| |k|) (content-based addressing, Graves et al. 2014)."""
+    _check_pair(q, k)
+    q_hat = q / q.norm(dim=-1, keepdim=True).clamp_min(eps)
+    k_hat = k / k.norm(dim=-1, keepdim=True).clamp_min(eps)
+    return q_hat @ k_hat.transpose(-1, -2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalising
+# ---------------------------------------------------------------------------------------------
+
+def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) -> Tensor:
+    """Softmax over ``dim`` in which masked-out entries get exactly zero weight.
+
+    ``mask`` is boolean, True = takes part, and must broadcast to ``scores``. A row (a slice along
+    ``dim``) in which nothing takes part has no softmax; it raises ``ValueError`` instead of
+    returning NaN.
+    """
+    if mask is None:
+        return torch.softmax(scores, dim=dim)
+    if mask.dtype != torch.bool:
+        raise ValueError(f"mask must be a bool tensor (True = takes part); got dtype {mask.dtype}")
+    try:
+        mask = mask.expand_as(scores)
+    except RuntimeError:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to scores of shape {tuple(scores.shape)}"
+        ) from None
+    empty = ~mask.any(dim=dim)
+    if empty.any():
+        first = [int(i) for i in empty.nonzero()[0]]
+        raise ValueError(
+            f"{int(empty.sum())} attention row(s) have every key masked, the first at index {first} "
+            "(leading dimensions, then the query); each query needs at least one key with mask True"
+        )
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=dim)
+
+
+def causal_mask(m: int) -> Tensor:
+    """The (m, m) mask of a left-to-right decoder: query i may look at keys j <= i."""
+    return torch.ones(m, m, dtype=torch.bool).tril()
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-attention
+# ---------------------------------------------------------------------------------------------
+
+def _prepare(x: Tensor, d_in: int, mask: Tensor | None) -> tuple[Tensor, Tensor | None, bool]:
+    """Validate (batch, m, d_in) or (m, d_in) input and the shape of its mask; return batched x
+    and a mask of shape (batch, 1, m) or (batch, m, m). Fully masked rows are caught by
+    :func:`masked_softmax`."""
+    if not isinstance(x, Tensor):
+        raise ValueError(f"x must be a torch.Tensor of shape (batch, m, d_in) or (m, d_in); got {type(x).__name__}")
+    unbatched = x.dim() == 2
+    if x.dim() not in (2, 3):
+        raise ValueError(f"x must have shape (batch, m, d_in) or (m, d_in); got {tuple(x.shape)}")
+    if unbatched:
+        x = x.unsqueeze(0)
+        if mask is not None:
+            mask = mask.unsqueeze(0)
+    batch, m, d = x.shape
+    if d != d_in:
+        raise ValueError(f"x has last dimension {d} but the layer was built for d_in = {d_in}")
+    if m == 0:
+        raise ValueError("x holds m = 0 inputs; self-attention needs at least one")
+    if mask is None:
+        return x, None, unbatched
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        raise ValueError("mask must be a bool tensor (True = takes part)")
+    if mask.shape == (batch, m):
+        mask = mask.unsqueeze(1)  # key padding: the same keys for every query
+    elif mask.shape != (batch, m, m):
+        raise ValueError(
+            f"mask must have shape (batch, m) = {(batch, m)} (key padding) or (batch, m, m) = "
+            f"{(batch, m, m)}{' without the batch dimension for unbatched x' if unbatched else ''}; "
+            f"got {tuple(mask.shape) if not unbatched else tuple(mask.shape[1:])}"
+        )
+    return x, mask, unbatched
+
+
+def _init_weight(*shape: int) -> nn.Parameter:
+    """A weight matrix initialised like ``nn.Linear`` (uniform in +-1/sqrt(fan_in))."""
+    bound = 1.0 / math.sqrt(shape[-1])
+    return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
+
+
+def _check_sizes(**sizes: int | None) -> None:
+    for name, value in sizes.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a positive integer; got {value!r}")
+
+
+def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tensor | None = None,
+                   scale: bool = False) -> tuple[Tensor, Tensor]:
+    """Eqs. (1)-(2) for every query at once, for one head or l stacked heads.
+
+    With 2-D weights W_q, W_k (d_q, d_in) and W_v (d_out, d_in) this is one head and returns
+    c (batch, m, d_out) and alpha (batch, m, m). With 3-D weights (l, d_q, d_in), (l, d_q, d_in),
+    (l, d_out, d_in) it is l heads whose outputs are concatenated: c (batch, m, l*d_out) and
+    alpha (batch, l, m, m). ``scale=True`` divides the scores by sqrt(d_q).
+    """
+    single = W_q.dim() == 2
+    if single:
+        W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
+    x, attn_mask, unbatched = _prepare(x, W_q.shape[-1], mask)
+    q = torch.einsum("bmi,hqi->bhmq", x, W_q)  # (batch, l, m, d_q):   q^i = W_q x^i
+    k = torch.einsum("bmi,hqi->bhmq", x, W_k)  # (batch, l, m, d_q):   k^i = W_k x^i
+    v = torch.einsum("bmi,hoi->bhmo", x, W_v)  # (batch, l, m, d_out): v^i = W_v x^i
+    scores = q @ k.transpose(-1, -2)  # (batch, l, m, m): <q^i, k^j>
+    if scale:
+        scores = scores / math.sqrt(W_q.shape[-2])
+    alpha = masked_softmax(scores, None if attn_mask is None else attn_mask.unsqueeze(1))  # eq. (1)
+    c = (alpha @ v).transpose(1, 2).flatten(2)  # eq. (2), heads concatenated: (batch, m, l*d_out)
+    if single:
+        alpha = alpha.squeeze(1)
+    if unbatched:
+        return c[0], alpha[0]
+    return c, alpha
+
+
+class SelfAttention(nn.Module):
+    """Single-head self-attention exactly as the source defines it (eqs. 1-2).
+
+    Parameters W_q, W_k in R^{d_q x d_in} and W_v in R^{d_out x d_in}, no biases. With
+    ``scale=True`` the scores are divided by sqrt(d_q), as in the Transformer; the source uses no
+    scaling (the default here). ``forward(x, mask=None)`` returns c (batch, m, d_out) and
+    alpha (batch, m, m), alpha[b, i, j] being the weight query i gives key j.
+    """
+
+    def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
+        super().__init__()
+        _check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
+        self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, scale
+        self.W_q = _init_weight(d_q, d_in)
+        self.W_k = _init_weight(d_q, d_in)
+        self.W_v = _init_weight(d_out, d_in)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        return self_attention(x, self.W_q, self.W_k, self.W_v, mask, self.scale)
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """l heads of self-attention, outputs concatenated: (x^1..x^m) -> (c^1..c^m), c^i in R^{l d_out}.
+
+    Head h has its own W_q^h, W_k^h in R^{d_q x d_in} and W_v^h in R^{d_out x d_in}: 3l matrices,
+    stored stacked as ``W_q`` and ``W_k`` of shape (l, d_q, d_in) and ``W_v`` of shape
+    (l, d_out, d_in). Head h computes eqs. (1)-(2); c^i = [c^i_1; ...; c^i_l]. d_q only shapes the
+    scores, never the output size. With ``d_proj`` an output projection W_o in R^{d_proj x l d_out}
+    follows the concatenation (as in nn.MultiheadAttention); by default there is none.
+
+    ``forward(x, mask=None)`` returns (c, alpha): c is (batch, m, l*d_out) (or d_proj), alpha is
+    (batch, l, m, m) with alpha[b, h, i, j] the weight query i gives key j in head h.
+    """
+
+    def __init__(self, d_in: int, d_q: int, d_out: int, heads: int = 1, scale: bool = False,
+                 d_proj: int | None = None) -> None:
+        super().__init__()
+        _check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
+        self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, scale
+        self.W_q = _init_weight(heads, d_q, d_in)
+        self.W_k = _init_weight(heads, d_q, d_in)
+        self.W_v = _init_weight(heads, d_out, d_in)
+        self.W_o = _init_weight(d_proj, heads * d_out) if d_proj is not None else None
+
+    @property
+    def d_model(self) -> int:
+        """Size of each output c^i: l * d_out, or d_proj with an output projection."""
+        return self.W_o.shape[0] if self.W_o is not None else self.heads * self.d_out
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        c, alpha = self_attention(x, self.W_q, self.W_k, self.W_v, mask, self.scale)
+        if self.W_o is not None:
+            c = c @ self.W_o.T
+        return c, alpha
+
+
+def from_torch_multihead(mha: nn.MultiheadAttention) -> MultiHeadSelfAttention:
+    """The :class:`MultiHeadSelfAttention` that computes exactly what ``mha`` computes.
+
+    ``nn.MultiheadAttention(E, l, bias=False)`` packs [W_q; W_k; W_v] into ``in_proj_weight``
+    (3E, E), splits each of the three E x E blocks row-wise into l heads of size E / l, scales the
+    scores by sqrt(E / l) and ends with ``out_proj`` (E x E). So it is our layer with d_in = E,
+    d_q = d_out = E / l, scale=True and d_proj = E.
+    """
+    if mha.in_proj_weight is None or mha.in_proj_bias is not None or mha.out_proj.bias is not None:
+        raise ValueError("only nn.MultiheadAttention(..., bias=False) with a packed in_proj maps exactly")
+    E, l = mha.embed_dim, mha.num_heads
+    d_head = E // l
+    ours = MultiHeadSelfAttention(E, d_head, d_head, heads=l, scale=True, d_proj=E)
+    W_q, W_k, W_v = mha.in_proj_weight.detach().chunk(3, dim=0)  # each (E, E)
+    with torch.no_grad():
+        ours.W_q.copy_(W_q.reshape(l, d_head, E))
+        ours.W_k.copy_(W_k.reshape(l, d_head, E))
+        ours.W_v.copy_(W_v.reshape(l, d_head, E))
+        ours.W_o.copy_(mha.out_proj.weight.detach())
+    return ours
+
+
+class AttentionFC(nn.Module):
+    """One block of a deeper network: multi-head self-attention, then the same fully connected
+    layer (Linear + ReLU) applied to every c^i (source §16.1: "attention and FC layers can be
+    stacked")."""
+
+    def __init__(self, d_in: int, d_q: int, d_out: int, heads: int, d_hidden: int, scale: bool = False) -> None:
+        super().__init__()
+        self.attention = MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale)
+        self.fc = nn.Linear(heads * d_out, d_hidden)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        c, alpha = self.attention(x, mask)
+        return torch.relu(self.fc(c)), alpha
+
+
+class SelfAttentionStack(nn.Module):
+    """``depth`` AttentionFC blocks: attention -> FC -> attention -> FC -> ...
+
+    Every block maps m vectors to m vectors, so the stack keeps the two properties of one layer:
+    its parameter count does not depend on m, and it is permutation equivariant.
+    ``forward`` returns the last block's outputs (batch, m, d_hidden) and the list of each
+    block's alpha (batch, l, m, m).
+    """
+
+    def __init__(self, d_in: int, d_q: int, d_out: int, heads: int, d_hidden: int, depth: int,
+                 scale: bool = False) -> None:
+        super().__init__()
+        _check_sizes(depth=depth)
+        self.blocks = nn.ModuleList(
+            AttentionFC(d_in if b == 0 else d_hidden, d_q, d_out, heads, d_hidden, scale) for b in range(depth)
+        )
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, list[Tensor]]:
+        alphas = []
+        for block in self.blocks:
+            x, alpha = block(x, mask)
+            alphas.append(alpha)
+        return x, alphas
