@@ -1,0 +1,107 @@
+"""The explorers of the self-attention chapters: frame functions for :class:`attnmarl.widgets.Explorer`.
+
+Each ``*_frame`` function builds the real layer from :mod:`attnmarl.attention` for the given
+settings and returns what to draw; ``*_explorer`` pairs it with its controls.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
+from attnmarl.viz import Frame, Heatmap, Points
+from attnmarl.widgets import Explorer, Slider, Toggle
+
+__all__ = ["sup", "example_inputs", "alpha_frame", "alpha_explorer", "heads_frame", "heads_explorer"]
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sup(i: int) -> str:
+    """The superscript of agent/input index i, e.g. sup(12) == '¹²'."""
+    return str(i).translate(_SUPERSCRIPTS)
+
+
+def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.5) -> torch.Tensor:
+    """m example inputs x^1..x^m in R^{d_in}, drawn N(0, spread^2) from ``seed``.
+
+    The first m of a fixed list of 16, so changing m adds or removes inputs without moving the others.
+    """
+    if not 1 <= m <= 16:
+        raise ValueError(f"the examples hold between 1 and 16 inputs; got m = {m}")
+    generator = torch.Generator().manual_seed(10_000 + seed)
+    return spread * torch.randn(16, d_in, generator=generator)[:m]
+
+
+def _entropy(alpha: np.ndarray) -> np.ndarray:
+    return -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(-1)
+
+
+def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
+                x1_0: float = 1.0, x1_1: float = 0.0, d_out: int = 2) -> Frame:
+    """Single-head self-attention on m points of the plane (d_in = 2), x^1 placed at (x1_0, x1_1).
+
+    Panels: the inputs, alpha (rows = queries, columns = keys) and the outputs c^i.
+    """
+    torch.manual_seed(seed)
+    layer = SelfAttention(2, d_q, d_out, scale=scale)
+    x = example_inputs(m, 2, seed)
+    x[0] = torch.tensor([x1_0, x1_1])
+    with torch.no_grad():
+        c, alpha = layer(x)
+    alpha, c = alpha.numpy(), c.numpy()
+    names = [sup(i + 1) for i in range(m)]
+    entropy = _entropy(alpha).mean()
+    return Frame(
+        [
+            Points(x.numpy(), [f"x{n}" for n in names], title="inputs x^i (x¹ ringed)", highlight=[0]),
+            Heatmap(alpha, [f"q{n}" for n in names], [f"k{n}" for n in names],
+                    title=f"α{' (scaled by 1/√d_q)' if scale else ''}", xlabel="key k^j", ylabel="query q^i"),
+            Heatmap(c, [f"c{n}" for n in names], [f"c[{k}]" for k in range(d_out)], title="outputs c^i",
+                    xlabel="component", ylabel="output", vmin=-2.0, vmax=2.0, cmap="RdBu_r"),
+        ],
+        caption=f"mean row entropy of α: {entropy:.2f} nats (uniform: ln m = {math.log(m):.2f}); "
+                f"largest weight: {alpha.max():.2f}",
+    )
+
+
+def alpha_explorer() -> Explorer:
+    """The α explorer of "Self-attention, step by step": m, d_q, scaling, weight seed and x^1."""
+    grid = [round(v, 1) for v in np.arange(-2.5, 2.51, 0.5)]
+    coarse = [-2.0, -1.0, 0.0, 1.0, 2.0]
+    return Explorer(alpha_frame, [
+        Slider("m", list(range(2, 9)), default=4, label="m (inputs)", static=[2, 3, 4, 6, 8]),
+        Slider("d_q", [1, 2, 4, 8, 16], default=2),
+        Toggle("scale", default=False, label="scale by 1/√d_q"),
+        Slider("seed", list(range(10)), default=0, label="weight seed", static=[0, 1, 2]),
+        Slider("x1_0", grid, default=1.0, label="x¹[0]", static=coarse),
+        Slider("x1_1", grid, default=0.0, label="x¹[1]", static=coarse),
+    ], title="α explorer: single-head self-attention on points of the plane")
+
+
+def heads_frame(heads: int = 2, m: int = 5, d_q: int = 2, scale: bool = False, seed: int = 0,
+                d_in: int = 4, d_out: int = 2) -> Frame:
+    """Multi-head self-attention: one alpha heatmap per head, side by side."""
+    torch.manual_seed(seed)
+    layer = MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale)
+    x = example_inputs(m, d_in, seed)
+    with torch.no_grad():
+        c, alpha = layer(x)
+    names = [sup(i + 1) for i in range(m)]
+    panels = [Heatmap(alpha[h].numpy(), [f"q{n}" for n in names], [f"k{n}" for n in names],
+                      title=f"head {h + 1}", xlabel="key", ylabel="query") for h in range(heads)]
+    return Frame(panels, caption=f"{heads} head(s): each c^i is the concatenation of {heads} × d_out = "
+                                 f"{tuple(c.shape)[-1]} numbers; parameters: {sum(p.numel() for p in layer.parameters())}")
+
+
+def heads_explorer() -> Explorer:
+    """The per-head α explorer of "Multi-head self-attention"."""
+    return Explorer(heads_frame, [
+        Slider("heads", [1, 2, 3, 4], default=2, label="l (heads)"),
+        Slider("m", list(range(2, 9)), default=5, label="m (inputs)", static=[3, 5, 8]),
+        Slider("d_q", [1, 2, 4, 8], default=2),
+        Toggle("scale", default=False, label="scale by 1/√d_q"),
+        Slider("seed", list(range(10)), default=0, label="weight seed", static=[0, 1, 2]),
+    ], title="Per-head α explorer")

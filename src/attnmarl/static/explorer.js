@@ -1,0 +1,117 @@
+/* The static face of an attnmarl explorer: draws precomputed frames as SVG, with no kernel and
+ * no network. Written into the page by attnmarl.widgets.Explorer.static_html. The data element
+ * (id "<ID>-data") holds gzip-compressed, base64-encoded JSON: the controls, and one frame per
+ * combination of their values in itertools.product order (the last control varies fastest).
+ * The drawing functions are line-for-line twins of attnmarl/svg.py (a test compares their markup). */
+if (typeof window.attnmarlExplorer === "undefined") {
+  (function () {
+    const COLORMAPS = {
+      viridis: ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"],
+      RdBu_r: ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f"],
+    };
+    const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+    function color(name, t) {
+      const stops = COLORMAPS[name] || COLORMAPS.viridis;
+      t = Math.min(1, Math.max(0, isFinite(t) ? t : 0)) * (stops.length - 1);
+      const i = Math.min(stops.length - 2, Math.floor(t)), f = t - i;
+      const a = [1, 3, 5].map((k) => parseInt(stops[i].slice(k, k + 2), 16));
+      const b = [1, 3, 5].map((k) => parseInt(stops[i + 1].slice(k, k + 2), 16));
+      const rgb = a.map((v, k) => Math.round(v + f * (b[k] - v)));
+      return [`rgb(${rgb.join(",")})`, 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140];
+    }
+
+    function heatmap(p) {
+      const cell = 34, top = 26;
+      const rowLabel = 8 + 7 * Math.max(...p.rows.map((r) => String(r).length)), left = rowLabel + 22;
+      const nRows = p.rows.length, nCols = p.cols.length;
+      const w = left + cell * nCols + 8, h = top + cell * nRows + 44;
+      const span = p.vmax - p.vmin || 1;
+      let s = `<svg class="ax-panel ax-heatmap" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
+      s += `<text x="${left + (cell * nCols) / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
+      p.values.forEach((row, i) => row.forEach((v, j) => {
+        const [css, light] = color(p.cmap, (v - p.vmin) / span), x = left + j * cell, y = top + i * cell;
+        s += `<rect x="${x}" y="${y}" width="${cell}" height="${cell}" fill="${css}" data-value="${v}">` +
+          `<title>${esc(p.rows[i])} → ${esc(p.cols[j])}: ${v}</title></rect>`;
+        if (p.annotate) s += `<text class="ax-cell" x="${x + cell / 2}" y="${y + cell / 2 + 4}" text-anchor="middle" ` +
+          `font-size="10" fill="${light ? "#000" : "#fff"}">${v.toFixed(2)}</text>`;
+      }));
+      p.rows.forEach((r, i) => { s += `<text x="${left - 5}" y="${top + i * cell + cell / 2 + 4}" text-anchor="end" font-size="11">${esc(r)}</text>`; });
+      p.cols.forEach((c, j) => { s += `<text x="${left + j * cell + cell / 2}" y="${top + cell * nRows + 15}" text-anchor="middle" font-size="11">${esc(c)}</text>`; });
+      s += `<text x="${left + (cell * nCols) / 2}" y="${h - 6}" text-anchor="middle" font-size="12">${esc(p.xlabel)}</text>`;
+      s += `<text transform="translate(11,${top + (cell * nRows) / 2}) rotate(-90)" text-anchor="middle" font-size="12">${esc(p.ylabel)}</text>`;
+      return s + "</svg>";
+    }
+
+    function points(p) {
+      const size = 240, left = 44, top = 26, w = left + size + 16, h = top + size + 40, lim = p.lim;
+      const X = (v) => left + ((v + lim) / (2 * lim)) * size, Y = (v) => top + ((lim - v) / (2 * lim)) * size;
+      let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
+      s += `<text x="${left + size / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
+      s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#444"/>`;
+      for (let t = Math.ceil(-lim); t <= lim; t++) {
+        s += `<line x1="${X(t)}" y1="${top}" x2="${X(t)}" y2="${top + size}" stroke="#ddd"/>` +
+          `<line x1="${left}" y1="${Y(t)}" x2="${left + size}" y2="${Y(t)}" stroke="#ddd"/>`;
+        s += `<text x="${X(t)}" y="${top + size + 14}" text-anchor="middle" font-size="10">${t}</text>` +
+          `<text x="${left - 4}" y="${Y(t) + 3}" text-anchor="end" font-size="10">${t}</text>`;
+      }
+      p.xy.forEach(([x, y], i) => {
+        s += `<circle cx="${X(x)}" cy="${Y(y)}" r="4.5" fill="#1f77b4" data-x="${x}" data-y="${y}"/>`;
+        if (p.highlight.includes(i)) s += `<circle cx="${X(x)}" cy="${Y(y)}" r="9" fill="none" stroke="#d62728" stroke-width="2"/>`;
+        s += `<text x="${X(x) + 7}" y="${Y(y) - 6}" font-size="11">${esc(p.labels[i])}</text>`;
+      });
+      s += `<text x="${left + size / 2}" y="${h - 6}" text-anchor="middle" font-size="12">${esc(p.xlabel)}</text>`;
+      s += `<text transform="translate(12,${top + size / 2}) rotate(-90)" text-anchor="middle" font-size="12">${esc(p.ylabel)}</text>`;
+      return s + "</svg>";
+    }
+
+    function text(p) {
+      return `<div class="ax-panel ax-text"><div class="ax-text-title">${esc(p.title)}</div><pre>${esc(p.text)}</pre></div>`;
+    }
+
+    const PANELS = { heatmap, points, text };
+    const renderPanels = (frame) => frame.panels.map((p) => PANELS[p.type](p)).join("");
+
+    async function load(id) {
+      const b64 = document.getElementById(id + "-data").textContent.trim();
+      const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      return JSON.parse(await new Response(stream).text());
+    }
+
+    window.attnmarlRenderPanels = renderPanels;
+    window.attnmarlExplorer = async function (id) {
+      const root = document.getElementById(id);
+      const spec = await load(id);
+      const choice = spec.controls.map((c) => c.default);
+      const fmt = (c, v) => (c.kind === "slider" ? String(Number(v.toPrecision(6))) : String(v));
+      let controls = "";
+      spec.controls.forEach((c, k) => {
+        const name = `<span>${esc(c.label)}</span>`;
+        if (c.kind === "slider") controls += `<label>${name}<input type="range" data-k="${k}" min="0" max="${c.values.length - 1}" step="1" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${esc(fmt(c, c.values[c.default]))}</span></label>`;
+        else if (c.kind === "toggle") controls += `<label><input type="checkbox" data-k="${k}"${c.values[c.default] ? " checked" : ""} aria-label="${esc(c.label)}">${name}</label>`;
+        else controls += `<label>${name}<select data-k="${k}" aria-label="${esc(c.label)}">${c.values.map((v, i) => `<option value="${i}"${i === c.default ? " selected" : ""}>${esc(v)}</option>`).join("")}</select></label>`;
+      });
+      root.innerHTML = (spec.title ? `<div class="ax-title">${esc(spec.title)}</div>` : "") +
+        `<div class="ax-controls">${controls}</div><div class="ax-panels"></div><div class="ax-caption"></div>` +
+        `<div class="ax-note">Static explorer: every frame was computed in advance with the real model when the book was built. Run the notebook for the live version.</div>`;
+      function render() {
+        let index = 0;
+        spec.controls.forEach((c, k) => { index = index * c.values.length + choice[k]; });
+        const frame = spec.frames[index];
+        root.querySelector(".ax-panels").innerHTML = renderPanels(frame);
+        root.querySelector(".ax-caption").textContent = frame.caption;
+        root.dataset.frame = String(index);
+      }
+      root.querySelectorAll("[data-k]").forEach((input) => {
+        const k = Number(input.dataset.k), c = spec.controls[k];
+        input.addEventListener(c.kind === "slider" ? "input" : "change", () => {
+          choice[k] = c.kind === "toggle" ? c.values.indexOf(input.checked) : Number(input.value);
+          if (c.kind === "slider") input.nextElementSibling.textContent = fmt(c, c.values[choice[k]]);
+          render();
+        });
+      });
+      render();
+    };
+  })();
+}

@@ -1,0 +1,116 @@
+"""SVG drawings of explorer frames, for the live face of :mod:`attnmarl.widgets`.
+
+The static face draws the same frames in the browser with ``static/explorer.js``. The two
+renderers are line-for-line twins and produce the same markup (a test renders frames with both
+and compares), so a reader sees the same picture with or without a kernel. Frames arrive here in
+their JSON form (:func:`attnmarl.viz.frame_spec`), already rounded.
+"""
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+__all__ = ["render_panels", "COLORMAPS"]
+
+COLORMAPS = {
+    "viridis": ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"],
+    "RdBu_r": ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d",
+               "#b2182b", "#67001f"],
+}
+
+
+def _num(v: float) -> str:
+    """A number as JavaScript's String(v) writes it (shortest round trip, no '.0')."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() else repr(v)
+
+
+def _fixed2(v: float) -> str:
+    """JavaScript's v.toFixed(2): the exact value rounded half away from zero."""
+    v = float(v) or 0.0
+    return str(Decimal(v).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _esc(s: object) -> str:
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _color(name: str, t: float) -> tuple[str, bool]:
+    stops = COLORMAPS.get(name, COLORMAPS["viridis"])
+    t = min(1.0, max(0.0, t if math.isfinite(t) else 0.0)) * (len(stops) - 1)
+    i = min(len(stops) - 2, math.floor(t))
+    f = t - i
+    a = [int(stops[i][k:k + 2], 16) for k in (1, 3, 5)]
+    b = [int(stops[i + 1][k:k + 2], 16) for k in (1, 3, 5)]
+    rgb = [math.floor(v + f * (b[k] - v) + 0.5) for k, v in enumerate(a)]
+    return f"rgb({','.join(map(str, rgb))})", 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140
+
+
+def heatmap(p: dict) -> str:
+    cell, top = 34, 26
+    row_label = 8 + 7 * max(len(str(r)) for r in p["rows"])
+    left = row_label + 22
+    n_rows, n_cols = len(p["rows"]), len(p["cols"])
+    w, h = left + cell * n_cols + 8, top + cell * n_rows + 44
+    span = (p["vmax"] - p["vmin"]) or 1
+    s = f'<svg class="ax-panel ax-heatmap" width="{_num(w)}" height="{_num(h)}" role="img" aria-label="{_esc(p["title"])}">'
+    s += f'<text x="{_num(left + cell * n_cols / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
+    for i, row in enumerate(p["values"]):
+        for j, v in enumerate(row):
+            css, light = _color(p["cmap"], (v - p["vmin"]) / span)
+            x, y = left + j * cell, top + i * cell
+            s += (f'<rect x="{_num(x)}" y="{_num(y)}" width="{cell}" height="{cell}" fill="{css}" data-value="{_num(v)}">'
+                  f'<title>{_esc(p["rows"][i])} → {_esc(p["cols"][j])}: {_num(v)}</title></rect>')
+            if p["annotate"]:
+                s += (f'<text class="ax-cell" x="{_num(x + cell / 2)}" y="{_num(y + cell / 2 + 4)}" text-anchor="middle" '
+                      f'font-size="10" fill="{"#000" if light else "#fff"}">{_fixed2(v)}</text>')
+    for i, r in enumerate(p["rows"]):
+        s += f'<text x="{_num(left - 5)}" y="{_num(top + i * cell + cell / 2 + 4)}" text-anchor="end" font-size="11">{_esc(r)}</text>'
+    for j, c in enumerate(p["cols"]):
+        s += f'<text x="{_num(left + j * cell + cell / 2)}" y="{_num(top + cell * n_rows + 15)}" text-anchor="middle" font-size="11">{_esc(c)}</text>'
+    s += f'<text x="{_num(left + cell * n_cols / 2)}" y="{_num(h - 6)}" text-anchor="middle" font-size="12">{_esc(p["xlabel"])}</text>'
+    s += f'<text transform="translate(11,{_num(top + cell * n_rows / 2)}) rotate(-90)" text-anchor="middle" font-size="12">{_esc(p["ylabel"])}</text>'
+    return s + "</svg>"
+
+
+def points(p: dict) -> str:
+    size, left, top = 240, 44, 26
+    w, h = left + size + 16, top + size + 40
+    lim = p["lim"]
+
+    def X(v: float) -> float:
+        return left + ((v + lim) / (2 * lim)) * size
+
+    def Y(v: float) -> float:
+        return top + ((lim - v) / (2 * lim)) * size
+
+    s = f'<svg class="ax-panel ax-points" width="{w}" height="{h}" role="img" aria-label="{_esc(p["title"])}">'
+    s += f'<text x="{_num(left + size / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
+    s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#444"/>'
+    t = math.ceil(-lim)
+    while t <= lim:
+        s += (f'<line x1="{_num(X(t))}" y1="{top}" x2="{_num(X(t))}" y2="{top + size}" stroke="#ddd"/>'
+              f'<line x1="{left}" y1="{_num(Y(t))}" x2="{left + size}" y2="{_num(Y(t))}" stroke="#ddd"/>')
+        s += (f'<text x="{_num(X(t))}" y="{top + size + 14}" text-anchor="middle" font-size="10">{_num(t)}</text>'
+              f'<text x="{left - 4}" y="{_num(Y(t) + 3)}" text-anchor="end" font-size="10">{_num(t)}</text>')
+        t += 1
+    for i, (x, y) in enumerate(p["xy"]):
+        s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="4.5" fill="#1f77b4" data-x="{_num(x)}" data-y="{_num(y)}"/>'
+        if i in p["highlight"]:
+            s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="9" fill="none" stroke="#d62728" stroke-width="2"/>'
+        s += f'<text x="{_num(X(x) + 7)}" y="{_num(Y(y) - 6)}" font-size="11">{_esc(p["labels"][i])}</text>'
+    s += f'<text x="{_num(left + size / 2)}" y="{h - 6}" text-anchor="middle" font-size="12">{_esc(p["xlabel"])}</text>'
+    s += f'<text transform="translate(12,{_num(top + size / 2)}) rotate(-90)" text-anchor="middle" font-size="12">{_esc(p["ylabel"])}</text>'
+    return s + "</svg>"
+
+
+def text(p: dict) -> str:
+    return f'<div class="ax-panel ax-text"><div class="ax-text-title">{_esc(p["title"])}</div><pre>{_esc(p["text"])}</pre></div>'
+
+
+PANELS = {"heatmap": heatmap, "points": points, "text": text}
+
+
+def render_panels(frame: dict) -> str:
+    """The markup of a frame's panels, side by side (the inside of ``.ax-panels``)."""
+    return "".join(PANELS[p["type"]](p) for p in frame["panels"])

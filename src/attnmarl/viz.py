@@ -1,0 +1,170 @@
+"""Figures shared by the chapters: labelled heatmaps (after d2l's ``show_heatmaps``), point
+clouds, and the panels of an explorer frame (see :mod:`attnmarl.widgets`).
+
+Everything draws on a :class:`matplotlib.figure.Figure` created directly (not through pyplot),
+so that the live widgets can redraw many times without leaking figures.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = ["Heatmap", "Points", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
+
+
+@dataclass
+class Heatmap:
+    """A labelled matrix: rows are queries, columns are keys (for alpha)."""
+
+    values: np.ndarray
+    rows: Sequence[str]
+    cols: Sequence[str]
+    title: str = ""
+    xlabel: str = "key"
+    ylabel: str = "query"
+    vmin: float = 0.0
+    vmax: float = 1.0
+    cmap: str = "viridis"
+    annotate: bool = True
+
+    def __post_init__(self) -> None:
+        self.values = np.asarray(self.values, dtype=float)
+        if self.values.shape != (len(self.rows), len(self.cols)):
+            raise ValueError(
+                f"heatmap values of shape {self.values.shape} do not match {len(self.rows)} row and "
+                f"{len(self.cols)} column labels"
+            )
+
+
+@dataclass
+class Points:
+    """Labelled points in the plane; ``highlight`` marks some of them (e.g. the one being moved)."""
+
+    xy: np.ndarray
+    labels: Sequence[str]
+    title: str = ""
+    xlabel: str = "x[0]"
+    ylabel: str = "x[1]"
+    lim: float = 3.0
+    highlight: Sequence[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.xy = np.asarray(self.xy, dtype=float)
+        if self.xy.ndim != 2 or self.xy.shape != (len(self.labels), 2):
+            raise ValueError(f"points need xy of shape (n, 2) with n labels; got {self.xy.shape} and {len(self.labels)}")
+
+
+@dataclass
+class Text:
+    """A short monospaced text block."""
+
+    text: str
+    title: str = ""
+
+
+Panel = Heatmap | Points | Text
+
+
+@dataclass
+class Frame:
+    """What an explorer shows for one setting of its controls: panels side by side and a caption."""
+
+    panels: list[Panel]
+    caption: str = ""
+
+
+def _rounded(values: np.ndarray, digits: int) -> list:
+    return np.round(np.asarray(values, dtype=float), digits).tolist()
+
+
+def frame_spec(frame: Frame, digits: int = 3) -> dict:
+    """A frame as plain JSON-ready data, numbers rounded to ``digits`` decimals: what both
+    explorer renderers (``attnmarl.svg`` live, ``static/explorer.js`` static) draw."""
+    if not isinstance(frame, Frame):
+        raise ValueError(f"an explorer's frame function must return a Frame; got {type(frame).__name__}")
+    panels = []
+    for panel in frame.panels:
+        data = asdict(panel)
+        if isinstance(panel, Heatmap):
+            data.update(type="heatmap", values=_rounded(panel.values, digits), rows=list(map(str, panel.rows)),
+                        cols=list(map(str, panel.cols)), vmin=float(panel.vmin), vmax=float(panel.vmax))
+        elif isinstance(panel, Points):
+            data.update(type="points", xy=_rounded(panel.xy, digits), labels=list(map(str, panel.labels)),
+                        highlight=[int(i) for i in panel.highlight], lim=float(panel.lim))
+        else:
+            data.update(type="text")
+        panels.append(data)
+    return {"panels": panels, "caption": frame.caption}
+
+
+def heatmap(ax: Axes, panel: Heatmap, colorbar: bool = False) -> None:
+    """Draw ``panel`` on ``ax`` with labelled rows and columns and, if asked, the values."""
+    image = ax.imshow(panel.values, cmap=panel.cmap, vmin=panel.vmin, vmax=panel.vmax, aspect="equal")
+    ax.set_xticks(range(len(panel.cols)), panel.cols)
+    ax.set_yticks(range(len(panel.rows)), panel.rows)
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+    ax.set_title(panel.title)
+    ax.tick_params(length=0)
+    if panel.annotate and panel.values.size <= 144:
+        span = panel.vmax - panel.vmin or 1.0
+        for (i, j), value in np.ndenumerate(panel.values):
+            dark = (value - panel.vmin) / span < 0.6 if panel.cmap == "viridis" else abs(value) / span > 0.3
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+
+
+def points(ax: Axes, panel: Points) -> None:
+    """Draw labelled points on ``ax``, highlighted ones ringed in red."""
+    ax.scatter(panel.xy[:, 0], panel.xy[:, 1], s=40, color="tab:blue", zorder=2)
+    for index, (x, y) in enumerate(panel.xy):
+        ax.annotate(panel.labels[index], (x, y), textcoords="offset points", xytext=(5, 5), fontsize=9)
+    if len(panel.highlight):
+        ring = panel.xy[list(panel.highlight)]
+        ax.scatter(ring[:, 0], ring[:, 1], s=160, facecolors="none", edgecolors="tab:red", linewidths=2, zorder=3)
+    ax.set_xlim(-panel.lim, panel.lim)
+    ax.set_ylim(-panel.lim, panel.lim)
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.3)
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+    ax.set_title(panel.title)
+
+
+def text(ax: Axes, panel: Text) -> None:
+    """Draw a text block on an axes without frame."""
+    ax.axis("off")
+    ax.text(0, 1, panel.text, family="monospace", va="top", ha="left", fontsize=10, transform=ax.transAxes)
+    ax.set_title(panel.title)
+
+
+def _panel_width(panel: Panel) -> float:
+    if isinstance(panel, Heatmap):
+        return max(2.5, 0.45 * len(panel.cols) + 1.2)
+    return 3.6
+
+
+def draw_frame(frame: Frame, fig: Figure | None = None) -> Figure:
+    """Draw a :class:`Frame`: its panels side by side, its caption underneath."""
+    widths = [_panel_width(p) for p in frame.panels]
+    height = max([3.2] + [0.45 * len(p.rows) + 1.4 for p in frame.panels if isinstance(p, Heatmap)])
+    if fig is None:
+        fig = Figure(figsize=(sum(widths) + 0.4, height + (0.4 if frame.caption else 0)), layout="constrained")
+    axes = fig.subplots(1, len(frame.panels), width_ratios=widths, squeeze=False)[0]
+    for ax, panel in zip(axes, frame.panels):
+        {Heatmap: heatmap, Points: points, Text: text}[type(panel)](ax, panel)
+    if frame.caption:
+        fig.supxlabel(frame.caption, fontsize=10)
+    return fig
+
+
+def show_heatmaps(matrices: Sequence[np.ndarray], rows: Sequence[str], cols: Sequence[str],
+                  titles: Sequence[str], suptitle: str = "", **kwargs) -> Figure:
+    """Several alpha matrices side by side with shared labels (d2l's ``show_heatmaps``)."""
+    return draw_frame(Frame([Heatmap(np.asarray(m), rows, cols, title=t, **kwargs) for m, t in zip(matrices, titles)],
+                            caption=suptitle))

@@ -1,0 +1,244 @@
+"""Explorers with two faces (DESIGN §4): live ipywidgets in a kernel, kernel-free HTML in the book.
+
+An explorer is a function ``frame_fn(**settings) -> Frame`` (see :mod:`attnmarl.viz`) and the
+controls that choose its arguments. The same call shows
+
+- the **live face** when a kernel is running (Jupyter, JupyterLab, VS Code, Colab): ipywidgets
+  controls (works with ipywidgets 7.7 and 8.x) call ``frame_fn`` with the real model and redraw
+  the panels with matplotlib;
+- the **static face** in the built book: ``frame_fn`` is evaluated for every combination of the
+  controls' static values, and the frames are embedded as JSON next to a small SVG renderer
+  (``static/explorer.js``). No kernel, no CDN, no network: it works from a file on disk.
+
+The book build selects the static face on its own: the Sphinx extension
+:mod:`attnmarl.sphinxext` sets ``ATTNMARL_STATIC=1``, which the executing kernels inherit.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import itertools
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import torch
+
+from attnmarl.svg import render_panels
+from attnmarl.viz import Frame, frame_spec
+
+__all__ = ["Slider", "Toggle", "Dropdown", "Explorer", "explore", "static_mode", "MAX_STATIC_FRAMES"]
+
+MAX_STATIC_FRAMES = 5000
+"""Upper bound on the frames a static face embeds (the product of the controls' static values)."""
+
+
+def static_mode() -> bool:
+    """True while the book is being built (``ATTNMARL_STATIC=1``): explorers render their static face."""
+    return os.environ.get("ATTNMARL_STATIC", "") == "1"
+
+
+@dataclass
+class Slider:
+    """A numeric control. ``values`` are the live choices; ``static`` (default: ``values``) the
+    ones embedded in the static face, to keep the page small."""
+
+    name: str
+    values: Sequence[float]
+    default: float | None = None
+    label: str | None = None
+    static: Sequence[float] | None = None
+
+    def __post_init__(self) -> None:
+        self.values = list(self.values)
+        self.static = list(self.static) if self.static is not None else self.values
+        self.default = self.values[0] if self.default is None else self.default
+        _check_choice(self.name, self.default, self.values, self.static)
+
+
+@dataclass
+class Dropdown:
+    """A choice among named options (strings)."""
+
+    name: str
+    values: Sequence[str]
+    default: str | None = None
+    label: str | None = None
+    static: Sequence[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.values = list(self.values)
+        self.static = list(self.static) if self.static is not None else self.values
+        self.default = self.values[0] if self.default is None else self.default
+        _check_choice(self.name, self.default, self.values, self.static)
+
+
+@dataclass
+class Toggle:
+    """An on/off control."""
+
+    name: str
+    default: bool = False
+    label: str | None = None
+
+    @property
+    def static(self) -> list[bool]:
+        return [False, True]
+
+
+Control = Slider | Dropdown | Toggle
+
+
+def _check_choice(name: str, default: Any, values: list, static: list) -> None:
+    if not values:
+        raise ValueError(f"control {name!r} has no values")
+    if default not in values:
+        raise ValueError(f"control {name!r}: default {default!r} is not one of its values {values}")
+    if default not in static:
+        raise ValueError(f"control {name!r}: default {default!r} must also be one of the static values {static}")
+    if not set(static) <= set(values):
+        raise ValueError(f"control {name!r}: static values {static} must be among its values {values}")
+
+
+def _is_int_range(values: list) -> bool:
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values) or len(values) < 2:
+        return False
+    steps = np.diff(values)
+    return bool(np.all(steps == steps[0]) and steps[0] > 0)
+
+
+class Explorer:
+    """``frame_fn`` plus its controls; :meth:`show` picks the face (see the module docstring)."""
+
+    def __init__(self, frame_fn: Callable[..., Frame], controls: Sequence[Control], title: str = "") -> None:
+        names = [c.name for c in controls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"control names must be unique; got {names}")
+        self.frame_fn, self.controls, self.title = frame_fn, list(controls), title
+        self.settings = {c.name: c.default for c in self.controls}
+        self.frame: dict | None = None
+        self.markup = ""
+        self._view = None
+        self._widgets: dict[str, Any] = {}
+
+    # ---- live face ----------------------------------------------------------------------------
+
+    def update(self, **changes: Any) -> dict:
+        """Recompute the frame for the current settings (with ``changes`` applied) and redraw it;
+        returns the frame's data (:func:`attnmarl.viz.frame_spec`)."""
+        unknown = set(changes) - set(self.settings)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.settings)}")
+        self.settings.update(changes)
+        self.frame = frame_spec(self.frame_fn(**self.settings))
+        self.markup = (f"<style>{_asset('explorer.css')}</style><div class=\"attnmarl-explorer\">"
+                       f"<div class=\"ax-panels\">{render_panels(self.frame)}</div>"
+                       f"<div class=\"ax-caption\">{html.escape(self.frame['caption'])}</div></div>")
+        if self._view is not None:
+            self._view.value = self.markup
+        return self.frame
+
+    def live(self):
+        """The ipywidgets face: controls above, the frame (SVG, same drawing as the static face) below."""
+        import ipywidgets as W
+
+        self._view = W.HTML()
+        row = []
+        for control in self.controls:
+            widget = self._make_widget(W, control)
+            widget.observe(lambda change, name=control.name: self.update(**{name: change["new"]}), names="value")
+            self._widgets[control.name] = widget
+            row.append(widget)
+        self.update()
+        header = [W.HTML(f"<b>{html.escape(self.title)}</b>")] if self.title else []
+        return W.VBox(header + [W.HBox(row, layout=W.Layout(flex_flow="row wrap")), self._view])
+
+    @property
+    def widgets(self) -> dict[str, Any]:
+        """The live controls by name (after :meth:`live`), e.g. to drive them from code."""
+        return self._widgets
+
+    @staticmethod
+    def _make_widget(W, control: Control):
+        label = control.label or control.name
+        style = {"description_width": "initial"}
+        if isinstance(control, Toggle):
+            return W.Checkbox(value=control.default, description=label, style=style, indent=False)
+        if isinstance(control, Dropdown):
+            return W.Dropdown(options=control.values, value=control.default, description=label, style=style)
+        if _is_int_range(control.values):
+            step = int(control.values[1] - control.values[0])
+            return W.IntSlider(value=int(control.default), min=int(control.values[0]), max=int(control.values[-1]),
+                               step=step, description=label, continuous_update=False, style=style)
+        return W.SelectionSlider(options=control.values, value=control.default, description=label,
+                                 continuous_update=False, style=style)
+
+    # ---- static face --------------------------------------------------------------------------
+
+    def static_html(self, digits: int = 3) -> str:
+        """The kernel-free face: every combination of static values, rendered by explorer.js."""
+        grids = [c.static for c in self.controls]
+        count = int(np.prod([len(g) for g in grids])) if grids else 1
+        if count > MAX_STATIC_FRAMES:
+            raise ValueError(
+                f"the static face would embed {count} frames (more than {MAX_STATIC_FRAMES}); "
+                "give some controls fewer static values"
+            )
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # thousands of tiny forward passes: threads only add overhead
+        try:
+            frames = [frame_spec(self.frame_fn(**{c.name: v for c, v in zip(self.controls, combo)}), digits)
+                      for combo in itertools.product(*grids)]
+        finally:
+            torch.set_num_threads(threads)
+        spec = {
+            "title": self.title,
+            "controls": [_control_json(c) for c in self.controls],
+            "frames": frames,
+        }
+        ident = f"attnmarl-{uuid.uuid4().hex[:10]}"
+        payload = base64.b64encode(gzip.compress(json.dumps(spec, separators=(",", ":")).encode(), mtime=0)).decode()
+        return (
+            f"<style>{_asset('explorer.css')}</style>\n"
+            f'<div class="attnmarl-explorer" id="{ident}"><div class="ax-title">{html.escape(self.title)}</div>'
+            "<noscript>This explorer needs JavaScript.</noscript></div>\n"
+            f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
+            f"<script>{_asset('explorer.js')}\nattnmarlExplorer({json.dumps(ident)});</script>"
+        )
+
+    def show(self):
+        """Display the face that fits where this runs and return it."""
+        from IPython.display import HTML, display
+
+        face = HTML(self.static_html()) if static_mode() else self.live()
+        display(face)
+        return face
+
+
+def explore(frame_fn: Callable[..., Frame], *controls: Control, title: str = "") -> Explorer:
+    """Build an :class:`Explorer` and show it; returns the explorer (its ``widgets`` are live)."""
+    explorer = Explorer(frame_fn, controls, title)
+    explorer.show()
+    return explorer
+
+
+def _asset(name: str) -> str:
+    return resources.files("attnmarl").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _control_json(control: Control) -> dict:
+    kind = "toggle" if isinstance(control, Toggle) else "select" if isinstance(control, Dropdown) else "slider"
+    values = control.static
+    return {
+        "name": control.name,
+        "label": control.label or control.name,
+        "kind": kind,
+        "values": [v if isinstance(v, (str, bool)) else float(v) for v in values],
+        "default": values.index(control.default),
+    }

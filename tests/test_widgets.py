@@ -1,0 +1,170 @@
+"""Both faces of the explorers: the live one driven from Python, the static one in Chromium."""
+import numpy as np
+import pytest
+
+from attnmarl import sphinxext
+from attnmarl.explorers import alpha_explorer, alpha_frame, heads_explorer, heads_frame
+from attnmarl.svg import render_panels
+from attnmarl.viz import Frame, Heatmap, Points, Text, frame_spec
+from attnmarl.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
+from browser import offline_page
+
+
+def alpha_of(frame: dict) -> np.ndarray:
+    return np.array(next(p for p in frame["panels"] if p["type"] == "heatmap")["values"])
+
+
+# ---- live face ------------------------------------------------------------------------------------
+
+def test_live_alpha_explorer_redraws_when_controls_move():
+    explorer = alpha_explorer()
+    box = explorer.live()
+    assert set(explorer.widgets) == {"m", "d_q", "scale", "seed", "x1_0", "x1_1"}
+    before, markup = alpha_of(explorer.frame), explorer.markup
+    assert before.shape == (4, 4) and explorer._view.value == markup
+
+    explorer.widgets["x1_0"].value = -2.0  # move x^1: its row and column of alpha change
+    moved = alpha_of(explorer.frame)
+    assert not np.allclose(moved, before) and explorer._view.value != markup
+
+    explorer.widgets["m"].value = 7
+    assert alpha_of(explorer.frame).shape == (7, 7)
+    assert explorer._view.value.count("<rect") > markup.count("<rect")
+
+    explorer.widgets["scale"].value = True
+    assert "1/√d_q" in explorer.frame["panels"][1]["title"]
+    assert box.children[-1] is explorer._view
+
+
+def test_live_heads_explorer_draws_one_heatmap_per_head():
+    explorer = heads_explorer()
+    explorer.live()
+    explorer.widgets["heads"].value = 3
+    assert [p["title"] for p in explorer.frame["panels"]] == ["head 1", "head 2", "head 3"]
+    assert explorer._view.value.count('class="ax-panel ax-heatmap"') == 3
+
+
+def test_live_widgets_match_control_kinds():
+    explorer = Explorer(lambda a, b, c: Frame([Text(f"{a}{b}{c}")]), [
+        Slider("a", [1, 2, 3]), Slider("b", [0.5, 1.5, 4.0]), Dropdown("c", ["x", "y"])])
+    explorer.live()
+    kinds = {name: type(w).__name__ for name, w in explorer.widgets.items()}
+    assert kinds == {"a": "IntSlider", "b": "SelectionSlider", "c": "Dropdown"}
+    explorer.widgets["c"].value = "y"
+    assert explorer.frame["panels"][0]["text"] == "10.5y"
+
+
+def test_the_frame_shows_the_real_model():
+    import torch
+    from attnmarl.attention import SelfAttention
+    from attnmarl.explorers import example_inputs
+
+    frame = alpha_frame(m=5, d_q=4, scale=True, seed=3, x1_0=-1.5, x1_1=2.0)
+    torch.manual_seed(3)
+    layer = SelfAttention(2, 4, 2, scale=True)
+    x = example_inputs(5, 2, 3)
+    x[0] = torch.tensor([-1.5, 2.0])
+    c, alpha = layer(x)
+    np.testing.assert_allclose(frame.panels[1].values, alpha.detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(frame.panels[2].values, c.detach().numpy(), atol=1e-6)
+
+
+# ---- the controls and their errors -----------------------------------------------------------
+
+def test_bad_controls_raise_value_error():
+    with pytest.raises(ValueError, match="default 5 is not one of its values"):
+        Slider("m", [1, 2, 3], default=5)
+    with pytest.raises(ValueError, match="static values"):
+        Slider("m", [1, 2, 3], static=[1, 4])
+    with pytest.raises(ValueError, match="unique"):
+        Explorer(lambda m: None, [Slider("m", [1]), Toggle("m")])
+    with pytest.raises(ValueError, match="unknown control"):
+        alpha_explorer().update(n=3)
+    with pytest.raises(ValueError, match="must return a Frame"):
+        Explorer(lambda m: "not a frame", [Slider("m", [1, 2])]).update()
+    with pytest.raises(ValueError, match="more than"):
+        Explorer(lambda a, b: None, [Slider("a", list(range(100))), Slider("b", list(range(100)))]).static_html()
+    with pytest.raises(ValueError, match="do not match"):
+        Heatmap(np.zeros((2, 3)), ["a", "b"], ["x", "y"])
+
+
+# ---- static face ----------------------------------------------------------------------------------
+
+def test_sphinx_extension_selects_the_static_face(monkeypatch):
+    monkeypatch.delenv("ATTNMARL_STATIC", raising=False)
+    assert not static_mode()
+    metadata = sphinxext.setup(app=None)
+    assert static_mode() and metadata["parallel_read_safe"]
+
+
+@pytest.fixture(scope="module")
+def static_page(tmp_path_factory):
+    """One HTML file holding both explorers' static faces, opened offline in Chromium."""
+    path = tmp_path_factory.mktemp("static") / "explorers.html"
+    path.write_text("<!doctype html><meta charset='utf-8'><body>" + alpha_explorer().static_html()
+                    + heads_explorer().static_html() + "</body>")
+    assert path.stat().st_size < 2_000_000
+    with offline_page() as page:
+        page.goto(path.as_uri())
+        page.wait_for_selector(".attnmarl-explorer .ax-panels svg")
+        yield page
+        assert not page.blocked and not page.errors
+
+
+def panels_html(page, index: int) -> str:
+    return page.locator(".attnmarl-explorer .ax-panels").nth(index).inner_html()
+
+
+def test_static_explorer_steps_change_the_drawing(static_page):
+    page = static_page
+    before = panels_html(page, 0)
+    explorer = page.locator(".attnmarl-explorer").first
+    slider = explorer.locator("input[type=range]").first  # m
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    after = panels_html(page, 0)
+    assert after != before
+    assert after.count("<rect") > before.count("<rect")  # more inputs, a larger alpha
+    explorer.locator("input[type=checkbox]").check()
+    assert panels_html(page, 0) != after
+    assert "scaled" in explorer.locator(".ax-caption").inner_text() or "1/√d_q" in panels_html(page, 0)
+
+
+def test_static_and_live_draw_the_same_markup(static_page):
+    """explorer.js and attnmarl/svg.py are twins: for the same frame they produce the same SVG."""
+    page = static_page
+    frames = [
+        frame_spec(alpha_frame()),
+        frame_spec(alpha_frame(m=8, d_q=16, scale=True, seed=2, x1_0=-2.0, x1_1=2.0)),
+        frame_spec(heads_frame(heads=4, m=3, d_q=8)),
+        frame_spec(Frame([Heatmap(np.array([[0.125, -0.375], [0.0, 1.0]]), ["a<b", "c&d"], ["x", "y"],
+                                  vmin=-1, vmax=1, cmap="RdBu_r"),
+                          Points(np.array([[0.5, -2.25]]), ['"p"'], lim=2.5, highlight=[0]),
+                          Text("a\n<b>", title="t")])),
+    ]
+    for frame in frames:
+        same = page.evaluate(
+            """([frame, python]) => {
+                const a = document.createElement('div'), b = document.createElement('div');
+                a.innerHTML = window.attnmarlRenderPanels(frame);
+                b.innerHTML = python;
+                return [a.innerHTML === b.innerHTML, a.innerHTML.length];
+            }""",
+            [frame, render_panels(frame)],
+        )
+        assert same[0] and same[1] > 100
+
+
+def test_static_frames_hold_the_models_numbers(static_page):
+    """Step the static face to a setting and read alpha off the page: it is the model's alpha."""
+    page = static_page
+    page.reload()
+    page.wait_for_selector(".attnmarl-explorer .ax-panels svg")
+    explorer = page.locator(".attnmarl-explorer").first
+    sliders = explorer.locator("input[type=range]")
+    for index, position in ((1, 3), (3, 4)):  # range inputs: m, d_q, seed, x1_0, x1_1 -> d_q = 8, x1_0 = 2.0
+        sliders.nth(index).evaluate("(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }", position)
+    values = explorer.locator(".ax-heatmap").first.locator("rect").evaluate_all(
+        "rects => rects.map(r => Number(r.dataset.value))")
+    expected = alpha_frame(m=4, d_q=8, scale=False, seed=0, x1_0=2.0, x1_1=0.0).panels[1].values
+    np.testing.assert_allclose(np.array(values).reshape(expected.shape), expected, atol=6e-4)
