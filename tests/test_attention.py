@@ -203,8 +203,9 @@ def test_masked_softmax_zeroes_masked_entries_exactly():
     (torch.randn(2, 3, 4), torch.ones(2, 4, dtype=torch.bool), r"mask must have shape \(batch, m\)"),
     (torch.randn(2, 3, 4), torch.ones(3, 2, dtype=torch.bool), r"mask must have shape"),
     (torch.randn(2, 3, 4), torch.ones(2, 3), "bool"),
-    (torch.randn(2, 3, 4), torch.tensor([[True, True, True], [False, False, False]]), "every key masked"),
-    (torch.randn(2, 3, 4), torch.eye(3, dtype=torch.bool).expand(2, 3, 3) & torch.tensor([True, True, False]), "every key masked"),
+    (torch.randn(2, 3, 4), torch.tensor([[True, True, True], [False, False, False]]), "every key is masked for batch element 1"),
+    (torch.randn(2, 3, 4), torch.eye(3, dtype=torch.bool).expand(2, 3, 3) & torch.tensor([True, True, False]),
+     "every key is masked for query 2 of batch element 0"),
 ])
 def test_bad_input_raises_value_error(x, mask, message):
     with pytest.raises(ValueError, match=message):
@@ -229,3 +230,22 @@ def test_score_function_shape_errors():
         masked_softmax(torch.randn(2, 3), torch.ones(3, 2, dtype=torch.bool))
     with pytest.raises(ValueError, match="x must be a torch.Tensor"):
         self_attention([[1.0]], torch.randn(2, 1), torch.randn(2, 1), torch.randn(2, 1))
+
+
+@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize("full_mask", [False, True])
+def test_fused_path_computes_the_same_function(scale, full_mask):
+    torch.manual_seed(10)
+    layer = MultiHeadSelfAttention(6, 4, 3, heads=3, scale=scale, d_proj=5)
+    x = torch.randn(4, 7, 6, requires_grad=True)
+    lengths = torch.tensor([7, 3, 1, 5])
+    mask = torch.arange(7) < lengths[:, None]
+    if full_mask:
+        mask = mask[:, None, :] & causal_mask(7)
+    c, alpha = layer(x, mask=mask)
+    c_fused, no_alpha = layer(x, mask=mask, need_weights=False)
+    assert no_alpha is None and alpha.shape == (4, 3, 7, 7)
+    torch.testing.assert_close(c_fused, c, atol=1e-5, rtol=1e-5)
+    (grad,) = torch.autograd.grad(c.square().sum(), x)
+    (grad_fused,) = torch.autograd.grad(c_fused.square().sum(), x)
+    torch.testing.assert_close(grad_fused, grad, atol=1e-5, rtol=1e-5)

@@ -1,6 +1,6 @@
 """Attention: score functions, masked softmax, single- and multi-head self-attention.
 
-Notation follows the source (Wang, Zhang & Zhang, *Deep Reinforcement Learning*, ch. 16-17):
+Notation follows the source (Wang, Li & Zhang, *Deep Reinforcement Learning*, the attention chapter):
 m inputs x^1..x^m in R^{d_in}; for each, a query q^i = W_q x^i and a key k^i = W_k x^i in
 R^{d_q} and a value v^i = W_v x^i in R^{d_out}; the weights of query i over all keys,
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 __all__ = [
@@ -140,9 +141,8 @@ def causal_mask(m: int) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 
 def _prepare(x: Tensor, d_in: int, mask: Tensor | None) -> tuple[Tensor, Tensor | None, bool]:
-    """Validate (batch, m, d_in) or (m, d_in) input and the shape of its mask; return batched x
-    and a mask of shape (batch, 1, m) or (batch, m, m). Fully masked rows are caught by
-    :func:`masked_softmax`."""
+    """Validate (batch, m, d_in) or (m, d_in) input and its mask; return batched x and a mask of
+    shape (batch, 1, m) or (batch, m, m), in which every query has at least one key."""
     if not isinstance(x, Tensor):
         raise ValueError(f"x must be a torch.Tensor of shape (batch, m, d_in) or (m, d_in); got {type(x).__name__}")
     unbatched = x.dim() == 2
@@ -169,6 +169,11 @@ def _prepare(x: Tensor, d_in: int, mask: Tensor | None) -> tuple[Tensor, Tensor 
             f"{(batch, m, m)}{' without the batch dimension for unbatched x' if unbatched else ''}; "
             f"got {tuple(mask.shape) if not unbatched else tuple(mask.shape[1:])}"
         )
+    empty = ~mask.any(dim=-1)  # (batch, 1) for key padding, (batch, m) for a full mask
+    if empty.any():
+        b, i = empty.nonzero()[0].tolist()
+        where = f"batch element {b}" if mask.shape[1] == 1 else f"query {i} of batch element {b}"
+        raise ValueError(f"every key is masked for {where}; each query needs at least one key with mask True")
     return x, mask, unbatched
 
 
@@ -185,30 +190,40 @@ def _check_sizes(**sizes: int | None) -> None:
 
 
 def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tensor | None = None,
-                   scale: bool = False) -> tuple[Tensor, Tensor]:
+                   scale: bool = False, need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
     """Eqs. (1)-(2) for every query at once, for one head or l stacked heads.
 
     With 2-D weights W_q, W_k (d_q, d_in) and W_v (d_out, d_in) this is one head and returns
     c (batch, m, d_out) and alpha (batch, m, m). With 3-D weights (l, d_q, d_in), (l, d_q, d_in),
     (l, d_out, d_in) it is l heads whose outputs are concatenated: c (batch, m, l*d_out) and
     alpha (batch, l, m, m). ``scale=True`` divides the scores by sqrt(d_q).
+
+    ``need_weights=False`` returns (c, None) and computes c with PyTorch's fused
+    ``scaled_dot_product_attention``, which never stores the m x m weights: the same function,
+    faster for large m (see ``make bench``). Use it for training; keep the default to look at alpha.
     """
     single = W_q.dim() == 2
     if single:
         W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
     x, attn_mask, unbatched = _prepare(x, W_q.shape[-1], mask)
-    q = torch.einsum("bmi,hqi->bhmq", x, W_q)  # (batch, l, m, d_q):   q^i = W_q x^i
-    k = torch.einsum("bmi,hqi->bhmq", x, W_k)  # (batch, l, m, d_q):   k^i = W_k x^i
-    v = torch.einsum("bmi,hoi->bhmo", x, W_v)  # (batch, l, m, d_out): v^i = W_v x^i
-    scores = q @ k.transpose(-1, -2)  # (batch, l, m, m): <q^i, k^j>
-    if scale:
-        scores = scores / math.sqrt(W_q.shape[-2])
-    alpha = masked_softmax(scores, None if attn_mask is None else attn_mask.unsqueeze(1))  # eq. (1)
-    c = (alpha @ v).transpose(1, 2).flatten(2)  # eq. (2), heads concatenated: (batch, m, l*d_out)
-    if single:
+    (batch, m, _), (heads, d_q, _), d_out = x.shape, W_q.shape, W_v.shape[1]
+    # q^i = W_q x^i, k^i = W_k x^i, v^i = W_v x^i for every head, as one matrix product:
+    qkv = x @ torch.cat([W_q, W_k, W_v], dim=1).flatten(0, 1).T  # (batch, m, l * (2 d_q + d_out))
+    q, k, v = qkv.view(batch, m, heads, -1).transpose(1, 2).split([d_q, d_q, d_out], dim=-1)  # (batch, l, m, .)
+    if attn_mask is not None:
+        attn_mask = attn_mask.unsqueeze(1)  # broadcast over heads
+    if need_weights:
+        scores = (q / math.sqrt(d_q) if scale else q) @ k.transpose(-1, -2)  # (batch, l, m, m): <q^i, k^j>
+        alpha = masked_softmax(scores, attn_mask)  # eq. (1)
+        c = alpha @ v  # eq. (2): (batch, l, m, d_out)
+    else:
+        alpha = None
+        c = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=None if scale else 1.0)
+    c = c.transpose(1, 2).flatten(2)  # heads concatenated: (batch, m, l * d_out)
+    if alpha is not None and single:
         alpha = alpha.squeeze(1)
     if unbatched:
-        return c[0], alpha[0]
+        return c[0], None if alpha is None else alpha[0]
     return c, alpha
 
 
@@ -217,8 +232,8 @@ class SelfAttention(nn.Module):
 
     Parameters W_q, W_k in R^{d_q x d_in} and W_v in R^{d_out x d_in}, no biases. With
     ``scale=True`` the scores are divided by sqrt(d_q), as in the Transformer; the source uses no
-    scaling (the default here). ``forward(x, mask=None)`` returns c (batch, m, d_out) and
-    alpha (batch, m, m), alpha[b, i, j] being the weight query i gives key j.
+    scaling (the default here). ``forward(x, mask=None, need_weights=True)`` returns c
+    (batch, m, d_out) and alpha (batch, m, m), alpha[b, i, j] being the weight query i gives key j.
     """
 
     def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
@@ -229,8 +244,11 @@ class SelfAttention(nn.Module):
         self.W_k = _init_weight(d_q, d_in)
         self.W_v = _init_weight(d_out, d_in)
 
-    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        return self_attention(x, self.W_q, self.W_k, self.W_v, mask, self.scale)
+    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
+        return self_attention(x, self.W_q, self.W_k, self.W_v, mask, self.scale, need_weights)
+
+    def extra_repr(self) -> str:
+        return f"d_in={self.d_in}, d_q={self.d_q}, d_out={self.d_out}, scale={self.scale}"
 
 
 class MultiHeadSelfAttention(nn.Module):
@@ -242,8 +260,9 @@ class MultiHeadSelfAttention(nn.Module):
     scores, never the output size. With ``d_proj`` an output projection W_o in R^{d_proj x l d_out}
     follows the concatenation (as in nn.MultiheadAttention); by default there is none.
 
-    ``forward(x, mask=None)`` returns (c, alpha): c is (batch, m, l*d_out) (or d_proj), alpha is
-    (batch, l, m, m) with alpha[b, h, i, j] the weight query i gives key j in head h.
+    ``forward(x, mask=None, need_weights=True)`` returns (c, alpha): c is (batch, m, l*d_out) (or
+    d_proj), alpha is (batch, l, m, m) with alpha[b, h, i, j] the weight query i gives key j in
+    head h (None with ``need_weights=False``, the fused path of :func:`self_attention`).
     """
 
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int = 1, scale: bool = False,
@@ -256,13 +275,17 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_v = _init_weight(heads, d_out, d_in)
         self.W_o = _init_weight(d_proj, heads * d_out) if d_proj is not None else None
 
+    def extra_repr(self) -> str:
+        proj = f", d_proj={self.W_o.shape[0]}" if self.W_o is not None else ""
+        return f"d_in={self.d_in}, d_q={self.d_q}, d_out={self.d_out}, heads={self.heads}, scale={self.scale}{proj}"
+
     @property
     def d_model(self) -> int:
         """Size of each output c^i: l * d_out, or d_proj with an output projection."""
         return self.W_o.shape[0] if self.W_o is not None else self.heads * self.d_out
 
-    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        c, alpha = self_attention(x, self.W_q, self.W_k, self.W_v, mask, self.scale)
+    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
+        c, alpha = self_attention(x, self.W_q, self.W_k, self.W_v, mask, self.scale, need_weights)
         if self.W_o is not None:
             c = c @ self.W_o.T
         return c, alpha

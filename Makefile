@@ -1,0 +1,47 @@
+# make book  -- build the HTML book into _build/html (creates .venv on first use)
+# make test  -- run the whole test suite (unit tests, every chapter in quick mode, the built book in Chromium)
+# make bench -- print the speed benchmarks (ratios measured side by side in one run)
+# make clean -- remove build outputs (keeps .venv)
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+SRC    := $(shell find src -type f -not -path '*/__pycache__/*')
+
+.PHONY: book test bench clean chromium
+
+# torch first and alone: pip then takes the local CPU wheel of exactly the pinned version
+# (a looser spec, or letting another package pull torch in, fetches a multi-GB CUDA build).
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet "$$(grep -E '^torch==' requirements.txt)"
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+# Executed chapters are cached by notebook content; the cache is dropped whenever the package or the
+# environment changes, so the book never shows outputs of older code.
+_build/.src-stamp: $(SRC) $(STAMP)
+	rm -rf _build/.jupyter_cache
+	mkdir -p _build && touch $@
+
+book: $(STAMP) _build/.src-stamp
+	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
+	@echo "Open _build/html/index.html"
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test: $(STAMP) chromium
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+clean:
+	rm -rf _build .pytest_cache
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
