@@ -1,14 +1,15 @@
 """Figures shared by the chapters: labelled heatmaps (after d2l's ``show_heatmaps``), point
 clouds, and the panels of an explorer frame (see :mod:`attnmarl.widgets`).
 
-Everything draws on a :class:`matplotlib.figure.Figure` created directly (not through pyplot),
-so that the live widgets can redraw many times without leaking figures.
+Figures are made with pyplot, so that a notebook shows them like any other figure (the live
+explorers do not use matplotlib: they draw SVG, see :mod:`attnmarl.svg`).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -149,12 +150,11 @@ def _panel_width(panel: Panel) -> float:
     return 3.6
 
 
-def draw_frame(frame: Frame, fig: Figure | None = None) -> Figure:
-    """Draw a :class:`Frame`: its panels side by side, its caption underneath."""
+def draw_frame(frame: Frame) -> Figure:
+    """Draw a :class:`Frame` as a new figure: its panels side by side, its caption underneath."""
     widths = [_panel_width(p) for p in frame.panels]
     height = max([3.2] + [0.45 * len(p.rows) + 1.4 for p in frame.panels if isinstance(p, Heatmap)])
-    if fig is None:
-        fig = Figure(figsize=(sum(widths) + 0.4, height + (0.4 if frame.caption else 0)), layout="constrained")
+    fig = plt.figure(figsize=(sum(widths) + 0.4, height + (0.4 if frame.caption else 0)), layout="constrained")
     axes = fig.subplots(1, len(frame.panels), width_ratios=widths, squeeze=False)[0]
     for ax, panel in zip(axes, frame.panels):
         {Heatmap: heatmap, Points: points, Text: text}[type(panel)](ax, panel)

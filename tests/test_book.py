@@ -1,0 +1,187 @@
+"""The book: every chapter runs in quick mode, and the built HTML works offline in Chromium.
+
+One session fixture copies the book to a temporary folder, executes every chapter of the table of
+contents with nbclient (quick mode, static explorers, as the book build would select them), then
+builds that copy with Jupyter Book without executing again. The tests read the results.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from browser import offline_page
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+REPOSITORY = CONFIG["repository"]["url"]
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [chapter["file"] for chapter in part["chapters"]]
+    return files
+
+
+CHAPTERS = [f for f in toc_files() if (ROOT / f).with_suffix(".ipynb").exists()]
+PAGES = toc_files()
+
+
+@dataclass
+class QuickBook:
+    html: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    build: subprocess.CompletedProcess | None = None
+
+
+@pytest.fixture(scope="session")
+def quick_book(tmp_path_factory) -> QuickBook:
+    work = tmp_path_factory.mktemp("book")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(ROOT / name, work / name)
+    for folder in ("book", "_static"):
+        shutil.copytree(ROOT / folder, work / folder)
+    result = QuickBook(html=work / "_build" / "html")
+    saved = {k: os.environ.get(k) for k in ("ATTNMARL_QUICK", "ATTNMARL_STATIC")}
+    os.environ.update(ATTNMARL_QUICK="1", ATTNMARL_STATIC="1")  # inherited by the kernels
+    try:
+        for chapter in CHAPTERS:
+            path = (work / chapter).with_suffix(".ipynb")
+            notebook = nbformat.read(path, as_version=4)
+            start = time.perf_counter()
+            try:
+                NotebookClient(notebook, timeout=300, kernel_name="python3",
+                               resources={"metadata": {"path": str(path.parent)}}).execute()
+            except CellExecutionError as error:
+                result.errors[chapter] = str(error)[-3000:]
+            result.seconds[chapter] = time.perf_counter() - start
+            nbformat.write(notebook, path)
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+    config = yaml.safe_load((work / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"  # already executed above, in quick mode
+    (work / "_config.yml").write_text(yaml.safe_dump(config))
+    result.build = subprocess.run(
+        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(work), "--warningiserror", "--keep-going"],
+        capture_output=True, text=True, timeout=600)
+    print("quick-mode chapter times (s):", json.dumps({k: round(v, 1) for k, v in result.seconds.items()}))
+    return result
+
+
+# ---- the sources ----------------------------------------------------------------------------------
+
+def test_every_chapter_and_page_is_in_the_toc():
+    """only_build_toc_files: a page missing from _toc.yml would silently not be built."""
+    listed = {str(Path(f).with_suffix("")) for f in PAGES}
+    on_disk = {str(p.relative_to(ROOT).with_suffix("")) for p in (ROOT / "book").glob("*") if p.suffix in (".ipynb", ".md")}
+    assert on_disk == listed
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_notebook_is_stored_without_outputs(chapter):
+    notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_setup_cell_installs_from_the_configured_repository(chapter):
+    notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
+    setup = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    assert 'if "google.colab" in sys.modules:' in setup
+    assert f'%pip install --quiet "attnmarl @ git+{REPOSITORY}"' in setup
+    urls = set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", json.dumps(notebook)))
+    assert urls <= {REPOSITORY}, f"other repository addresses in {chapter}: {urls - {REPOSITORY}}"
+
+
+def test_prose_uses_the_configured_repository():
+    for path in [ROOT / "README.md", *(ROOT / "book").glob("*.md")]:
+        for url in re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", path.read_text()):
+            if "attnmarl" in url:
+                assert url == REPOSITORY, f"{path.name} names {url}, _config.yml says {REPOSITORY}"
+
+
+# ---- execution in quick mode ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_runs_top_to_bottom_in_quick_mode(quick_book, chapter):
+    assert chapter not in quick_book.errors, quick_book.errors.get(chapter)
+
+
+def test_book_builds_without_warnings(quick_book):
+    build = quick_book.build
+    assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
+    assert (quick_book.html / "index.html").exists()
+
+
+# ---- the built pages, offline ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser_page():
+    with offline_page() as page:
+        yield page
+
+
+@pytest.mark.parametrize("page_file", PAGES)
+def test_page_renders_offline_without_errors(quick_book, browser_page, page_file):
+    page = browser_page
+    path = quick_book.html / Path(page_file).with_suffix(".html")
+    assert path.exists(), f"{path} was not built"
+    page.blocked.clear()
+    page.errors.clear()
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    page.wait_for_function("() => !document.querySelector('.math') || document.querySelector('.MathJax')",
+                           timeout=20_000)  # formulas typeset by the book's own MathJax
+    assert not page.errors, page.errors
+    assert "Traceback" not in page.inner_text("article")
+    assert page.locator(".output.error, .output.traceback, .output.stderr").count() == 0
+    broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+    assert not broken, broken
+    assert not [u for u in page.blocked if not u.startswith("https://unpkg.com/thebe")], page.blocked
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_figures_and_math_are_present(quick_book, browser_page, chapter):
+    page = browser_page
+    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    page.wait_for_selector(".MathJax", timeout=20_000)  # MathJax rendered from the local copy
+    assert page.locator("article img").count() >= 2
+    assert page.locator("h1").first.inner_text().strip()
+    assert page.locator("#summary, section[id^=summary]").count() == 1
+    assert page.locator("#exercises, section[id^=exercises]").count() == 1
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_static_explorers_in_the_book_respond_offline(quick_book, browser_page, chapter):
+    page = browser_page
+    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    explorers = page.locator(".attnmarl-explorer")
+    page.wait_for_selector(".attnmarl-explorer .ax-panels svg", timeout=20_000)
+    assert explorers.count() >= 1
+    for index in range(explorers.count()):
+        explorer = explorers.nth(index)
+        panels = explorer.locator(".ax-panels")
+        before = panels.inner_html()
+        slider = explorer.locator("input[type=range]").first
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        assert panels.inner_html() != before, f"explorer {index} of {chapter} did not redraw"
+    assert not page.errors
