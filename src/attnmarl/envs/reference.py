@@ -1,0 +1,95 @@
+"""Thin helpers over the real `mpe2` environments (PettingZoo parallel API): the reference.
+
+``make_reference`` builds the mpe2 environment itself — the object the book teaches — and the
+other helpers only translate between its per-agent dicts and the arrays the rest of the package
+uses (same layout as the batched ports: agents in ``possible_agents`` order, observations
+zero-padded to the widest agent), or render its frames.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .actions import check_actions
+from .scenarios import reference_kwargs, reference_module
+
+Policy = Callable[[dict[str, np.ndarray]], dict[str, Any]]
+"""A policy in the PettingZoo parallel convention: observation dict → action dict."""
+
+
+def make_reference(scenario: str, **scenario_kwargs: Any):
+    """The mpe2 parallel environment ``<scenario>_v*.parallel_env(**scenario_kwargs)``.
+
+    ``scenario`` is a name such as ``"simple_spread"`` (a version suffix is accepted);
+    arguments are checked first (unknown names, counts below one, … raise ``ValueError``).
+    Pass ``render_mode="rgb_array"`` to render frames; no display is needed.
+    """
+    kwargs = reference_kwargs(scenario, **scenario_kwargs)
+    return reference_module(scenario).parallel_env(**kwargs)
+
+
+def obs_dims(env) -> tuple[int, ...]:
+    """Observation size of each agent of an mpe2 env, in ``possible_agents`` order."""
+    return tuple(env.observation_space(a).shape[0] for a in env.possible_agents)
+
+
+def obs_to_array(env, obs: dict[str, np.ndarray]) -> np.ndarray:
+    """Stack an observation dict into float32 ``(n_agents, max obs_dim)``, zero-padded per agent."""
+    dims = obs_dims(env)
+    array = np.zeros((len(dims), max(dims)), dtype=np.float32)
+    for i, agent in enumerate(env.possible_agents):
+        array[i, : dims[i]] = obs[agent]
+    return array
+
+
+def actions_to_dict(env, actions: np.ndarray) -> dict[str, Any]:
+    """Split an action array — ``(n_agents,)`` ints or ``(n_agents, 5)`` floats — into mpe2's action dict."""
+    continuous = env.unwrapped.continuous_actions
+    actions = check_actions(actions, (len(env.possible_agents),), continuous)
+    return {agent: actions[i] for i, agent in enumerate(env.possible_agents)}
+
+
+def step_arrays(env, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool, bool]:
+    """One parallel step of an mpe2 env with an action array; returns arrays.
+
+    Returns ``(obs (n_agents, max obs_dim) float32, rewards (n_agents,) float64, terminated, truncated)``;
+    the flags are mpe2's (identical for all agents, which this checks).
+    """
+    obs, rewards, terminations, truncations, _ = env.step(actions_to_dict(env, actions))
+    agents = env.possible_agents
+    terminated = {bool(terminations[a]) for a in agents}
+    truncated = {bool(truncations[a]) for a in agents}
+    assert len(terminated) == 1 and len(truncated) == 1, "mpe2 ended some agents but not others"
+    reward_array = np.array([rewards[a] for a in agents], dtype=np.float64)
+    return obs_to_array(env, obs), reward_array, terminated.pop(), truncated.pop()
+
+
+def policy_from_arrays(env, act: Callable[[np.ndarray], np.ndarray]) -> Policy:
+    """Wrap an array policy (``(n_agents, max obs_dim)`` → action array) as an mpe2 dict policy."""
+
+    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        return actions_to_dict(env, act(obs_to_array(env, obs)))
+
+    return policy
+
+
+def render_episode(
+    scenario: str, policy: Policy | None = None, seed: int = 0, **scenario_kwargs: Any
+) -> list[np.ndarray]:
+    """Frames (uint8 ``(700, 700, 3)`` each) of one mpe2 episode, the first after reset.
+
+    ``policy`` maps the observation dict to the action dict; ``None`` samples random actions
+    (seeded by ``seed``). Works headless (pygame draws to an off-screen surface). The env is not
+    closed: mpe2's ``close`` calls ``pygame.quit()``, which would break other envs still rendering.
+    """
+    env = make_reference(scenario, render_mode="rgb_array", **scenario_kwargs)
+    obs, _ = env.reset(seed=seed)
+    for i, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(seed + i)
+    frames = [env.render()]
+    while env.agents:
+        actions = policy(obs) if policy is not None else {a: env.action_space(a).sample() for a in env.agents}
+        obs, *_ = env.step(actions)
+        frames.append(env.render())
+    return frames

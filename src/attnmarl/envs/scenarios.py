@@ -1,0 +1,115 @@
+"""Scenario names and arguments: one place that knows which `mpe2` module a name means.
+
+Every `mpe2` scenario can be made as a reference environment; three of them have batched ports
+(:data:`PORTED`). Arguments are checked here, against the signature of the scenario's own
+``raw_env``, so that a misspelt argument, an agent count below one or an argument the port does
+not implement is a :class:`ValueError` that names it, before any environment is built.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from types import ModuleType
+from typing import Any
+
+# mpe2 imports pygame; rendering to "rgb_array" needs no display, and a dummy video driver keeps
+# pygame from looking for one on a headless machine.
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+from mpe2.all_modules import mpe_environments  # noqa: E402
+
+MPE2_MODULES: dict[str, ModuleType] = {
+    re.sub(r"_v\d+$", "", key.split("/")[-1]): module for key, module in mpe_environments.items()
+}
+"""Scenario name without version (``"simple_spread"``) → the versioned mpe2 module (``simple_spread_v3``)."""
+
+PORT_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "simple_spread": ("N", "local_ratio", "max_cycles", "continuous_actions", "terminate_on_success"),
+    "simple_tag": (
+        "num_good",
+        "num_adversaries",
+        "num_obstacles",
+        "max_cycles",
+        "continuous_actions",
+        "terminate_on_success",
+    ),
+    "collect_treasure": ("num_collectors", "num_deposits", "num_treasures", "max_cycles", "continuous_actions"),
+}
+"""The mpe2 arguments each batched port implements (the others, e.g. curriculum or partial
+observability, are refused by :func:`port_kwargs` rather than silently ignored)."""
+
+PORTED: tuple[str, ...] = tuple(PORT_ARGUMENTS)
+
+_COUNT_MINIMUM = {
+    "N": 1,
+    "num_good": 1,
+    "num_adversaries": 1,
+    "num_obstacles": 0,
+    "num_collectors": 1,
+    "num_deposits": 1,
+    "num_treasures": 1,
+    "max_cycles": 1,
+}
+
+
+def scenario_name(scenario: str) -> str:
+    """Canonical name of a scenario: ``"simple_spread"``, ``"simple_spread_v3"`` and
+    ``"mpe/simple_spread_v3"`` all mean ``"simple_spread"``."""
+    if not isinstance(scenario, str):
+        raise ValueError(f"scenario must be a string, got {type(scenario).__name__}")
+    name = re.sub(r"_v\d+$", "", scenario.split("/")[-1])
+    if name not in MPE2_MODULES:
+        raise ValueError(f"unknown scenario {scenario!r}; mpe2 has {sorted(MPE2_MODULES)}")
+    return name
+
+
+def reference_module(scenario: str) -> ModuleType:
+    """The mpe2 module of a scenario (it has ``env``, ``parallel_env`` and ``raw_env``)."""
+    return MPE2_MODULES[scenario_name(scenario)]
+
+
+def reference_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
+    """All arguments of the scenario's ``raw_env``, defaults filled in, after checking them.
+
+    Raises ``ValueError`` for an argument the scenario does not take, an agent/landmark count
+    below its minimum (e.g. ``N < 1``), a non-integer count, or ``local_ratio`` outside [0, 1].
+    """
+    name = scenario_name(scenario)
+    signature = inspect.signature(MPE2_MODULES[name].raw_env)
+    unknown = sorted(set(kwargs) - set(signature.parameters))
+    if unknown:
+        raise ValueError(f"{name} takes no argument(s) {unknown}; it takes {list(signature.parameters)}")
+    bound = signature.bind(**kwargs)
+    bound.apply_defaults()
+    resolved = dict(bound.arguments)
+    for key, minimum in _COUNT_MINIMUM.items():
+        if key in resolved:
+            value = resolved[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name}: {key} must be an int, got {value!r}")
+            if value < minimum:
+                raise ValueError(f"{name}: {key} must be >= {minimum}, got {value}")
+    if name == "collect_treasure" and resolved["num_deposits"] > 6:
+        raise ValueError(
+            f"collect_treasure: num_deposits must be <= 6 (mpe2 has 6 colours), got {resolved['num_deposits']}"
+        )
+    if "local_ratio" in resolved and not 0.0 <= resolved["local_ratio"] <= 1.0:
+        raise ValueError(f"{name}: local_ratio must be in [0, 1], got {resolved['local_ratio']}")
+    return resolved
+
+
+def port_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
+    """Checked arguments for a batched port: only those in :data:`PORT_ARGUMENTS`, defaults from mpe2."""
+    name = scenario_name(scenario)
+    if name not in PORT_ARGUMENTS:
+        raise ValueError(f"no batched port of {name!r}; ported scenarios are {list(PORTED)}")
+    unsupported = sorted(set(kwargs) - set(PORT_ARGUMENTS[name]))
+    if unsupported:
+        raise ValueError(
+            f"the batched {name} port does not implement argument(s) {unsupported}; "
+            f"it implements {list(PORT_ARGUMENTS[name])} (use make_reference for the others)"
+        )
+    resolved = reference_kwargs(name, **kwargs)
+    return {key: resolved[key] for key in PORT_ARGUMENTS[name]}
