@@ -5,9 +5,14 @@ import pytest
 from attnmarl import sphinxext
 from attnmarl.explorers import alpha_explorer, alpha_frame, heads_explorer, heads_frame
 from attnmarl.svg import render_panels
-from attnmarl.viz import Frame, Heatmap, Points, Text, frame_spec
+from attnmarl.viz import Arena, Frame, Heatmap, Points, Text, draw_frame, frame_spec
 from attnmarl.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
 from browser import offline_page
+
+
+ARENA = Frame([Arena(np.array([[0.2, -0.3], [-1.1, 0.75], [0.5, 0.5]]), [0.15, 0.05, 0.15],
+                     ["#4c72b0", "#999999", "#dd8452"], ["a1", "L", "a<2>"], emphasis=[0.0, 0.125, 0.875],
+                     focus=0, title="arena")])
 
 
 def alpha_of(frame: dict) -> np.ndarray:
@@ -70,6 +75,19 @@ def test_the_frame_shows_the_real_model():
 
 
 # ---- the controls and their errors -----------------------------------------------------------
+
+def test_arena_panel_draws_and_checks_its_input():
+    markup = render_panels(frame_spec(ARENA))
+    assert markup.count("<circle") == 3 + 2 + 1  # entities, emphasis rings, the focus ring
+    assert 'stroke-opacity="0.875"' in markup and "a&lt;2&gt;" in markup
+    assert len(draw_frame(ARENA).axes[0].patches) == 6
+    with pytest.raises(ValueError, match="n radii"):
+        Arena(np.zeros((2, 2)), [0.1], ["#000", "#000"], ["a", "b"])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], emphasis=[1.5])
+    with pytest.raises(ValueError, match="focus"):
+        Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], focus=3)
+
 
 def test_bad_controls_raise_value_error():
     with pytest.raises(ValueError, match="default 5 is not one of its values"):
@@ -141,6 +159,7 @@ def test_static_and_live_draw_the_same_markup(static_page):
                                   vmin=-1, vmax=1, cmap="RdBu_r"),
                           Points(np.array([[0.5, -2.25]]), ['"p"'], lim=2.5, highlight=[0]),
                           Text("a\n<b>", title="t")])),
+        frame_spec(ARENA),
     ]
     for frame in frames:
         same = page.evaluate(

@@ -104,11 +104,42 @@ def points(p: dict) -> str:
     return s + "</svg>"
 
 
+def arena(p: dict) -> str:
+    size, left, top = 260, 30, 26
+    w, h = left + size + 10, top + size + 30
+    lim = p["lim"]
+
+    def X(v: float) -> float:
+        return left + ((v + lim) / (2 * lim)) * size
+
+    def Y(v: float) -> float:
+        return top + ((lim - v) / (2 * lim)) * size
+
+    def R(r: float) -> float:
+        return (r / (2 * lim)) * size
+
+    s = f'<svg class="ax-panel ax-arena" width="{w}" height="{h}" role="img" aria-label="{_esc(p["title"])}">'
+    s += f'<text x="{_num(left + size / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
+    s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="#fafafa" stroke="#444"/>'
+    for i, (x, y) in enumerate(p["xy"]):
+        r = p["radius"][i]
+        s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r))}" fill="{_esc(p["colors"][i])}" fill-opacity="0.85"/>'
+        if p["emphasis"][i] > 0:
+            s += (f'<circle class="ax-emphasis" cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r + 0.04))}" fill="none" '
+                  f'stroke="#d62728" stroke-width="3" stroke-opacity="{_num(p["emphasis"][i])}"/>')
+        if i == p["focus"]:
+            s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r + 0.02))}" fill="none" stroke="#000" stroke-width="2"/>'
+        s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + 3)}" text-anchor="middle" font-size="9">{_esc(p["labels"][i])}</text>'
+    s += f'<text x="{_num(left + size / 2)}" y="{h - 8}" text-anchor="middle" font-size="12">x</text>'
+    s += f'<text transform="translate(12,{_num(top + size / 2)}) rotate(-90)" text-anchor="middle" font-size="12">y</text>'
+    return s + "</svg>"
+
+
 def text(p: dict) -> str:
     return f'<div class="ax-panel ax-text"><div class="ax-text-title">{_esc(p["title"])}</div><pre>{_esc(p["text"])}</pre></div>'
 
 
-PANELS = {"heatmap": heatmap, "points": points, "text": text}
+PANELS = {"heatmap": heatmap, "points": points, "arena": arena, "text": text}
 
 
 def render_panels(frame: dict) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["Heatmap", "Points", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
+__all__ = ["Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
 
 
 @dataclass
@@ -60,6 +60,38 @@ class Points:
 
 
 @dataclass
+class Arena:
+    """An MPE-style arena: entities as circles of their true radius (world units).
+
+    ``emphasis`` in [0, 1] per entity draws a red ring of that opacity (for example the attention
+    the ``focus`` entity gives to each other one); ``focus`` is ringed in black.
+    """
+
+    xy: np.ndarray
+    radius: Sequence[float]
+    colors: Sequence[str]
+    labels: Sequence[str]
+    emphasis: Sequence[float] | None = None
+    focus: int | None = None
+    title: str = ""
+    lim: float = 1.5
+
+    def __post_init__(self) -> None:
+        self.xy = np.asarray(self.xy, dtype=float)
+        n = len(self.labels)
+        self.emphasis = [0.0] * n if self.emphasis is None else [float(e) for e in self.emphasis]
+        if self.xy.shape != (n, 2) or len(self.radius) != n or len(self.colors) != n or len(self.emphasis) != n:
+            raise ValueError(
+                f"an arena needs xy (n, 2) and n radii, colours, labels and emphases; got xy {self.xy.shape}, "
+                f"{len(self.radius)} radii, {len(self.colors)} colours, {n} labels, {len(self.emphasis)} emphases"
+            )
+        if not all(0.0 <= e <= 1.0 for e in self.emphasis):
+            raise ValueError("arena emphasis values must lie in [0, 1]")
+        if self.focus is not None and not 0 <= self.focus < n:
+            raise ValueError(f"focus {self.focus} is not an entity index (0..{n - 1})")
+
+
+@dataclass
 class Text:
     """A short monospaced text block."""
 
@@ -67,7 +99,7 @@ class Text:
     title: str = ""
 
 
-Panel = Heatmap | Points | Text
+Panel = Heatmap | Points | Arena | Text
 
 
 @dataclass
@@ -96,6 +128,11 @@ def frame_spec(frame: Frame, digits: int = 3) -> dict:
         elif isinstance(panel, Points):
             data.update(type="points", xy=_rounded(panel.xy, digits), labels=list(map(str, panel.labels)),
                         highlight=[int(i) for i in panel.highlight], lim=float(panel.lim))
+        elif isinstance(panel, Arena):
+            data.update(type="arena", xy=_rounded(panel.xy, digits), radius=_rounded(panel.radius, digits),
+                        colors=list(map(str, panel.colors)), labels=list(map(str, panel.labels)),
+                        emphasis=_rounded(panel.emphasis, digits), lim=float(panel.lim),
+                        focus=-1 if panel.focus is None else int(panel.focus))
         else:
             data.update(type="text")
         panels.append(data)
@@ -137,6 +174,24 @@ def points(ax: Axes, panel: Points) -> None:
     ax.set_title(panel.title)
 
 
+def arena(ax: Axes, panel: Arena) -> None:
+    """Draw entities as circles of their radius; emphasis as red rings, the focus ringed in black."""
+    for index, ((x, y), r) in enumerate(zip(panel.xy, panel.radius)):
+        ax.add_patch(plt.Circle((x, y), r, color=panel.colors[index], alpha=0.85, zorder=2))
+        if panel.emphasis[index] > 0:
+            ax.add_patch(plt.Circle((x, y), r + 0.04, fill=False, lw=3, color="tab:red",
+                                    alpha=panel.emphasis[index], zorder=3))
+        if index == panel.focus:
+            ax.add_patch(plt.Circle((x, y), r + 0.02, fill=False, lw=2, color="black", zorder=4))
+        ax.annotate(panel.labels[index], (x, y), ha="center", va="center", fontsize=8, zorder=5)
+    ax.set_xlim(-panel.lim, panel.lim)
+    ax.set_ylim(-panel.lim, panel.lim)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_title(panel.title)
+
+
 def text(ax: Axes, panel: Text) -> None:
     """Draw a text block on an axes without frame."""
     ax.axis("off")
@@ -157,7 +212,7 @@ def draw_frame(frame: Frame) -> Figure:
     fig = plt.figure(figsize=(sum(widths) + 0.4, height + (0.4 if frame.caption else 0)), layout="constrained")
     axes = fig.subplots(1, len(frame.panels), width_ratios=widths, squeeze=False)[0]
     for ax, panel in zip(axes, frame.panels):
-        {Heatmap: heatmap, Points: points, Text: text}[type(panel)](ax, panel)
+        {Heatmap: heatmap, Points: points, Arena: arena, Text: text}[type(panel)](ax, panel)
     if frame.caption:
         fig.supxlabel(frame.caption, fontsize=10)
     return fig

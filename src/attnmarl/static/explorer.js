@@ -65,11 +65,31 @@ if (typeof window.attnmarlExplorer === "undefined") {
       return s + "</svg>";
     }
 
+    function arena(p) {
+      const size = 260, left = 30, top = 26, w = left + size + 10, h = top + size + 30, lim = p.lim;
+      const X = (v) => left + ((v + lim) / (2 * lim)) * size, Y = (v) => top + ((lim - v) / (2 * lim)) * size;
+      const R = (r) => (r / (2 * lim)) * size;
+      let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
+      s += `<text x="${left + size / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
+      s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="#fafafa" stroke="#444"/>`;
+      p.xy.forEach(([x, y], i) => {
+        const r = p.radius[i];
+        s += `<circle cx="${X(x)}" cy="${Y(y)}" r="${R(r)}" fill="${esc(p.colors[i])}" fill-opacity="0.85"/>`;
+        if (p.emphasis[i] > 0) s += `<circle class="ax-emphasis" cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.04)}" fill="none" ` +
+          `stroke="#d62728" stroke-width="3" stroke-opacity="${p.emphasis[i]}"/>`;
+        if (i === p.focus) s += `<circle cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;
+        s += `<text x="${X(x)}" y="${Y(y) + 3}" text-anchor="middle" font-size="9">${esc(p.labels[i])}</text>`;
+      });
+      s += `<text x="${left + size / 2}" y="${h - 8}" text-anchor="middle" font-size="12">x</text>`;
+      s += `<text transform="translate(12,${top + size / 2}) rotate(-90)" text-anchor="middle" font-size="12">y</text>`;
+      return s + "</svg>";
+    }
+
     function text(p) {
       return `<div class="ax-panel ax-text"><div class="ax-text-title">${esc(p.title)}</div><pre>${esc(p.text)}</pre></div>`;
     }
 
-    const PANELS = { heatmap, points, text };
+    const PANELS = { heatmap, points, arena, text };
     const renderPanels = (frame) => frame.panels.map((p) => PANELS[p.type](p)).join("");
 
     async function load(id) {
