@@ -62,11 +62,11 @@ def test_live_widgets_match_control_kinds():
 def test_the_frame_shows_the_real_model():
     import torch
     from attnmarl.attention import SelfAttention
-    from attnmarl.explorers import example_inputs
+    from attnmarl.explorers import example_inputs, random_layer
 
     frame = alpha_frame(m=5, d_q=4, scale=True, seed=3, x1_0=-1.5, x1_1=2.0)
-    torch.manual_seed(3)
-    layer = SelfAttention(2, 4, 2, scale=True)
+    layer = random_layer(3, 2, 4, 2, scale=True)
+    assert isinstance(layer, SelfAttention) and layer.scale
     x = example_inputs(5, 2, 3)
     x[0] = torch.tensor([-1.5, 2.0])
     c, alpha = layer(x)

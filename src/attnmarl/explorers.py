@@ -14,7 +14,7 @@ from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
 from attnmarl.viz import Frame, Heatmap, Points
 from attnmarl.widgets import Explorer, Slider, Toggle
 
-__all__ = ["sup", "example_inputs", "alpha_frame", "alpha_explorer", "heads_frame", "heads_explorer"]
+__all__ = ["sup", "example_inputs", "random_layer", "alpha_frame", "alpha_explorer", "heads_frame", "heads_explorer"]
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -24,15 +24,30 @@ def sup(i: int) -> str:
     return str(i).translate(_SUPERSCRIPTS)
 
 
-def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.5) -> torch.Tensor:
-    """m example inputs x^1..x^m in R^{d_in}, drawn N(0, spread^2) from ``seed``.
+def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: float = 2.5) -> torch.Tensor:
+    """m example inputs x^1..x^m in R^{d_in}, drawn N(0, spread^2) from ``seed`` and clipped to
+    [-bound, bound] (so that in the plane they stay inside the drawn square).
 
     The first m of a fixed list of 16, so changing m adds or removes inputs without moving the others.
     """
     if not 1 <= m <= 16:
         raise ValueError(f"the examples hold between 1 and 16 inputs; got m = {m}")
     generator = torch.Generator().manual_seed(10_000 + seed)
-    return spread * torch.randn(16, d_in, generator=generator)[:m]
+    return (spread * torch.randn(16, d_in, generator=generator)[:m]).clamp(-bound, bound)
+
+
+def random_layer(seed: int, d_in: int, d_q: int, d_out: int, heads: int | None = None,
+                 scale: bool = False) -> MultiHeadSelfAttention | SelfAttention:
+    """The layer an explorer shows, with weights drawn N(0, 1) from ``seed`` (larger than the
+    default initialisation, so that alpha is visibly peaked rather than nearly uniform).
+    ``heads=None`` gives a :class:`SelfAttention`, an integer a :class:`MultiHeadSelfAttention`."""
+    torch.manual_seed(seed)
+    layer = (SelfAttention(d_in, d_q, d_out, scale=scale) if heads is None
+             else MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale))
+    with torch.no_grad():
+        for weight in layer.parameters():
+            weight.normal_()
+    return layer
 
 
 def _entropy(alpha: np.ndarray) -> np.ndarray:
@@ -45,8 +60,7 @@ def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
 
     Panels: the inputs, alpha (rows = queries, columns = keys) and the outputs c^i.
     """
-    torch.manual_seed(seed)
-    layer = SelfAttention(2, d_q, d_out, scale=scale)
+    layer = random_layer(seed, 2, d_q, d_out, scale=scale)
     x = example_inputs(m, 2, seed)
     x[0] = torch.tensor([x1_0, x1_1])
     with torch.no_grad():
@@ -84,8 +98,7 @@ def alpha_explorer() -> Explorer:
 def heads_frame(heads: int = 2, m: int = 5, d_q: int = 2, scale: bool = False, seed: int = 0,
                 d_in: int = 4, d_out: int = 2) -> Frame:
     """Multi-head self-attention: one alpha heatmap per head, side by side."""
-    torch.manual_seed(seed)
-    layer = MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale)
+    layer = random_layer(seed, d_in, d_q, d_out, heads=heads, scale=scale)
     x = example_inputs(m, d_in, seed)
     with torch.no_grad():
         c, alpha = layer(x)
