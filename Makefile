@@ -8,6 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SRC    := $(shell find src -type f -not -path '*/__pycache__/*')
+IPYW7  := $(VENV)/ipywidgets7
 
 .PHONY: book test bench clean chromium
 
@@ -30,13 +31,19 @@ book: $(STAMP) _build/.src-stamp
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 	@echo "Open _build/html/index.html"
 
+# Colab runs ipywidgets 7.7: a copy of it on the side lets the tests drive the live explorers with it too.
+$(IPYW7)/.installed: $(STAMP)
+	$(PY) -m pip install --quiet --target $(IPYW7) --no-deps ipywidgets==7.7.5 widgetsnbextension==3.6.10 \
+	  jupyterlab_widgets==1.1.11 ipython_genutils==0.2.0
+	touch $@
+
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "Installing Debian's chromium for the browser tests"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-test: $(STAMP) chromium
+test: $(STAMP) $(IPYW7)/.installed chromium
 	$(PY) -m pytest
 
 bench: $(STAMP)
