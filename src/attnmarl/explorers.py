@@ -11,17 +11,10 @@ import numpy as np
 import torch
 
 from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
-from attnmarl.viz import Frame, Heatmap, Points
+from attnmarl.viz import Frame, Heatmap, Points, sup
 from attnmarl.widgets import Explorer, Slider, Toggle
 
-__all__ = ["sup", "example_inputs", "random_layer", "alpha_frame", "alpha_explorer", "heads_frame", "heads_explorer"]
-
-_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def sup(i: int) -> str:
-    """The superscript of agent/input index i, e.g. sup(12) == '¹²'."""
-    return str(i).translate(_SUPERSCRIPTS)
+__all__ = ["example_inputs", "random_layer", "alpha_frame", "alpha_explorer", "heads_frame", "heads_explorer"]
 
 
 def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: float = 2.5) -> torch.Tensor:
@@ -38,15 +31,16 @@ def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: flo
 
 def random_layer(seed: int, d_in: int, d_q: int, d_out: int, heads: int | None = None,
                  scale: bool = False) -> MultiHeadSelfAttention | SelfAttention:
-    """The layer an explorer shows, with weights drawn N(0, 1) from ``seed`` (larger than the
-    default initialisation, so that alpha is visibly peaked rather than nearly uniform).
-    ``heads=None`` gives a :class:`SelfAttention`, an integer a :class:`MultiHeadSelfAttention`."""
+    """The layer an explorer shows, with weights drawn N(0, 1/d_in) from ``seed`` (LeCun's
+    initialisation: wider than PyTorch's default, so that alpha is visibly peaked rather than
+    nearly uniform). ``heads=None`` gives a :class:`SelfAttention`, an integer a
+    :class:`MultiHeadSelfAttention`."""
     torch.manual_seed(seed)
     layer = (SelfAttention(d_in, d_q, d_out, scale=scale) if heads is None
              else MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale))
     with torch.no_grad():
         for weight in layer.parameters():
-            weight.normal_()
+            weight.normal_(0.0, 1.0 / math.sqrt(d_in))
     return layer
 
 
@@ -55,7 +49,7 @@ def _entropy(alpha: np.ndarray) -> np.ndarray:
 
 
 def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
-                x1_0: float = 1.0, x1_1: float = 0.0, d_out: int = 2) -> Frame:
+                x1_0: float = 1.5, x1_1: float = 0.0, d_out: int = 2) -> Frame:
     """Single-head self-attention on m points of the plane (d_in = 2), x^1 placed at (x1_0, x1_1).
 
     Panels: the inputs, alpha (rows = queries, columns = keys) and the outputs c^i.
@@ -70,27 +64,27 @@ def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
     entropy = _entropy(alpha).mean()
     return Frame(
         [
-            Points(x.numpy(), [f"x{n}" for n in names], title="inputs x^i (x¹ ringed)", highlight=[0]),
+            Points(x.numpy(), [f"x{n}" for n in names], title="inputs xⁱ (x¹ ringed)", highlight=[0]),
             Heatmap(alpha, [f"q{n}" for n in names], [f"k{n}" for n in names],
-                    title=f"α{' (scaled by 1/√d_q)' if scale else ''}", xlabel="key k^j", ylabel="query q^i"),
-            Heatmap(c, [f"c{n}" for n in names], [f"c[{k}]" for k in range(d_out)], title="outputs c^i",
+                    title=f"α{' (scaled by 1/√d_q)' if scale else ''}", xlabel="key kʲ", ylabel="query qⁱ"),
+            Heatmap(c, [f"c{n}" for n in names], [f"c[{k}]" for k in range(d_out)], title="outputs cⁱ",
                     xlabel="component", ylabel="output", vmin=-2.0, vmax=2.0, cmap="RdBu_r"),
         ],
         caption=f"mean row entropy of α: {entropy:.2f} nats (uniform: ln m = {math.log(m):.2f}); "
-                f"largest weight: {alpha.max():.2f}",
+                f"largest weight: {alpha.max():.3f}",
     )
 
 
 def alpha_explorer() -> Explorer:
     """The α explorer of "Self-attention, step by step": m, d_q, scaling, weight seed and x^1."""
     grid = [round(v, 1) for v in np.arange(-2.5, 2.51, 0.5)]
-    coarse = [-2.0, -1.0, 0.0, 1.0, 2.0]
+    coarse = [-2.5, -1.5, 0.0, 1.5, 2.5]
     return Explorer(alpha_frame, [
         Slider("m", list(range(2, 9)), default=4, label="m (inputs)", static=[2, 3, 4, 6, 8]),
-        Slider("d_q", [1, 2, 4, 8, 16], default=2),
+        Slider("d_q", [1, 2, 4, 8, 16], default=4),
         Toggle("scale", default=False, label="scale by 1/√d_q"),
-        Slider("seed", list(range(10)), default=0, label="weight seed", static=[0, 1, 2]),
-        Slider("x1_0", grid, default=1.0, label="x¹[0]", static=coarse),
+        Slider("seed", list(range(10)), default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
+        Slider("x1_0", grid, default=1.5, label="x¹[0]", static=coarse),
         Slider("x1_1", grid, default=0.0, label="x¹[1]", static=coarse),
     ], title="α explorer: single-head self-attention on points of the plane")
 
@@ -104,9 +98,10 @@ def heads_frame(heads: int = 2, m: int = 5, d_q: int = 2, scale: bool = False, s
         c, alpha = layer(x)
     names = [sup(i + 1) for i in range(m)]
     panels = [Heatmap(alpha[h].numpy(), [f"q{n}" for n in names], [f"k{n}" for n in names],
-                      title=f"head {h + 1}", xlabel="key", ylabel="query") for h in range(heads)]
-    return Frame(panels, caption=f"{heads} head(s): each c^i is the concatenation of {heads} × d_out = "
-                                 f"{tuple(c.shape)[-1]} numbers; parameters: {sum(p.numel() for p in layer.parameters())}")
+                      title=f"head {h + 1}", xlabel="key kʲ", ylabel="query qⁱ") for h in range(heads)]
+    return Frame(panels, caption=f"l = {heads} head(s), d_out = {d_out}: each cⁱ concatenates l × d_out = "
+                                 f"{heads} × {d_out} = {tuple(c.shape)[-1]} numbers; parameters: "
+                                 f"{sum(p.numel() for p in layer.parameters())}")
 
 
 def heads_explorer() -> Explorer:
@@ -116,5 +111,5 @@ def heads_explorer() -> Explorer:
         Slider("m", list(range(2, 9)), default=5, label="m (inputs)", static=[3, 5, 8]),
         Slider("d_q", [1, 2, 4, 8], default=2),
         Toggle("scale", default=False, label="scale by 1/√d_q"),
-        Slider("seed", list(range(10)), default=0, label="weight seed", static=[0, 1, 2]),
+        Slider("seed", list(range(10)), default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
     ], title="Per-head α explorer")

@@ -23,7 +23,8 @@ def _local_mathjax(app: Any, config: Any) -> None:
     config.mathjax2_config = {
         "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
                     "processClass": "math|output_area", "ignoreClass": "tex2jax_ignore"},
-        "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None},
+        "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None,
+                     "scale": 92},
         "showMathMenu": False,
         "messageStyle": "none",
     }

@@ -47,7 +47,7 @@ def _color(name: str, t: float) -> tuple[str, bool]:
 
 
 def heatmap(p: dict) -> str:
-    cell, top = 34, 26
+    cell, top = 30, 26
     row_label = 8 + 7 * max(len(str(r)) for r in p["rows"])
     left = row_label + 22
     n_rows, n_cols = len(p["rows"]), len(p["cols"])
@@ -74,7 +74,7 @@ def heatmap(p: dict) -> str:
 
 
 def points(p: dict) -> str:
-    size, left, top = 240, 44, 26
+    size, left, top = 210, 44, 26
     w, h = left + size + 16, top + size + 40
     lim = p["lim"]
 

@@ -13,8 +13,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 
-__all__ = ["Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
+__all__ = ["sup", "Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sup(i: int) -> str:
+    """The superscript of an agent/input index for labels, e.g. sup(12) == '¹²' (so f"x{sup(3)}" is x³)."""
+    return str(i).translate(_SUPERSCRIPTS)
 
 
 @dataclass
@@ -114,7 +122,7 @@ def _rounded(values: np.ndarray, digits: int) -> list:
     return np.round(np.asarray(values, dtype=float), digits).tolist()
 
 
-def frame_spec(frame: Frame, digits: int = 3) -> dict:
+def frame_spec(frame: Frame, digits: int = 4) -> dict:
     """A frame as plain JSON-ready data, numbers rounded to ``digits`` decimals: what both
     explorer renderers (``attnmarl.svg`` live, ``static/explorer.js`` static) draw."""
     if not isinstance(frame, Frame):
@@ -139,8 +147,10 @@ def frame_spec(frame: Frame, digits: int = 3) -> dict:
     return {"panels": panels, "caption": frame.caption}
 
 
-def heatmap(ax: Axes, panel: Heatmap, colorbar: bool = False) -> None:
-    """Draw ``panel`` on ``ax`` with labelled rows and columns and, if asked, the values."""
+def heatmap(ax: Axes, panel: Heatmap, colorbar: bool = False, annotate_below: float = 0.3) -> AxesImage:
+    """Draw ``panel`` on ``ax`` with labelled rows and columns (and its own colour bar if asked);
+    the values are written in the cells when the panel asks for it and the cells are at least
+    ``annotate_below`` inches wide."""
     image = ax.imshow(panel.values, cmap=panel.cmap, vmin=panel.vmin, vmax=panel.vmax, aspect="equal")
     ax.set_xticks(range(len(panel.cols)), panel.cols)
     ax.set_yticks(range(len(panel.rows)), panel.rows)
@@ -148,13 +158,15 @@ def heatmap(ax: Axes, panel: Heatmap, colorbar: bool = False) -> None:
     ax.set_ylabel(panel.ylabel)
     ax.set_title(panel.title)
     ax.tick_params(length=0)
-    if panel.annotate and panel.values.size <= 144:
+    cell_inches = ax.get_position().width * ax.figure.get_figwidth() / max(1, len(panel.cols))
+    if panel.annotate and cell_inches >= annotate_below:
         span = panel.vmax - panel.vmin or 1.0
         for (i, j), value in np.ndenumerate(panel.values):
             dark = (value - panel.vmin) / span < 0.6 if panel.cmap == "viridis" else abs(value) / span > 0.3
             ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return image
 
 
 def points(ax: Axes, panel: Points) -> None:
@@ -201,18 +213,33 @@ def text(ax: Axes, panel: Text) -> None:
 
 def _panel_width(panel: Panel) -> float:
     if isinstance(panel, Heatmap):
-        return max(2.5, 0.45 * len(panel.cols) + 1.2)
-    return 3.6
+        return max(2.2, 0.42 * len(panel.cols) + 1.0)
+    return 3.2
+
+
+TEXT_WIDTH = 7.6
+"""Inches: the width of the book's text column, so figures are shown at their true size."""
 
 
 def draw_frame(frame: Frame) -> Figure:
-    """Draw a :class:`Frame` as a new figure: its panels side by side, its caption underneath."""
+    """Draw a :class:`Frame` as a new figure: its panels side by side, one colour bar per colour
+    scale, the caption underneath. Wide frames are shrunk to the book's text width."""
     widths = [_panel_width(p) for p in frame.panels]
-    height = max([3.2] + [0.45 * len(p.rows) + 1.4 for p in frame.panels if isinstance(p, Heatmap)])
-    fig = plt.figure(figsize=(sum(widths) + 0.4, height + (0.4 if frame.caption else 0)), layout="constrained")
+    height = max([3.0] + [0.42 * len(p.rows) + 1.3 for p in frame.panels if isinstance(p, Heatmap)])
+    shrink = min(1.0, TEXT_WIDTH / (sum(widths) + 0.8))
+    fig = plt.figure(figsize=((sum(widths) + 0.8) * shrink, (height + (0.4 if frame.caption else 0)) * shrink),
+                     layout="constrained")
     axes = fig.subplots(1, len(frame.panels), width_ratios=widths, squeeze=False)[0]
+    fig.canvas.draw()  # fix the layout once, so that heatmap() knows how wide its cells are
+    scales: dict[tuple, tuple[AxesImage, list[Axes]]] = {}
     for ax, panel in zip(axes, frame.panels):
-        {Heatmap: heatmap, Points: points, Arena: arena, Text: text}[type(panel)](ax, panel)
+        if isinstance(panel, Heatmap):
+            image = heatmap(ax, panel)
+            scales.setdefault((panel.cmap, panel.vmin, panel.vmax), (image, []))[1].append(ax)
+        else:
+            {Points: points, Arena: arena, Text: text}[type(panel)](ax, panel)
+    for image, group in scales.values():
+        fig.colorbar(image, ax=group, shrink=0.8, aspect=25)
     if frame.caption:
         fig.supxlabel(frame.caption, fontsize=10)
     return fig

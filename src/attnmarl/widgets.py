@@ -181,7 +181,7 @@ class Explorer:
 
     # ---- static face --------------------------------------------------------------------------
 
-    def static_html(self, digits: int = 3) -> str:
+    def static_html(self, digits: int = 4) -> str:
         """The kernel-free face: every combination of static values, rendered by explorer.js."""
         grids = [c.static for c in self.controls]
         count = int(np.prod([len(g) for g in grids])) if grids else 1

@@ -22,7 +22,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
     }
 
     function heatmap(p) {
-      const cell = 34, top = 26;
+      const cell = 30, top = 26;
       const rowLabel = 8 + 7 * Math.max(...p.rows.map((r) => String(r).length)), left = rowLabel + 22;
       const nRows = p.rows.length, nCols = p.cols.length;
       const w = left + cell * nCols + 8, h = top + cell * nRows + 44;
@@ -44,7 +44,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
     }
 
     function points(p) {
-      const size = 240, left = 44, top = 26, w = left + size + 16, h = top + size + 40, lim = p.lim;
+      const size = 210, left = 44, top = 26, w = left + size + 16, h = top + size + 40, lim = p.lim;
       const X = (v) => left + ((v + lim) / (2 * lim)) * size, Y = (v) => top + ((lim - v) / (2 * lim)) * size;
       let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
       s += `<text x="${left + size / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
