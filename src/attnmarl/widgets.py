@@ -45,15 +45,15 @@ def static_mode() -> bool:
 
 
 @dataclass
-class Slider:
-    """A numeric control. ``values`` are the live choices; ``static`` (default: ``values``) the
-    ones embedded in the static face, to keep the page small."""
+class _Choice:
+    """A control with a list of values; ``static`` (default: ``values``) are the ones embedded in
+    the static face, to keep the page small."""
 
     name: str
-    values: Sequence[float]
-    default: float | None = None
+    values: Sequence
+    default: Any = None
     label: str | None = None
-    static: Sequence[float] | None = None
+    static: Sequence | None = None
 
     def __post_init__(self) -> None:
         self.values = list(self.values)
@@ -62,21 +62,12 @@ class Slider:
         _check_choice(self.name, self.default, self.values, self.static)
 
 
-@dataclass
-class Dropdown:
+class Slider(_Choice):
+    """A numeric control (an integer slider when the values are evenly spaced integers)."""
+
+
+class Dropdown(_Choice):
     """A choice among named options (strings)."""
-
-    name: str
-    values: Sequence[str]
-    default: str | None = None
-    label: str | None = None
-    static: Sequence[str] | None = None
-
-    def __post_init__(self) -> None:
-        self.values = list(self.values)
-        self.static = list(self.static) if self.static is not None else self.values
-        self.default = self.values[0] if self.default is None else self.default
-        _check_choice(self.name, self.default, self.values, self.static)
 
 
 @dataclass
