@@ -162,7 +162,7 @@ def test_page_renders_offline_without_errors(quick_book, browser_page, page_file
 def test_chapter_figures_and_math_are_present(quick_book, browser_page, chapter):
     page = browser_page
     page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
-    page.wait_for_selector(".MathJax", timeout=20_000)  # MathJax rendered from the local copy
+    page.wait_for_selector("article .MathJax", state="attached", timeout=20_000)  # typeset by the local MathJax
     assert page.locator("article img").count() >= 2
     assert page.locator("h1").first.inner_text().strip()
     assert page.locator("#summary, section[id^=summary]").count() == 1

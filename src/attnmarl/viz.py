@@ -6,16 +6,18 @@ explorers do not use matplotlib: they draw SVG, see :mod:`attnmarl.svg`).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.animation import Animation
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-__all__ = ["sup", "Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
+__all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -250,3 +252,27 @@ def show_heatmaps(matrices: Sequence[np.ndarray], rows: Sequence[str], cols: Seq
     """Several alpha matrices side by side with shared labels (d2l's ``show_heatmaps``)."""
     return draw_frame(Frame([Heatmap(np.asarray(m), rows, cols, title=t, **kwargs) for m, t in zip(matrices, titles)],
                             caption=suptitle))
+
+
+_BUTTON_ICONS = {"minus": "−", "fast-backward": "|◀", "step-backward": "◂", "play fa-flip-horizontal": "◀",
+                 "pause": "❚❚", "play": "▶", "step-forward": "▸", "fast-forward": "▶|", "plus": "+"}
+"""Text for the buttons of matplotlib's JavaScript animation player, which draws them with the
+Font Awesome icon font from a CDN."""
+
+
+def animation_html(animation: Animation) -> str:
+    """A matplotlib animation as a self-contained HTML player (``to_jshtml``) that works offline.
+
+    matplotlib's player loads its button icons from a CDN; here the stylesheet link is dropped and
+    each icon is replaced by a text symbol, so that the page needs no network.
+    """
+    markup = animation.to_jshtml(default_mode="once")
+    markup = re.sub(r"<link[^>]*font-awesome[^>]*>", "", markup)
+
+    def icon(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in _BUTTON_ICONS:
+            raise ValueError(f"unknown icon {name!r} in matplotlib's animation player")
+        return _BUTTON_ICONS[name]
+
+    return re.sub(r'<i class="fa fa-([a-z -]+?)"></i>', icon, markup)
