@@ -7,13 +7,7 @@ import torch
 from attnmarl import hard_attention as ha
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run fastest on one thread (and do not fight other processes for the cores)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _model(seed: int = 0, scale: float = 1.0) -> ha.KeyValueReader:

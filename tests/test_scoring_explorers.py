@@ -11,11 +11,7 @@ import gzip
 import itertools
 import json
 import math
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +22,7 @@ from attnmarl.attention import (additive_score, cosine_score, dot_score, general
 from attnmarl.scoring_explorers import (D_A, KEYS, SCORES, WEIGHT_SEED, entropy, score, score_alpha,
                                         score_weights, scoring_explorer, scoring_frame)
 from attnmarl.viz import Heatmap, Points
+from ipywidgets7 import run_with_ipywidgets7
 
 QUERIES = [(1.0, 0.5), (-2.5, 2.0), (0.25, -1.75), (0.0, 0.0)]
 
@@ -157,10 +154,7 @@ def test_static_face_embeds_every_frame_and_stays_small():
         np.testing.assert_allclose(spec["frames"][index]["panels"][1]["values"], expected, atol=6e-5)
 
 
-IPYWIDGETS7 = Path(__file__).resolve().parents[1] / ".venv" / "ipywidgets7"
 LIVE_CHECK = """
-import ipywidgets
-assert ipywidgets.__version__.startswith("7.7"), ipywidgets.__version__
 from attnmarl.scoring_explorers import scoring_explorer
 explorer = scoring_explorer()
 explorer.live()
@@ -169,14 +163,9 @@ explorer.widgets["score"].value = "additive"
 explorer.widgets["qy"].value = -1.25
 assert explorer.frame["panels"][1]["title"].startswith("α: additive") and explorer.markup != before
 assert type(explorer.widgets["qx"]).__name__ == "SelectionSlider"
-print("ok", ipywidgets.__version__)
 """
 
 
 def test_live_face_works_with_colabs_ipywidgets_7():
     """Colab has ipywidgets 7.7; `make test` installs a copy beside the venv's 8.x to drive it."""
-    if not IPYWIDGETS7.exists():
-        pytest.skip("ipywidgets 7.7 is installed into .venv/ipywidgets7 by `make test`")
-    env = {**os.environ, "PYTHONPATH": str(IPYWIDGETS7)}
-    result = subprocess.run([sys.executable, "-c", LIVE_CHECK], env=env, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0 and result.stdout.startswith("ok 7.7"), result.stderr[-2000:]
+    run_with_ipywidgets7(LIVE_CHECK)

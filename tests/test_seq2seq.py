@@ -9,13 +9,7 @@ from torch import nn
 from attnmarl import seq2seq as s2s
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small models run fastest on one thread (and do not fight other processes for the cores)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,11 +9,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,15 +21,10 @@ from attnmarl.seq2seq_explorers import (MODEL_NAMES, SPACE, alignment_explorer, 
                                         showcase_examples)
 from attnmarl.viz import Heatmap, Text
 from attnmarl.widgets import Slider
+from ipywidgets7 import run_with_ipywidgets7
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small models run fastest on one thread (and do not fight other processes for the cores)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
@@ -192,10 +183,7 @@ def test_date_box_translates_typed_text_and_reports_bad_input(models):
     assert f"output: {s2s.translate(models['no attention'], 'Sat 21 Nov 2026')[0]}" in box.explorer.markup
 
 
-IPYWIDGETS7 = Path(__file__).resolve().parents[1] / ".venv" / "ipywidgets7"
 LIVE_CHECK_7 = """
-import ipywidgets
-assert ipywidgets.__version__.startswith("7.7"), ipywidgets.__version__
 from attnmarl.seq2seq_explorers import alignment_explorer, date_box
 explorer = alignment_explorer()
 explorer.live()
@@ -206,18 +194,12 @@ assert type(explorer.widgets["example"]).__name__ == "IntSlider"
 box = date_box(text="21/11/2026")
 box.text.value = "21/11/2026!"
 assert box.explorer.frame["panels"][0]["text"].startswith("ValueError:")
-print("ok", ipywidgets.__version__)
 """
 
 
 def test_live_faces_work_with_colabs_ipywidgets_7():
     """Colab has ipywidgets 7.7; `make test` installs a copy beside the venv's 8.x to drive it."""
-    if not IPYWIDGETS7.exists():
-        pytest.skip("ipywidgets 7.7 is installed into .venv/ipywidgets7 by `make test`")
-    env = {**os.environ, "PYTHONPATH": str(IPYWIDGETS7)}
-    result = subprocess.run([sys.executable, "-c", LIVE_CHECK_7], env=env, capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0 and result.stdout.startswith("ok 7.7"), result.stderr[-2000:]
+    run_with_ipywidgets7(LIVE_CHECK_7)
 
 
 def test_wide_heatmaps_scroll_instead_of_being_cropped(models, tmp_path):

@@ -1,8 +1,4 @@
 """Both faces of the explorers: the live one driven from Python, the static one in Chromium."""
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +9,7 @@ from attnmarl.svg import render_panels
 from attnmarl.viz import Arena, Frame, Heatmap, Points, Text, draw_frame, frame_spec
 from attnmarl.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
 from browser import offline_page
+from ipywidgets7 import run_with_ipywidgets7
 
 
 ARENA = Frame([Arena(np.array([[0.2, -0.3], [-1.1, 0.75], [0.5, 0.5]]), [0.15, 0.05, 0.15],
@@ -79,10 +76,7 @@ def test_the_frame_shows_the_real_model():
     np.testing.assert_allclose(frame.panels[2].values, c.detach().numpy(), atol=1e-6)
 
 
-IPYWIDGETS7 = Path(__file__).resolve().parents[1] / ".venv" / "ipywidgets7"
 LIVE_CHECK = """
-import ipywidgets
-assert ipywidgets.__version__.startswith("7.7"), ipywidgets.__version__
 from attnmarl.explorers import alpha_explorer, heads_explorer
 explorer = alpha_explorer()
 box = explorer.live()
@@ -94,17 +88,12 @@ heads = heads_explorer()
 heads.live()
 heads.widgets["heads"].value = 4
 assert len(heads.frame["panels"]) == 4
-print("ok", ipywidgets.__version__)
 """
 
 
 def test_live_face_works_with_colabs_ipywidgets_7():
     """Colab has ipywidgets 7.7; `make test` installs a copy beside the venv's 8.x to drive it."""
-    if not IPYWIDGETS7.exists():
-        pytest.skip("ipywidgets 7.7 is installed into .venv/ipywidgets7 by `make test`")
-    env = {**os.environ, "PYTHONPATH": str(IPYWIDGETS7)}
-    result = subprocess.run([sys.executable, "-c", LIVE_CHECK], env=env, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0 and result.stdout.startswith("ok 7.7"), result.stderr[-2000:]
+    run_with_ipywidgets7(LIVE_CHECK)
 
 
 # ---- the controls and their errors -----------------------------------------------------------
