@@ -1,0 +1,372 @@
+"""Multi-agent PPO with centralized critics and decentralized actors (MAPPO, Yu et al. 2022), in one
+file in the style of CleanRL: every hyperparameter in :class:`MAPPOConfig`, the whole loop in
+:func:`train`.
+
+Centralized training, decentralized execution: agent i acts with pi(a^i | o^i; theta) (an
+:class:`~attnmarl.nets.Actor`, shared by agents of a type) and is trained with the advantage of its
+own centralized value v_hat^i = v([o^1..o^m]; w^i) — a concatenation or a self-attention critic
+(:mod:`attnmarl.nets`, figs. 17.7 and 17.8 of the source), which computes all m values in one pass.
+
+One update:
+
+1. **Rollout** — ``rollout_steps`` steps of ``num_envs`` batched environments (numpy ports,
+   auto-reset). Only the actor runs while stepping; the critic evaluates the whole rollout afterwards
+   in one batched pass.
+2. **GAE** (Schulman et al. 2016), per agent:
+   delta_t = r_t + gamma V(o_{t+1}) - V(o_t),   A_t = delta_t + gamma lambda A_{t+1},
+   with the recursion cut where an episode ended. When an episode was *truncated* at the time limit
+   the next state still has a value — the observation does not show the clock — so V(o_{t+1}) is
+   the value of ``info["final_obs"]`` (the last observation of that episode, not the first of the
+   next); after a *termination* it is 0.
+3. **PPO** (Schulman et al. 2017), ``update_epochs`` passes over ``num_minibatches`` minibatches:
+   the clipped surrogate E[min(rho A, clip(rho, 1 - eps, 1 + eps) A)] with rho = pi_theta / pi_old,
+   advantages normalised per minibatch (over all agents, or per agent in games), an entropy bonus, and the critic regressed onto the returns
+   G_t = A_t + V(o_t). Targets are normalised per agent with running statistics (MAPPO's value
+   normalisation), so the same learning rate suits simple_spread's small rewards and simple_tag's +-10.
+
+Everything is vectorised over environments and agents; torch runs on the CPU.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..envs import make_batched
+from ..nets import Actor, AttentionCritic, ConcatCritic
+
+__all__ = ["MAPPOConfig", "CRITICS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent", "sample_actions",
+           "log_prob", "bootstrap_values", "gae", "normalize_advantages", "train"]
+
+
+@dataclass
+class MAPPOConfig:
+    """Every setting of a MAPPO run. ``asdict(config)`` is stored in each checkpoint."""
+
+    # environment (a batched port; evaluation uses mpe2 with the same arguments)
+    scenario: str = "simple_spread"
+    scenario_kwargs: dict[str, Any] = field(default_factory=lambda: {"N": 3})
+    num_envs: int = 128
+    rollout_steps: int = 25
+    total_steps: int = 5_000_000
+    """Environment steps (one step of one environment, all its agents) over the whole run."""
+    seed: int = 0
+    # networks
+    critic: str = "attention"
+    """"attention" (fig. 17.8) or "concat" (fig. 17.7)."""
+    d_x: int = 32
+    """Width of the shared encoder's output x^i (and f^i of the concatenation critic)."""
+    heads: int = 2
+    """l, attention heads per block."""
+    d_q: int = 16
+    d_out: int = 16
+    depth: int = 1
+    """Attention -> FC blocks of the attention critic."""
+    critic_hidden: int = 64
+    """Hidden width of each agent's unshared head g^i."""
+    actor_hidden: int = 64
+    # PPO
+    lr_actor: float = 1e-3
+    lr_critic: float = 1e-3
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    update_epochs: int = 4
+    num_minibatches: int = 2
+    clip_coef: float = 0.2
+    ent_coef: float = 0.003
+    max_grad_norm: float = 0.5
+    adv_norm_per_agent: bool = False
+    """Normalise each agent's advantages separately in a minibatch (instead of all agents' together):
+    for games whose agents' returns differ in scale, such as simple_tag's predators and prey."""
+    # evaluation
+    eval_deterministic: bool = True
+    """Act greedily (argmax) when evaluated on mpe2; sample from pi otherwise."""
+
+    def __post_init__(self) -> None:
+        if self.critic not in CRITICS:
+            raise ValueError(f"critic must be one of {sorted(CRITICS)}; got {self.critic!r}")
+        for name in ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_minibatches"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int; got {value!r}")
+        if self.batch_size % self.num_minibatches:
+            raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
+                             f"num_minibatches = {self.num_minibatches}")
+
+    @property
+    def batch_size(self) -> int:
+        """Environment steps per update."""
+        return self.num_envs * self.rollout_steps
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.total_steps // self.batch_size)
+
+
+CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionCritic, "concat": ConcatCritic}
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What the networks need to know about a scenario."""
+
+    m: int
+    obs_dim: int
+    n_actions: int
+    agent_types: tuple[int, ...]
+    """Type of each agent (0, 1, ... in order of first appearance): agents named ``adversary_*``
+    have one type, ``agent_*`` another, and so on."""
+
+
+def env_spec(scenario: str, **scenario_kwargs: Any) -> EnvSpec:
+    """The :class:`EnvSpec` of a ported scenario with these arguments."""
+    env = make_batched(scenario, 1, **scenario_kwargs)
+    if env.continuous_actions:
+        raise ValueError("MAPPO here trains discrete actions; pass continuous_actions=False")
+    kinds = [name.rsplit("_", 1)[0] for name in env.agents]
+    first = list(dict.fromkeys(kinds))
+    return EnvSpec(env.n_agents, env.obs_dim, env.n_actions, tuple(first.index(k) for k in kinds))
+
+
+class ValueNorm(nn.Module):
+    """Running mean and variance of each agent's value targets (MAPPO's value normalisation).
+
+    The critic predicts normalised values; v_hat = mean + std * prediction. Stored as buffers, so
+    a checkpoint carries them.
+    """
+
+    def __init__(self, m: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.register_buffer("mean", torch.zeros(m))
+        self.register_buffer("var", torch.ones(m))
+        self.register_buffer("count", torch.tensor(0.0))
+
+    def update(self, x: Tensor) -> None:
+        """Fold a batch of targets (n, m) into the statistics (parallel variance formula)."""
+        n = x.shape[0]
+        batch_mean, batch_var = x.mean(0), x.var(0, unbiased=False)
+        total = self.count + n
+        delta = batch_mean - self.mean
+        self.var.copy_((self.var * self.count + batch_var * n + delta**2 * self.count * n / total) / total)
+        self.mean.add_(delta * n / total)
+        self.count.copy_(total)
+
+    def normalize(self, x: Tensor) -> Tensor:
+        return (x - self.mean) / (self.var + self.eps).sqrt()
+
+    def denormalize(self, x: Tensor) -> Tensor:
+        return x * (self.var + self.eps).sqrt() + self.mean
+
+
+class MAPPOAgent(nn.Module):
+    """The decentralized actor, the centralized critic and the critic's value normalisation."""
+
+    def __init__(self, actor: Actor, critic: nn.Module, value_norm: ValueNorm) -> None:
+        super().__init__()
+        self.actor, self.critic, self.value_norm = actor, critic, value_norm
+
+    def v_hat(self, o: Tensor) -> Tensor:
+        """Values v_hat^1..v_hat^m of observations (batch, m, obs_dim), in return units: (batch, m)."""
+        return self.value_norm.denormalize(self.critic(o))
+
+
+def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
+    """A freshly initialised agent for ``config`` (the spec is read from the scenario if not given)."""
+    spec = spec or env_spec(config.scenario, **config.scenario_kwargs)
+    actor = Actor(spec.m, spec.obs_dim, spec.n_actions, spec.agent_types, d_hidden=config.actor_hidden)
+    if config.critic == "attention":
+        critic: nn.Module = AttentionCritic(spec.m, spec.obs_dim, spec.agent_types, d_x=config.d_x, d_q=config.d_q,
+                                            d_out=config.d_out, heads=config.heads, depth=config.depth,
+                                            d_hidden=config.critic_hidden)
+    else:
+        critic = ConcatCritic(spec.m, spec.obs_dim, spec.agent_types, d_x=config.d_x, d_hidden=config.critic_hidden)
+    return MAPPOAgent(actor, critic, ValueNorm(spec.m))
+
+
+def sample_actions(logits: Tensor, generator: torch.Generator) -> Tensor:
+    """a ~ softmax(logits) by the Gumbel-max trick: argmax(logits - log E), E ~ Exp(1)."""
+    exponential = torch.empty_like(logits).exponential_(generator=generator)
+    return (logits - exponential.log()).argmax(-1)
+
+
+def log_prob(logits: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:
+    """log pi(a | o) of the given actions and the entropy of pi, both (..., m)."""
+    log_pi = torch.log_softmax(logits, dim=-1)
+    entropy = -(log_pi.exp() * log_pi).sum(-1)
+    return log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1), entropy
+
+
+def bootstrap_values(v_hat: Callable[[Tensor], Tensor], o_buf: Tensor, o_last: Tensor, terminated: Tensor,
+                     finals: list[tuple[int, Tensor, Tensor]]) -> tuple[Tensor, Tensor]:
+    """V(o_t) and the value of the state after each step t, for a rollout, in one critic pass.
+
+    ``o_buf`` (T, E, m, obs_dim) holds the observations the actions were taken on and ``o_last``
+    (E, m, obs_dim) the observation after the last step. After step t the next state's value is
+    V(o_{t+1}); but where an episode ended at t, o_{t+1} is the first observation of the *next*
+    episode, so it is 0 after a termination (``terminated`` (T, E)) and V(final_obs) after a
+    truncation: ``finals`` lists (t, the truncated envs, their ``info["final_obs"]``).
+    Returns ``values`` and ``next_values``, both (T, E, m).
+    """
+    T, E, m = o_buf.shape[:3]
+    values = v_hat(torch.cat([o_buf.flatten(0, 1), o_last])).view(T + 1, E, m)
+    next_values = values[1:].clone()
+    next_values[terminated] = 0.0
+    if finals:
+        final_values = v_hat(torch.cat([o for _, _, o in finals])).split([len(envs) for _, envs, _ in finals])
+        for (t, envs, _), v in zip(finals, final_values):
+            next_values[t, envs] = v
+    return values[:T], next_values
+
+
+def gae(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor, gamma: float,
+        lam: float) -> Tensor:
+    """Generalised advantage estimates A_t (T, E, m).
+
+    ``rewards``, ``values`` (V(o_t)) and ``next_values`` (the value of the state after step t: of
+    the next observation, of ``final_obs`` after a truncation, 0 after a termination) are (T, E, m);
+    ``ended`` (T, E) is True where an episode ended at step t, which cuts the recursion.
+    """
+    deltas = rewards + gamma * next_values - values
+    keep = (~ended).unsqueeze(-1).to(rewards.dtype) * gamma * lam
+    advantages = torch.zeros_like(rewards)
+    running = torch.zeros_like(rewards[0])
+    for t in reversed(range(rewards.shape[0])):
+        running = deltas[t] + keep[t] * running
+        advantages[t] = running
+    return advantages
+
+
+def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:
+    """Advantages (minibatch, m) shifted and scaled to mean 0 and std 1: over all entries, or
+    separately for each agent (column) with ``per_agent``."""
+    if per_agent:
+        return (adv - adv.mean(0)) / (adv.std(0) + 1e-8)
+    return (adv - adv.mean()) / (adv.std() + 1e-8)
+
+
+def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent], None] | None = None) -> MAPPOAgent:
+    """Train a MAPPO agent on the batched port of ``config.scenario``; returns the trained agent.
+
+    After every update ``callback(stats, agent)`` is called with ``stats``: ``update``,
+    ``env_steps``, ``train_return`` (mean over agents and over the episodes that ended in this
+    rollout; NaN if none ended), ``train_return_<i>`` per agent, the losses, ``entropy``,
+    ``approx_kl``, ``clip_frac``, ``explained_variance`` and ``wall_seconds``. Runs are reproducible
+    from ``config.seed`` (the same seed, the same torch thread count, the same numbers).
+    """
+    torch.manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+    env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)
+    spec = env_spec(config.scenario, **config.scenario_kwargs)
+    agent = make_agent(config, spec)
+    optimizer = torch.optim.Adam([
+        {"params": agent.actor.parameters(), "lr": config.lr_actor},
+        {"params": agent.critic.parameters(), "lr": config.lr_critic},
+    ], eps=1e-5)
+    T, E, m, D = config.rollout_steps, config.num_envs, spec.m, spec.obs_dim
+    o_buf = torch.zeros(T, E, m, D)
+    a_buf = torch.zeros(T, E, m, dtype=torch.long)
+    logp_buf = torch.zeros(T, E, m)
+    r_buf = torch.zeros(T, E, m)
+    terminated_buf = torch.zeros(T, E, dtype=torch.bool)
+    truncated_buf = torch.zeros(T, E, dtype=torch.bool)
+    episode_return = np.zeros((E, m))
+    o = torch.from_numpy(env.reset())
+    start = time.perf_counter()
+
+    for update in range(config.num_updates):
+        if config.anneal_lr:
+            frac = 1.0 - update / config.num_updates
+            optimizer.param_groups[0]["lr"] = frac * config.lr_actor
+            optimizer.param_groups[1]["lr"] = frac * config.lr_critic
+
+        # 1. rollout: only the actor runs while stepping
+        finals: list[tuple[int, Tensor, Tensor]] = []  # (t, truncated envs, their final_obs)
+        finished = []
+        with torch.no_grad():
+            for t in range(T):
+                o_buf[t] = o
+                logits = agent.actor(o)
+                a = sample_actions(logits, generator)
+                logp_buf[t] = log_prob(logits, a)[0]
+                a_buf[t] = a
+                o_next, r, terminated, truncated, info = env.step(a.numpy())
+                r_buf[t] = torch.from_numpy(r)
+                terminated_buf[t] = torch.from_numpy(terminated)
+                truncated_buf[t] = torch.from_numpy(truncated)
+                episode_return += r
+                ended = terminated | truncated
+                if ended.any():
+                    finished.append(episode_return[ended].copy())
+                    episode_return[ended] = 0.0
+                    if truncated.any():
+                        finals.append((t, torch.from_numpy(truncated.nonzero()[0]),
+                                       torch.from_numpy(info["final_obs"][truncated])))
+                o = torch.from_numpy(o_next)
+
+            # 2. the critic on the whole rollout at once, then GAE
+            values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf, finals)
+            advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf, config.gamma,
+                             config.gae_lambda)
+            returns = advantages + values
+            agent.value_norm.update(returns.flatten(0, 1))
+
+        # 3. PPO epochs over minibatches of env-steps (each with all m agents)
+        b_o, b_a, b_logp = o_buf.flatten(0, 1), a_buf.flatten(0, 1), logp_buf.flatten(0, 1)
+        b_adv, b_target = advantages.flatten(0, 1), agent.value_norm.normalize(returns.flatten(0, 1))
+        minibatch = config.batch_size // config.num_minibatches
+        approx_kl, clip_frac = torch.zeros(()), torch.zeros(())
+        for _ in range(config.update_epochs):
+            order = torch.randperm(config.batch_size, generator=generator)
+            for idx in order.split(minibatch):
+                new_logp, entropy = log_prob(agent.actor(b_o[idx]), b_a[idx])
+                log_ratio = new_logp - b_logp[idx]
+                ratio = log_ratio.exp()
+                adv = normalize_advantages(b_adv[idx], config.adv_norm_per_agent)
+                pg_loss = -torch.min(ratio * adv, ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef) * adv).mean()
+                v_loss = 0.5 * (agent.critic(b_o[idx]) - b_target[idx]).pow(2).mean()
+                entropy = entropy.mean()
+                loss = pg_loss - config.ent_coef * entropy + v_loss
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.actor.parameters(), config.max_grad_norm)
+                nn.utils.clip_grad_norm_(agent.critic.parameters(), config.max_grad_norm)
+                optimizer.step()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - log_ratio).mean()
+                    clip_frac = ((ratio - 1).abs() > config.clip_coef).float().mean()
+
+        if callback is not None:
+            callback(_stats(update, config, finished, pg_loss, v_loss, entropy, approx_kl, clip_frac,
+                            returns, values, time.perf_counter() - start, m), agent)
+    return agent
+
+
+def _stats(update: int, config: MAPPOConfig, finished: list[np.ndarray], pg_loss: Tensor, v_loss: Tensor,
+           entropy: Tensor, approx_kl: Tensor, clip_frac: Tensor, returns: Tensor, values: Tensor,
+           wall_seconds: float, m: int) -> dict[str, float]:
+    """The numbers :func:`train` reports after an update (losses are those of the last minibatch)."""
+    episodes = np.concatenate(finished) if finished else np.full((1, m), np.nan)
+    per_agent = episodes.mean(0)
+    explained = 1.0 - float((returns - values).var() / returns.var().clamp_min(1e-8))
+    stats = {
+        "update": update + 1,
+        "env_steps": (update + 1) * config.batch_size,
+        "wall_seconds": wall_seconds,
+        "train_return": float(per_agent.mean()),
+        "policy_loss": pg_loss.item(),
+        "value_loss": v_loss.item(),
+        "entropy": entropy.item(),
+        "approx_kl": float(approx_kl),
+        "clip_frac": float(clip_frac),
+        "explained_variance": explained,
+    }
+    stats.update({f"train_return_{i}": float(per_agent[i]) for i in range(m)})
+    return stats
+

@@ -1,0 +1,109 @@
+"""Checkpoints of trained MAPPO agents, and the policies they become.
+
+A checkpoint is one ``.pt`` file holding plain data only, so it loads with
+``torch.load(weights_only=True)``::
+
+    {"format": "attnmarl.mappo/1", "config": {...MAPPOConfig as a dict...},
+     "state_dict": {...actor, critic and value normalisation...}, "metadata": {...}}
+
+:func:`load_policy` turns one into the dict policy that :func:`attnmarl.envs.evaluate` and
+:func:`attnmarl.envs.render_episode` take: each agent acts on its own observation with the
+decentralized actor pi(a^i | o^i; theta), greedily (argmax) or by sampling, as the checkpoint's
+config says (``eval_deterministic``) unless told otherwise. The centralized critic is only needed
+for training; :func:`load_agent` returns the whole agent, critic included, for inspecting v_hat and alpha.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .algos.mappo import MAPPOAgent, MAPPOConfig, make_agent, sample_actions
+from .envs import Policy, make_reference, policy_from_arrays
+
+__all__ = ["FORMAT", "ARCHITECTURE", "save_checkpoint", "load_checkpoint", "load_agent", "agent_policy", "load_policy"]
+
+FORMAT = "attnmarl.mappo/1"
+
+ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "d_x", "heads", "d_q", "d_out", "depth",
+                "critic_hidden", "actor_hidden")
+"""The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
+
+
+def save_checkpoint(path: str | Path, agent: MAPPOAgent, config: MAPPOConfig, **metadata: Any) -> None:
+    """Write ``agent``'s parameters, ``config`` and any plain-data ``metadata`` (scores, time, command)."""
+    state = {name: tensor.detach().clone() for name, tensor in agent.state_dict().items()}
+    torch.save({"format": FORMAT, "config": asdict(config), "state_dict": state, "metadata": metadata}, path)
+
+
+def load_checkpoint(path: str | Path) -> tuple[MAPPOConfig, dict[str, torch.Tensor], dict[str, Any]]:
+    """Read a checkpoint (``weights_only=True``): its config, state dict and metadata."""
+    try:
+        data = torch.load(path, weights_only=True, map_location="cpu")
+    except FileNotFoundError:
+        raise
+    except Exception as error:  # unpickling refused or a corrupt file
+        raise ValueError(f"{path} is not a loadable attnmarl checkpoint: {error}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{path} is not an attnmarl MAPPO checkpoint (format {FORMAT!r}); found {found!r}")
+    known = {f.name for f in fields(MAPPOConfig)}
+    unknown = sorted(set(data["config"]) - known)
+    if unknown:
+        raise ValueError(f"{path} has config fields this version does not know: {unknown}")
+    return MAPPOConfig(**data["config"]), data["state_dict"], data["metadata"]
+
+
+def load_agent(path: str | Path, config: MAPPOConfig | None = None) -> tuple[MAPPOAgent, MAPPOConfig]:
+    """The trained agent of a checkpoint and the config it was trained with.
+
+    With ``config``, the checkpoint must have been made for the same architecture (every field in
+    :data:`ARCHITECTURE` equal); otherwise this raises ``ValueError`` naming the fields that differ,
+    instead of loading weights into a network they were not trained for.
+    """
+    saved, state, _ = load_checkpoint(path)
+    if config is not None:
+        differ = [f"{name}: checkpoint {getattr(saved, name)!r}, requested {getattr(config, name)!r}"
+                  for name in ARCHITECTURE if getattr(saved, name) != getattr(config, name)]
+        if differ:
+            raise ValueError(f"{path} holds another architecture than requested — " + "; ".join(differ))
+    agent = make_agent(saved)
+    try:
+        agent.load_state_dict(state)
+    except RuntimeError as error:
+        raise ValueError(f"{path}: the weights do not fit the architecture of its own config: {error}") from None
+    agent.eval()
+    return agent, saved
+
+
+def agent_policy(agent: MAPPOAgent, config: MAPPOConfig, deterministic: bool | None = None, seed: int = 0) -> Policy:
+    """The mpe2 dict policy of a trained agent: a^i from pi(. | o^i; theta) for each agent.
+
+    ``deterministic`` (default: ``config.eval_deterministic``) takes the most probable action;
+    otherwise actions are sampled with a generator seeded by ``seed``.
+    """
+    env = make_reference(config.scenario, **config.scenario_kwargs)
+    greedy = config.eval_deterministic if deterministic is None else deterministic
+    generator = torch.Generator().manual_seed(seed)
+
+    def act(o: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = agent.actor(torch.from_numpy(o).unsqueeze(0))[0]  # (m, n_actions)
+        return (logits.argmax(-1) if greedy else sample_actions(logits, generator)).numpy()
+
+    return policy_from_arrays(env, act)
+
+
+def load_policy(path: str | Path, deterministic: bool | None = None, seed: int = 0) -> Policy:
+    """A checkpoint as a policy for :func:`attnmarl.envs.evaluate` (observation dict -> action dict).
+
+    Example::
+
+        policy = load_policy(value_asset("spread3-attention"))
+        evaluate(policy, "simple_spread", N=3)
+    """
+    agent, config = load_agent(path)
+    return agent_policy(agent, config, deterministic, seed)

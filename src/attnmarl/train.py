@@ -1,0 +1,218 @@
+"""Command line: train a named MAPPO configuration, evaluate it on mpe2, write a checkpoint and a curve.
+
+    python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs]
+    python -m attnmarl.train --list
+    python -m attnmarl.train --index src/attnmarl/assets/value
+
+A run trains on the batched port (:func:`attnmarl.algos.mappo.train`) with a tqdm progress bar,
+evaluates the current policy on the real mpe2 environment ``--evals`` times along the way
+(``--eval-episodes`` episodes each) and over 200 fixed-seed episodes at the end, and writes to
+``--out``:
+
+- ``NAME-seedS.pt`` — the checkpoint (:mod:`attnmarl.policy`; ``load_policy`` plays it);
+- ``NAME-seedS.csv`` — the learning curve: env steps, wall and CPU seconds, the training return
+  (mean over the episodes that ended since the previous row), and the mpe2 evaluation return ± sem;
+- ``NAME-seedS.json`` — a summary: config, exact command, CPU time, final score.
+
+``--index DIR`` collects the summaries in DIR into ``index.json`` and a ``README.md`` table (how
+the shipped assets in ``attnmarl/assets/value`` are listed). The CPU time of a run is printed at
+its end; torch uses one thread unless ``--threads`` says otherwise (on a 2-core machine shared
+with other work, one thread per run is the fastest).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import shlex
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .algos.mappo import MAPPOAgent, MAPPOConfig, train
+from .envs import episode_returns
+from .policy import agent_policy, save_checkpoint
+
+__all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
+
+CONFIGS: dict[str, MAPPOConfig] = {
+    "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=6_000_000),
+    "spread3-concat": MAPPOConfig("simple_spread", {"N": 3}, critic="concat", total_steps=6_000_000),
+    "spread6-attention": MAPPOConfig("simple_spread", {"N": 6}, critic="attention", total_steps=6_000_000),
+    "spread6-concat": MAPPOConfig("simple_spread", {"N": 6}, critic="concat", total_steps=6_000_000),
+    "tag-attention": MAPPOConfig("simple_tag", {}, critic="attention", total_steps=6_000_000, adv_norm_per_agent=True),
+    "tag-concat": MAPPOConfig("simple_tag", {}, critic="concat", total_steps=6_000_000, adv_norm_per_agent=True),
+}
+"""The named configurations. Within a scenario the two critics differ only in ``critic``: the
+same actor, the same PPO settings, the same budget. In simple_tag the predators' and the prey's
+advantages are normalised separately (their returns differ in sign and scale)."""
+
+FINAL_EPISODES = 200
+
+
+def named_config(name: str, seed: int = 0, steps: int | None = None) -> MAPPOConfig:
+    """The config called ``name`` with the given seed (and budget, if given)."""
+    if name not in CONFIGS:
+        raise ValueError(f"unknown config {name!r}; the configs are {sorted(CONFIGS)}")
+    return replace(CONFIGS[name], seed=seed, total_steps=steps or CONFIGS[name].total_steps)
+
+
+def evaluate_agent(agent: MAPPOAgent, config: MAPPOConfig, episodes: int) -> dict[str, Any]:
+    """Score on mpe2 over ``episodes`` fixed-seed episodes (seeds 0, 1, ...): the mean per-agent
+    return and its sem, as :func:`attnmarl.envs.evaluate` computes them, plus each agent's mean return."""
+    returns = episode_returns(agent_policy(agent, config), config.scenario, episodes, seed=0, **config.scenario_kwargs)
+    per_episode = returns.mean(axis=1)
+    sem = float(per_episode.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else 0.0
+    return {"mean": float(per_episode.mean()), "sem": sem, "per_agent": [float(r) for r in returns.mean(axis=0)]}
+
+
+def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int = 20,
+        eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
+        progress: bool = True) -> dict[str, Any]:
+    """Train config ``name``, evaluate it, write ``NAME-seedS.{pt,csv,json}`` to ``out``; returns the summary."""
+    config = named_config(name, seed, steps)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"{name}-seed{seed}"
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
+    eval_every = max(1, config.num_updates // max(1, evals))
+    rows: list[dict[str, Any]] = []
+    since_last: list[float] = []
+    bar = tqdm(total=config.num_updates * config.batch_size, unit="step", unit_scale=True, desc=name,
+               disable=not progress)
+
+    def on_update(stats: dict[str, float], agent: MAPPOAgent) -> None:
+        bar.update(config.batch_size)
+        if not math.isnan(stats["train_return"]):
+            since_last.append(stats["train_return"])
+        last = stats["update"] == config.num_updates
+        if stats["update"] % eval_every and not last:
+            return
+        score = evaluate_agent(agent, config, final_episodes if last else eval_episodes)
+        rows.append({
+            "env_steps": stats["env_steps"],
+            "wall_seconds": round(time.perf_counter() - wall_start, 2),
+            "cpu_seconds": round(time.process_time() - cpu_start, 2),
+            "train_return": round(float(np.mean(since_last)), 4) if since_last else "",
+            "eval_return": round(score["mean"], 4),
+            "eval_sem": round(score["sem"], 4),
+            "eval_episodes": final_episodes if last else eval_episodes,
+        })
+        since_last.clear()
+        bar.set_postfix(train=rows[-1]["train_return"], mpe2=f"{score['mean']:.2f}±{score['sem']:.2f}")
+        if last:
+            final.update(score)
+
+    final: dict[str, Any] = {}
+    agent = train(config, on_update)
+    bar.close()
+    cpu_seconds, wall_seconds = time.process_time() - cpu_start, time.perf_counter() - wall_start
+    with open(stem.with_suffix(".csv"), "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = {
+        "name": name,
+        "seed": seed,
+        "scenario": config.scenario,
+        "scenario_kwargs": config.scenario_kwargs,
+        "critic": config.critic,
+        "env_steps": config.num_updates * config.batch_size,
+        "command": command or f"python -m attnmarl.train --config {name} --seed {seed}"
+                              + (f" --steps {steps}" if steps else ""),
+        "cpu_seconds": round(cpu_seconds, 1),
+        "wall_seconds": round(wall_seconds, 1),
+        "torch_threads": torch.get_num_threads(),
+        "final_return": round(final["mean"], 3),
+        "final_sem": round(final["sem"], 3),
+        "final_per_agent": [round(r, 3) for r in final["per_agent"]],
+        "final_episodes": final_episodes,
+        "critic_parameters": sum(p.numel() for p in agent.critic.parameters()),
+        "actor_parameters": sum(p.numel() for p in agent.actor.parameters()),
+        "config": asdict(config),
+    }
+    save_checkpoint(stem.with_suffix(".pt"), agent, config, **{k: v for k, v in summary.items() if k != "config"})
+    stem.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def write_index(directory: str | Path) -> list[dict[str, Any]]:
+    """Collect the run summaries (``*.json`` other than ``index.json``) in ``directory`` into
+    ``index.json`` and a ``README.md`` that lists every run, its command, CPU time and mpe2 score."""
+    directory = Path(directory)
+    runs = [json.loads(p.read_text()) for p in sorted(directory.glob("*.json")) if p.name != "index.json"]
+    for entry in runs:
+        stem = f"{entry['name']}-seed{entry['seed']}"
+        entry["curve"] = f"{stem}.csv"
+        entry["checkpoint"] = f"{stem}.pt" if (directory / f"{stem}.pt").exists() else None
+    runs.sort(key=lambda e: (list(CONFIGS).index(e["name"]) if e["name"] in CONFIGS else 99, e["seed"]))
+    (directory / "index.json").write_text(json.dumps(runs, indent=1) + "\n")
+    lines = [
+        "# Trained value-network agents (MAPPO, concatenation vs self-attention critic)",
+        "",
+        "Made by `python -m attnmarl.train` (see `attnmarl/train.py`); this table and `index.json` by",
+        "`python -m attnmarl.train --index` on this folder, from the runs' summaries (`NAME-seedS.json`).",
+        "Score: the mean per-agent return on mpe2 over fixed-seed episodes (seeds 0, 1, ...) ± its standard",
+        "error. CPU seconds: the whole run, training and evaluations, with one torch thread. `index.json`",
+        "also holds each run's full config. Learning curves: `NAME-seedS.csv`; checkpoints where listed.",
+        "",
+        "| config | seed | scenario | arguments | env steps | CPU s | mpe2 return ± sem | episodes | per agent "
+        "| checkpoint | command |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in runs:
+        arguments = ", ".join(f"{k}={v}" for k, v in e["scenario_kwargs"].items()) or "defaults"
+        per_agent = " / ".join(f"{r:.1f}" for r in e["final_per_agent"])
+        lines.append(
+            f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['env_steps']:,} | {e['cpu_seconds']:.0f} "
+            f"| {e['final_return']:.2f} ± {e['final_sem']:.2f} | {e['final_episodes']} | {per_agent} "
+            f"| {e['checkpoint'] or '—'} | `{e['command']}` |"
+        )
+    (directory / "README.md").write_text("\n".join(lines) + "\n")
+    return runs
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m attnmarl.train", description=__doc__.splitlines()[0])
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--config", help="a named configuration (see --list)")
+    what.add_argument("--list", action="store_true", help="list the named configurations")
+    what.add_argument("--index", metavar="DIR", help="write index.json and README.md for the runs in DIR")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=None, help="env steps (default: the config's budget)")
+    parser.add_argument("--out", default="runs", help="output directory (default: runs)")
+    parser.add_argument("--evals", type=int, default=20, help="mpe2 evaluations during training")
+    parser.add_argument("--eval-episodes", type=int, default=20, help="episodes per evaluation during training")
+    parser.add_argument("--final-episodes", type=int, default=FINAL_EPISODES,
+                        help=f"mpe2 episodes of the final evaluation (default: {FINAL_EPISODES})")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, config in CONFIGS.items():
+            print(f"{name:20s} {config.scenario} {config.scenario_kwargs} critic={config.critic} steps={config.total_steps:,}")
+        return
+    if args.index:
+        runs = write_index(args.index)
+        print(f"indexed {len(runs)} runs in {args.index}")
+        return
+    if args.config not in CONFIGS:
+        parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
+    torch.set_num_threads(args.threads)
+    command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    summary = run(args.config, args.seed, args.steps, args.out, args.evals, args.eval_episodes, args.final_episodes,
+                  command)
+    print(f"{args.config} seed {args.seed}: mpe2 return over {args.final_episodes} episodes "
+          f"{summary['final_return']:.2f} ± {summary['final_sem']:.2f}")
+    print(f"CPU time: {summary['cpu_seconds']:.1f} s (wall {summary['wall_seconds']:.1f} s, "
+          f"{summary['torch_threads']} torch thread(s)); outputs in {args.out}/{args.config}-seed{args.seed}.*")
+
+
+if __name__ == "__main__":
+    main()
