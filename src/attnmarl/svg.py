@@ -8,6 +8,7 @@ their JSON form (:func:`attnmarl.viz.frame_spec`), already rounded.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
 __all__ = ["render_panels", "COLORMAPS"]
@@ -46,6 +47,12 @@ def _color(name: str, t: float) -> tuple[str, bool]:
     return f"rgb({','.join(map(str, rgb))})", 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140
 
 
+def _square(lim: float, left: float, top: float, size: float) -> tuple[Callable, Callable]:
+    """World x and y in [-lim, lim] to the pixels of a size x size square whose corner is (left, top)."""
+    return (lambda v: left + ((v + lim) / (2 * lim)) * size,
+            lambda v: top + ((lim - v) / (2 * lim)) * size)
+
+
 def heatmap(p: dict) -> str:
     cell, top = 30, 26
     row_label = 8 + 7 * max(len(str(r)) for r in p["rows"])
@@ -77,13 +84,7 @@ def points(p: dict) -> str:
     size, left, top = 210, 44, 26
     w, h = left + size + 16, top + size + 40
     lim = p["lim"]
-
-    def X(v: float) -> float:
-        return left + ((v + lim) / (2 * lim)) * size
-
-    def Y(v: float) -> float:
-        return top + ((lim - v) / (2 * lim)) * size
-
+    X, Y = _square(lim, left, top, size)
     s = f'<svg class="ax-panel ax-points" width="{w}" height="{h}" role="img" aria-label="{_esc(p["title"])}">'
     s += f'<text x="{_num(left + size / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#444"/>'
@@ -108,12 +109,7 @@ def arena(p: dict) -> str:
     size, left, top = 260, 30, 26
     w, h = left + size + 10, top + size + 30
     lim = p["lim"]
-
-    def X(v: float) -> float:
-        return left + ((v + lim) / (2 * lim)) * size
-
-    def Y(v: float) -> float:
-        return top + ((lim - v) / (2 * lim)) * size
+    X, Y = _square(lim, left, top, size)
 
     def R(r: float) -> float:
         return (r / (2 * lim)) * size

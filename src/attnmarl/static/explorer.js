@@ -21,6 +21,10 @@ if (typeof window.attnmarlExplorer === "undefined") {
       return [`rgb(${rgb.join(",")})`, 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140];
     }
 
+    // World x and y in [-lim, lim] to the pixels of a size x size square whose corner is (left, top).
+    const square = (lim, left, top, size) => [(v) => left + ((v + lim) / (2 * lim)) * size,
+      (v) => top + ((lim - v) / (2 * lim)) * size];
+
     function heatmap(p) {
       const cell = 30, top = 26;
       const rowLabel = 8 + 7 * Math.max(...p.rows.map((r) => String(r).length)), left = rowLabel + 22;
@@ -45,7 +49,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
 
     function points(p) {
       const size = 210, left = 44, top = 26, w = left + size + 16, h = top + size + 40, lim = p.lim;
-      const X = (v) => left + ((v + lim) / (2 * lim)) * size, Y = (v) => top + ((lim - v) / (2 * lim)) * size;
+      const [X, Y] = square(lim, left, top, size);
       let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
       s += `<text x="${left + size / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#444"/>`;
@@ -67,7 +71,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
 
     function arena(p) {
       const size = 260, left = 30, top = 26, w = left + size + 10, h = top + size + 30, lim = p.lim;
-      const X = (v) => left + ((v + lim) / (2 * lim)) * size, Y = (v) => top + ((lim - v) / (2 * lim)) * size;
+      const [X, Y] = square(lim, left, top, size);
       const R = (r) => (r / (2 * lim)) * size;
       let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
       s += `<text x="${left + size / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
