@@ -21,10 +21,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-# Executed chapters are cached by notebook content; the cache is dropped whenever the package or the
-# environment changes, so the book never shows outputs of older code.
+# Executed chapters are cached by notebook content, and Sphinx re-reads only changed sources; both are
+# dropped whenever the package or the environment changes, so the book never shows outputs of older code.
 _build/.src-stamp: $(SRC) $(STAMP)
-	rm -rf _build/.jupyter_cache
+	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build && touch $@
 
 book: $(STAMP) _build/.src-stamp
