@@ -11,7 +11,7 @@ import torch
 from attnmarl import load_policy
 from attnmarl.algos.mappo import (MAPPOConfig, ValueNorm, bootstrap_values, env_spec, gae, make_agent,
                                   normalize_advantages, train)
-from attnmarl.envs import episode_returns, evaluate, random_policy
+from attnmarl.envs import episode_returns, evaluate, mixed_teams, random_policy
 from attnmarl.policy import agent_policy, load_agent, load_checkpoint, save_checkpoint
 from attnmarl.train import main, named_config
 
@@ -111,6 +111,14 @@ def test_training_is_reproducible_from_the_seed():
     assert not torch.equal(weights(TINY), weights(replace(TINY, seed=1)))
 
 
+def test_a_diverging_run_stops_loudly(monkeypatch):
+    from attnmarl.algos import mappo
+
+    monkeypatch.setattr(mappo, "gae", lambda rewards, *args: torch.full_like(rewards, float("nan")))
+    with pytest.raises(RuntimeError, match="training diverged: non-finite value targets in update 1"):
+        train(TINY)
+
+
 @pytest.mark.parametrize("critic", ["attention", "concat"])
 def test_a_short_run_learns(critic):
     """Smoke run on simple_spread N = 2: the critic learns to predict returns and the return improves."""
@@ -119,9 +127,10 @@ def test_a_short_run_learns(critic):
     history = []
     train(config, lambda stats, agent: history.append(stats))
     first, last = history[:3], history[-5:]
-    explained = [np.mean([s["explained_variance"] for s in part]) for part in (first, last)]
-    assert explained[1] > 0.3 and explained[1] > explained[0] + 0.2
-    assert np.mean([s["train_return"] for s in last]) > np.mean([s["train_return"] for s in first]) + 1.0
+    explained = [s["explained_variance"] for s in history]
+    assert max(explained) > 0.3  # from about 0 at the start
+    assert np.mean(explained[len(history) // 2:]) > np.mean(explained[:3]) + 0.1
+    assert np.mean([s["train_return"] for s in last]) > np.mean([s["train_return"] for s in first]) + 2.0
 
 
 def test_checkpoint_round_trip_and_policy(tmp_path):
@@ -190,7 +199,9 @@ def test_cli_writes_checkpoint_curve_and_summary(tmp_path, capsys):
     with open(tmp_path / "spread3-concat-seed4.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0]) == ["env_steps", "wall_seconds", "cpu_seconds", "train_return", "eval_return", "eval_sem",
-                             "eval_episodes"]
+                             "eval_episodes", "eval_return_0", "eval_return_1", "eval_return_2"]
+    per_agent = [float(rows[-1][f"eval_return_{i}"]) for i in range(3)]
+    assert float(rows[-1]["eval_return"]) == pytest.approx(np.mean(per_agent), abs=1e-3)
     assert [int(r["env_steps"]) for r in rows] == [3200, 6400] and rows[-1]["eval_episodes"] == "3"
     summary = json.loads((tmp_path / "spread3-concat-seed4.json").read_text())
     assert summary["command"].endswith("--seed 4") and summary["final_episodes"] == 3
@@ -232,17 +243,13 @@ def test_each_shipped_checkpoint_beats_random_on_mpe2(entry):
         baseline, _ = evaluate(random, scenario, episodes=50, seed=1000, **kwargs)
         assert ours > baseline + 4.0
         return
-    # simple_tag is a game: each trained team must beat a random team, both facing random opponents
+    # simple_tag is a game: each trained team, facing the trained other team, must do clearly better
+    # than a random team would in its place. (Against random opponents the test would mostly measure
+    # staying inside the arena: random predators almost never catch anything.)
     n_adversaries = env_spec(scenario, **kwargs).agent_types.count(0)
 
-    def mixed(chasers, prey):
-        def policy(obs):
-            chaser_actions, prey_actions = chasers(obs), prey(obs)
-            return {a: (chaser_actions if a.startswith("adversary") else prey_actions)[a] for a in obs}
-        return policy
-
-    both_random = team_returns(mixed(random, random), scenario, kwargs)
-    trained_chasers = team_returns(mixed(trained, random), scenario, kwargs)
-    trained_prey = team_returns(mixed(random, trained), scenario, kwargs)
-    assert trained_chasers[:n_adversaries].mean() > both_random[:n_adversaries].mean() + 2.0
-    assert trained_prey[n_adversaries:].mean() > both_random[n_adversaries:].mean() + 2.0
+    trained_game = team_returns(trained, scenario, kwargs)
+    random_chasers = team_returns(mixed_teams(random, trained), scenario, kwargs)
+    random_prey = team_returns(mixed_teams(trained, random), scenario, kwargs)
+    assert trained_game[:n_adversaries].mean() > random_chasers[:n_adversaries].mean() + 5.0
+    assert trained_game[n_adversaries:].mean() > random_prey[n_adversaries:].mean() + 5.0

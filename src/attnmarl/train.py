@@ -43,12 +43,12 @@ from .policy import agent_policy, save_checkpoint
 __all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
 
 CONFIGS: dict[str, MAPPOConfig] = {
-    "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=6_000_000),
-    "spread3-concat": MAPPOConfig("simple_spread", {"N": 3}, critic="concat", total_steps=6_000_000),
-    "spread6-attention": MAPPOConfig("simple_spread", {"N": 6}, critic="attention", total_steps=6_000_000),
-    "spread6-concat": MAPPOConfig("simple_spread", {"N": 6}, critic="concat", total_steps=6_000_000),
-    "tag-attention": MAPPOConfig("simple_tag", {}, critic="attention", total_steps=6_000_000, adv_norm_per_agent=True),
-    "tag-concat": MAPPOConfig("simple_tag", {}, critic="concat", total_steps=6_000_000, adv_norm_per_agent=True),
+    "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
+    "spread3-concat": MAPPOConfig("simple_spread", {"N": 3}, critic="concat", total_steps=5_000_000),
+    "spread6-attention": MAPPOConfig("simple_spread", {"N": 6}, critic="attention", total_steps=5_000_000),
+    "spread6-concat": MAPPOConfig("simple_spread", {"N": 6}, critic="concat", total_steps=5_000_000),
+    "tag-attention": MAPPOConfig("simple_tag", {}, critic="attention", total_steps=5_000_000, adv_norm_per_agent=True),
+    "tag-concat": MAPPOConfig("simple_tag", {}, critic="concat", total_steps=5_000_000, adv_norm_per_agent=True),
 }
 """The named configurations. Within a scenario the two critics differ only in ``critic``: the
 same actor, the same PPO settings, the same budget. In simple_tag the predators' and the prey's
@@ -104,6 +104,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             "eval_return": round(score["mean"], 4),
             "eval_sem": round(score["sem"], 4),
             "eval_episodes": final_episodes if last else eval_episodes,
+            **{f"eval_return_{i}": round(r, 4) for i, r in enumerate(score["per_agent"])},
         })
         since_last.clear()
         bar.set_postfix(train=rows[-1]["train_return"], mpe2=f"{score['mean']:.2f}±{score['sem']:.2f}")

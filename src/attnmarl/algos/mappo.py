@@ -20,9 +20,10 @@ One update:
    next); after a *termination* it is 0.
 3. **PPO** (Schulman et al. 2017), ``update_epochs`` passes over ``num_minibatches`` minibatches:
    the clipped surrogate E[min(rho A, clip(rho, 1 - eps, 1 + eps) A)] with rho = pi_theta / pi_old,
-   advantages normalised per minibatch (over all agents, or per agent in games), an entropy bonus, and the critic regressed onto the returns
-   G_t = A_t + V(o_t). Targets are normalised per agent with running statistics (MAPPO's value
-   normalisation), so the same learning rate suits simple_spread's small rewards and simple_tag's +-10.
+   advantages normalised per minibatch (over all agents, or per agent in games), an entropy bonus,
+   and the critic regressed onto the returns G_t = A_t + V(o_t). Targets are normalised per agent
+   with running statistics (MAPPO's value normalisation), so the same learning rate suits
+   simple_spread's small rewards and simple_tag's +-10.
 
 Everything is vectorised over environments and agents; torch runs on the CPU.
 """
@@ -74,7 +75,11 @@ class MAPPOConfig:
     lr_actor: float = 1e-3
     lr_critic: float = 1e-3
     anneal_lr: bool = True
-    gamma: float = 0.99
+    gamma: float = 0.95
+    """Discount. MPE episodes are 25 steps long and a truncated one is bootstrapped, so the critic
+    predicts about 1 / (1 - gamma) steps ahead; with 0.99 (100 steps, four episodes deep) the
+    bootstrapped targets fed back on themselves and simple_spread m = 6 diverged to NaN.
+    0.95 is MADDPG's value for MPE."""
     gae_lambda: float = 0.95
     update_epochs: int = 4
     num_minibatches: int = 2
@@ -258,7 +263,8 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     ``env_steps``, ``train_return`` (mean over agents and over the episodes that ended in this
     rollout; NaN if none ended), ``train_return_<i>`` per agent, the losses, ``entropy``,
     ``approx_kl``, ``clip_frac``, ``explained_variance`` and ``wall_seconds``. Runs are reproducible
-    from ``config.seed`` (the same seed, the same torch thread count, the same numbers).
+    from ``config.seed`` (the same seed, the same torch thread count, the same numbers). A run whose
+    value targets or loss stop being finite raises ``RuntimeError`` at once.
     """
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
@@ -315,6 +321,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
             advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf, config.gamma,
                              config.gae_lambda)
             returns = advantages + values
+            _check_finite(returns, "value targets", update, config)
             agent.value_norm.update(returns.flatten(0, 1))
 
         # 3. PPO epochs over minibatches of env-steps (each with all m agents)
@@ -333,6 +340,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
                 v_loss = 0.5 * (agent.critic(b_o[idx]) - b_target[idx]).pow(2).mean()
                 entropy = entropy.mean()
                 loss = pg_loss - config.ent_coef * entropy + v_loss
+                _check_finite(loss, "loss", update, config)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.actor.parameters(), config.max_grad_norm)
@@ -346,6 +354,16 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
             callback(_stats(update, config, finished, pg_loss, v_loss, entropy, approx_kl, clip_frac,
                             returns, values, time.perf_counter() - start, m), agent)
     return agent
+
+
+def _check_finite(x: Tensor, what: str, update: int, config: MAPPOConfig) -> None:
+    """Stop a diverged run loudly instead of training on NaNs (and shipping them)."""
+    if not torch.isfinite(x).all():
+        raise RuntimeError(
+            f"training diverged: non-finite {what} in update {update + 1} (after "
+            f"{update * config.batch_size:,} env steps) of {config.critic} critic on {config.scenario} "
+            f"{config.scenario_kwargs}, seed {config.seed}"
+        )
 
 
 def _stats(update: int, config: MAPPOConfig, finished: list[np.ndarray], pg_loss: Tensor, v_loss: Tensor,
