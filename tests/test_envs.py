@@ -340,3 +340,11 @@ def test_valid_edge_actions_are_accepted() -> None:
     port.step(np.ones((2, 3, 5)))  # float64 ones: in range, cast to float32
     port.step(np.zeros((2, 3, 5), dtype=np.float32))
     make_batched("simple_spread", 2).step(np.full((2, 3), 4, dtype=np.int32))
+
+
+def test_mixed_teams_routes_each_agent_to_its_team_policy():
+    from attnmarl.envs import mixed_teams
+
+    obs = {"adversary_0": 0, "adversary_1": 0, "agent_0": 0}
+    policy = mixed_teams(lambda o: {a: "chase" for a in o}, lambda o: {a: "flee" for a in o})
+    assert policy(obs) == {"adversary_0": "chase", "adversary_1": "chase", "agent_0": "flee"}

@@ -41,6 +41,7 @@ __all__ = [
     "token_table",
     "feature_legend",
     "arena_panel",
+    "short_label",
     "token_heatmap",
     "episode_frame",
     "episode_explorer",
@@ -219,7 +220,7 @@ def token_table(tokens: EntityTokens) -> tuple[np.ndarray, list[str], list[str]]
     return values, rows, cols
 
 
-def _short(name: str) -> str:
+def short_label(name: str) -> str:
     """A short arena label: ``agent_0`` → ``a0``, ``landmark 1`` → ``L1``, ``adversary_2`` → ``A2``."""
     kind, _, number = name.replace(" ", "_").rpartition("_")
     return _SHORT.get(kind, kind[:1]) + number
@@ -244,7 +245,7 @@ def arena_panel(episode: Episode, t: int, focus: int | None = None, title: str =
     reach = (np.abs(episode.positions) + episode.radius[:, None])[episode.visible].max()
     lim = max(1.0, math.ceil(10 * reach + 0.5) / 10)  # everything of the episode in view
     return Arena(episode.positions[t, shown], episode.radius[shown],
-                 [_screen_color(c) for c in episode.colors[t, shown]], [_short(episode.entities[k]) for k in shown],
+                 [_screen_color(c) for c in episode.colors[t, shown]], [short_label(episode.entities[k]) for k in shown],
                  focus=None if focus is None else int(np.flatnonzero(shown == focus)[0]),
                  title=title or f"{episode.scenario}, t = {t}", lim=lim)
 

@@ -93,3 +93,15 @@ def render_episode(
         obs, *_ = env.step(actions)
         frames.append(env.render())
     return frames
+
+
+def mixed_teams(adversaries: Policy, others: Policy) -> Policy:
+    """One policy from two teams' policies: the agents named ``adversary_*`` (simple_tag's predators)
+    take ``adversaries``' actions, every other agent ``others``'. For games: a trained team against
+    another trained team (cross-play), or a random team in a trained team's place."""
+
+    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        adversary_actions, other_actions = adversaries(obs), others(obs)
+        return {a: (adversary_actions if a.startswith("adversary") else other_actions)[a] for a in obs}
+
+    return policy

@@ -1,0 +1,297 @@
+"""The value-network chapter's shipped results and its explorer: what a trained self-attention critic
+attends to over an mpe2 episode.
+
+- :func:`value_runs`, :func:`value_curve`, :func:`value_checkpoint` read the trained agents and
+  learning curves shipped in ``attnmarl/assets/value`` (made by ``python -m attnmarl.train``; listed
+  in its ``index.json``);
+- :func:`trained_episode` plays one mpe2 episode with a trained agent's decentralized actors and keeps
+  every observation and position; :func:`critic_alpha` runs the centralized critic on it;
+- :func:`alpha_episode_explorer` shows, step by step, the arena with each agent ringed by the weight
+  alpha^i_j that agent i's value gives it, next to the whole alpha matrix and the values v_hat^i;
+- :func:`relevance` measures, over episodes, how the weight alpha^i_j and the sensitivity
+  ||d v_hat^i / d o^j|| of a trained critic depend on the distance between agents i and j;
+- :func:`probe_explorer` freezes one mpe2 state and lets the reader move one agent: the
+  observations are recomputed (by the batched port, loaded with the mpe2 state) and the critic rerun.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .algos.mappo import MAPPOAgent, MAPPOConfig
+from .analysis import value_sensitivity
+from .envs import BatchedEnv, make_batched, make_reference, obs_to_array
+from .mpe_explorers import Episode, arena_panel, record_episode, short_label
+from .nets import AttentionCritic
+from .policy import agent_policy
+from .viz import Frame, Heatmap, Text
+from .widgets import Dropdown, Explorer, Slider
+
+__all__ = ["VALUE_ASSETS", "value_runs", "value_curve", "value_checkpoint", "trained_episode",
+           "critic_alpha", "agent_labels", "alpha_statistics", "alpha_episode_frame", "alpha_episode_explorer", "relevance",
+           "binned_mean", "Probe", "make_probe", "probe_values", "probe_frame", "probe_explorer"]
+
+VALUE_ASSETS = Path(str(resources.files("attnmarl") / "assets" / "value"))
+"""Where the trained value-network agents and their learning curves are shipped."""
+
+
+def value_runs() -> list[dict[str, Any]]:
+    """Every shipped run (``index.json``): name, seed, scenario, arguments, command, CPU seconds,
+    final mpe2 return ± sem over 200 episodes, curve and checkpoint file names."""
+    return json.loads((VALUE_ASSETS / "index.json").read_text())
+
+
+def value_curve(name: str, seed: int) -> dict[str, np.ndarray]:
+    """The learning curve of one run as columns: env_steps, wall_seconds, cpu_seconds, train_return,
+    eval_return (mean over agents), eval_sem, eval_episodes and, in runs made since the CLI records
+    them, eval_return_<i> (agent i's mean return)."""
+    path = VALUE_ASSETS / f"{name}-seed{seed}.csv"
+    if not path.exists():
+        raise ValueError(f"no shipped curve {path.name}; shipped runs: {sorted({r['name'] for r in value_runs()})}")
+    with open(path) as handle:
+        rows = list(csv.DictReader(handle))
+    return {key: np.array([float(r[key]) if r[key] != "" else np.nan for r in rows]) for key in rows[0]}
+
+
+def value_checkpoint(name: str, seed: int = 0) -> Path:
+    """Path of a shipped checkpoint (for :func:`attnmarl.load_policy` or :func:`attnmarl.policy.load_agent`)."""
+    path = VALUE_ASSETS / f"{name}-seed{seed}.pt"
+    if not path.exists():
+        shipped = [r["checkpoint"] for r in value_runs() if r["checkpoint"]]
+        raise ValueError(f"no shipped checkpoint {path.name}; shipped: {shipped}")
+    return path
+
+
+def agent_labels(config: MAPPOConfig) -> list[str]:
+    """Short names of the agents of a run's scenario, as the arena labels them (``agent_0`` -> a0,
+    ``adversary_1`` -> A1), in the order of the critic's rows and columns."""
+    return [short_label(a) for a in make_reference(config.scenario, **config.scenario_kwargs).possible_agents]
+
+
+def trained_episode(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Episode:
+    """One mpe2 episode (reset with ``seed``) played by the agent's greedy decentralized actors,
+    recorded step by step (:func:`attnmarl.mpe_explorers.record_episode`)."""
+    return record_episode(config.scenario, seed, agent_policy(agent, config, deterministic=True),
+                          **config.scenario_kwargs)
+
+
+def critic_alpha(agent: MAPPOAgent, episode: Episode) -> tuple[np.ndarray, np.ndarray]:
+    """The centralized critic on every step of an episode: v_hat (T + 1, m) in return units and the
+    first attention block's alpha (T + 1, l, m, m) (row i: the weights of agent i's value)."""
+    if not isinstance(agent.critic, AttentionCritic):
+        raise ValueError(f"alpha needs a self-attention critic; this agent has a {type(agent.critic).__name__}")
+    with torch.no_grad():
+        v_normalized, alphas = agent.critic.values_and_alpha(torch.from_numpy(episode.obs))
+        return agent.value_norm.denormalize(v_normalized).numpy(), alphas[0].numpy()
+
+
+def alpha_statistics(alpha: np.ndarray) -> dict[str, float]:
+    """How peaked and how query-specific attention weights ``alpha`` (..., m, m) are (for example
+    :func:`relevance`'s ``alpha``, steps x heads x queries x keys); averages over everything but keys of
+
+    - ``max_weight``: max_j alpha^i_j (``uniform`` = 1/m for comparison);
+    - ``entropy``: the entropy of alpha^i divided by log m (1 = uniform, 0 = one agent only);
+    - ``row_difference``: the total-variation distance between the rows of two agents i != i',
+      (1/2) sum_j |alpha^i_j - alpha^i'_j| (0 = every agent's value weighs the others alike);
+    - ``same_argmax``: how often row i's largest weight falls on the agent most rows pick (1 = every
+      query attends to the same agent).
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    m = alpha.shape[-1]
+    if alpha.ndim < 2 or alpha.shape[-2] != m or m < 2:
+        raise ValueError(f"alpha must have shape (..., m, m) with m >= 2; got {alpha.shape}")
+    entropy = -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(-1) / np.log(m)
+    pairs = 0.5 * np.abs(alpha[..., :, None, :] - alpha[..., None, :, :]).sum(-1)  # (..., m, m)
+    argmax = alpha.argmax(-1)  # (..., m)
+    majority = np.apply_along_axis(lambda keys: np.bincount(keys, minlength=m).argmax(), -1, argmax)
+    return {"uniform": 1.0 / m, "max_weight": float(alpha.max(-1).mean()), "entropy": float(entropy.mean()),
+            "row_difference": float(pairs.sum((-1, -2)).mean() / (m * (m - 1))),
+            "same_argmax": float((argmax == majority[..., None]).mean())}
+
+
+def alpha_episode_frame(episode: Episode, v_hat: np.ndarray, alpha: np.ndarray, t: int = 0, agent: int = 0,
+                        head: str = "mean") -> Frame:
+    """Step ``t`` of an episode seen by agent ``agent``'s value: the arena with every agent j ringed
+    by alpha^i_j (head ``head``, or the mean over heads), the alpha matrix, and v_hat."""
+    weights = alpha[t].mean(0) if head == "mean" else alpha[t, int(head) - 1]  # (m, m)
+    m = len(episode.agents)
+    arena = arena_panel(episode, t, focus=agent)
+    names = list(arena.labels[:m])  # mpe2 lists the agents first among the world's entities
+    emphasis = list(weights[agent]) + [0.0] * (len(arena.labels) - m)
+    arena = replace(arena, emphasis=emphasis, title=f"t = {t}: rings = α of {names[agent]}'s value")
+    title = "α, mean over heads" if head == "mean" else f"α, head {head}"
+    matrix = Heatmap(weights, names, names, title=title, xlabel="key: agent j's observation oʲ",
+                     ylabel="query: agent i's value v̂ⁱ")
+    values = Text("\n".join(f"v̂ of {n}: {v:7.2f}" for n, v in zip(names, v_hat[t])), title="values v̂ⁱ")
+    strongest = int(weights[agent].argmax())
+    return Frame([arena, matrix, values],
+                 caption=f"step {t} of {episode.steps}: {names[agent]}'s value gives the most weight "
+                         f"({weights[agent, strongest]:.2f}) to {names[strongest]}'s observation; "
+                         f"uniform would be {1 / m:.2f}")
+
+
+def alpha_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Explorer:
+    """Step through one mpe2 episode of a trained agent and watch its critic's alpha."""
+    episode = trained_episode(agent, config, seed)
+    v_hat, alpha = critic_alpha(agent, episode)
+    heads = ["mean"] + [str(h + 1) for h in range(alpha.shape[1])]
+    steps = list(range(episode.steps + 1))
+
+    def frame(t: int = 0, agent_index: str = episode.agents[0], head: str = "mean") -> Frame:
+        return alpha_episode_frame(episode, v_hat, alpha, t, episode.agents.index(agent_index), head)
+
+    return Explorer(frame, [
+        Slider("t", steps, default=0, label="step t"),
+        Dropdown("agent_index", list(episode.agents), label="agent i (query)"),
+        Dropdown("head", heads, label="head"),
+    ], title=f"α of the self-attention critic over one mpe2 episode ({config.scenario}, seed {seed})")
+
+
+def relevance(agent: MAPPOAgent, config: MAPPOConfig, episodes: int = 20) -> dict[str, np.ndarray]:
+    """Where a trained critic puts its weight, over every step of ``episodes`` mpe2 episodes (seeds
+    0, 1, ...) played by the agent's own actors. Returns, stacked over all steps (S in total):
+
+    - ``distance`` (S, m, m): |p^i - p^j| between agents i and j (world units);
+    - ``sensitivity`` (S, m, m): row i holds the shares S^i_j / sum_k S^i_k of the sensitivity
+      S^i_j = ||d v_hat^i / d o^j|| (:func:`attnmarl.analysis.value_sensitivity`), for any critic;
+    - ``alpha`` (S, l, m, m), for a self-attention critic only: the first block's alpha per head.
+
+    Rows of ``sensitivity`` and ``alpha`` are in [0, 1] and sum to 1.
+    """
+    parts: dict[str, list[np.ndarray]] = {"distance": [], "sensitivity": [], "alpha": []}
+    for seed in range(episodes):
+        episode = trained_episode(agent, config, seed)
+        p = episode.positions[:, :len(episode.agents)]  # mpe2 lists the agents first among the entities
+        parts["distance"].append(np.linalg.norm(p[:, :, None] - p[:, None, :], axis=-1))
+        s = value_sensitivity(agent.critic, torch.from_numpy(episode.obs)).numpy()
+        parts["sensitivity"].append(s / s.sum(-1, keepdims=True))
+        if isinstance(agent.critic, AttentionCritic):
+            parts["alpha"].append(critic_alpha(agent, episode)[1])
+    return {key: np.concatenate(value) for key, value in parts.items() if value}
+
+
+def binned_mean(x: np.ndarray, y: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and standard error of ``y`` in the bins of ``x`` given by ``edges``, and each bin's
+    count (bins with fewer than 2 points give NaN)."""
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same shape; got {x.shape} and {y.shape}")
+    which = np.digitize(x, edges) - 1
+    mean, sem, count = (np.full(len(edges) - 1, np.nan) for _ in range(3))
+    for b in range(len(edges) - 1):
+        values = y[which == b]
+        count[b] = len(values)
+        if len(values) >= 2:
+            mean[b], sem[b] = values.mean(), values.std(ddof=1) / np.sqrt(len(values))
+    return mean, sem, count
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One frozen mpe2 state for the arena probe: the episode it comes from, the step ``t``, and a
+    one-environment batched port holding that state (its ``observe`` recomputes the observations
+    after an agent has been moved)."""
+
+    agent: MAPPOAgent
+    config: MAPPOConfig
+    episode: Episode
+    t: int
+    port: BatchedEnv
+
+
+def make_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> Probe:
+    """Play mpe2 (reset with ``seed``) for ``t`` steps with the agent's greedy actors and freeze the
+    state: it is copied into a one-environment port with :meth:`BatchedEnv.load_state`."""
+    episode = trained_episode(agent, config, seed)
+    if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= episode.steps:
+        raise ValueError(f"t must be an int in [0, {episode.steps}], got {t!r}")
+    env = make_reference(config.scenario, **config.scenario_kwargs)
+    policy = agent_policy(agent, config, deterministic=True)
+    obs, _ = env.reset(seed=seed)
+    for _ in range(t):
+        obs, *_ = env.step(policy(obs))
+    port = make_batched(config.scenario, 1, **config.scenario_kwargs)
+    port.load_state(0, env)
+    if not np.array_equal(port.observe()[0], obs_to_array(env, obs)):
+        raise RuntimeError("the port does not reproduce mpe2's observation of the frozen state")
+    return Probe(agent, config, episode, t, port)
+
+
+def probe_values(probe: Probe, moved: int, xy: tuple[float, float] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Move agent ``moved`` to ``xy`` (None: leave it), recompute every observation, run the critic:
+    returns the observations (m, d_o), v_hat (m,) in return units and alpha (l, m, m) of the first
+    block (the port's state is restored afterwards)."""
+    port = probe.port
+    if not 0 <= moved < port.n_agents:
+        raise ValueError(f"moved must be an agent index in [0, {port.n_agents}), got {moved!r}")
+    saved = port.agent_pos.copy()
+    try:
+        if xy is not None:
+            port.agent_pos[0, moved] = xy
+        o = torch.from_numpy(port.observe())
+    finally:
+        port.agent_pos[:] = saved
+    with torch.no_grad():
+        v_normalized, alphas = probe.agent.critic.values_and_alpha(o)
+    return o[0].numpy(), probe.agent.value_norm.denormalize(v_normalized)[0].numpy(), alphas[0][0].numpy()
+
+
+def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, query: int = 0) -> Frame:
+    """The frozen state with agent ``moved`` at (x, y): the arena ringed by alpha^query (mean over
+    heads), alpha^query per head, and every v_hat^i next to its value in the true state."""
+    m = probe.port.n_agents
+    if not 0 <= query < m:
+        raise ValueError(f"query must be an agent index in [0, {m}), got {query!r}")
+    _, v_true, _ = probe_values(probe, moved, None)
+    _, v_hat, alpha = probe_values(probe, moved, (x, y))
+    arena = arena_panel(probe.episode, probe.t, focus=query)
+    names = list(arena.labels[:m])
+    xy = arena.xy.copy()
+    xy[moved] = (x, y)
+    weights = alpha.mean(0)[query]
+    arena = replace(arena, xy=xy, emphasis=list(weights) + [0.0] * (len(arena.labels) - m),
+                    lim=max(arena.lim, 1.2), title=f"{names[moved]} moved; rings = α of {names[query]}'s value")
+    rows = [f"head {h + 1}" for h in range(alpha.shape[0])] + ["mean"]
+    per_head = Heatmap(np.vstack([alpha[:, query], weights]), rows, names, title=f"α of {names[query]}'s value",
+                       xlabel="key: agent j's observation oʲ", ylabel="head")
+    lines = [f"{'*' if k == query else ' '} v̂ of {n}: {v:7.2f} ({v - v0:+.2f})" for k, (n, v, v0) in
+             enumerate(zip(names, v_hat, v_true))]
+    values = Text("\n".join(lines), title="v̂ⁱ (change from the true state)")
+    strongest = int(weights.argmax())
+    return Frame([arena, per_head, values],
+                 caption=f"{names[moved]} at ({x:+.2f}, {y:+.2f}) instead of "
+                         f"({probe.episode.positions[probe.t, moved, 0]:+.2f}, "
+                         f"{probe.episode.positions[probe.t, moved, 1]:+.2f}): {names[query]}'s value "
+                         f"{v_hat[query]:.2f} (true state {v_true[query]:.2f}) weighs {names[strongest]} most "
+                         f"({weights[strongest]:.2f})")
+
+
+def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10,
+                   grid: np.ndarray | None = None) -> Explorer:
+    """Freeze an mpe2 state (:func:`make_probe`), move one agent over ``grid`` x ``grid`` positions
+    (default -1, -0.75, ..., 1) and watch alpha^i and v_hat^i of the trained critic."""
+    if not isinstance(agent.critic, AttentionCritic):
+        raise ValueError(f"the probe needs a self-attention critic; this agent has a {type(agent.critic).__name__}")
+    probe = make_probe(agent, config, seed, t)
+    grid = np.round(np.linspace(-1.0, 1.0, 9), 2) if grid is None else np.asarray(grid, dtype=float)
+    agents = list(probe.episode.agents)
+    start = probe.episode.positions[t, 0]
+    nearest = [float(grid[np.abs(grid - c).argmin()]) for c in start]
+
+    def frame(moved: str = agents[0], x: float = nearest[0], y: float = nearest[1], query: str = agents[0]) -> Frame:
+        return probe_frame(probe, agents.index(moved), x, y, agents.index(query))
+
+    values = [float(g) for g in grid]
+    return Explorer(frame, [
+        Dropdown("moved", agents, label="move agent"),
+        Slider("x", values, default=nearest[0], label="x"),
+        Slider("y", values, default=nearest[1], label="y"),
+        Dropdown("query", agents, label="agent i (query)"),
+    ], title=f"Arena probe: move one agent, watch α and v̂ ({config.scenario}, "
+             f"mpe2 seed {seed}, step {t})")
