@@ -116,6 +116,11 @@ def test_the_explorers_redraw_when_their_controls_move(spread3):
     moved = probe.update(x=-1.0, y=1.0)
     assert moved["panels"][0]["xy"][0] == [-1.0, 1.0] and moved["panels"][1] != first["panels"][1]
     assert probe.update(query="agent_2")["panels"][0]["focus"] == 2
+    probe.live()  # the live face: a finer grid than the static one, every move recomputed
+    before = probe.markup
+    probe.widgets["y"].value = 0.95
+    assert probe.settings["y"] == 0.95 and probe.markup != before
+    assert len(probe.widgets["x"].options) == 41 and len(probe.controls[1].static) == 9
     player = alpha_episode_explorer(agent, config, seed=3)
     assert player.update(t=0)["panels"][1] != player.update(t=12)["panels"][1]
 

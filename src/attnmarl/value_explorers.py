@@ -272,26 +272,25 @@ def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, qu
                          f"({weights[strongest]:.2f})")
 
 
-def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10,
-                   grid: np.ndarray | None = None) -> Explorer:
-    """Freeze an mpe2 state (:func:`make_probe`), move one agent over ``grid`` x ``grid`` positions
-    (default -1, -0.75, ..., 1) and watch alpha^i and v_hat^i of the trained critic."""
+def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> Explorer:
+    """Freeze an mpe2 state (:func:`make_probe`), move one agent over the arena and watch alpha^i
+    and v_hat^i of the trained critic. Positions run over [-1, 1] in steps of 0.05 in the live face,
+    0.25 in the static one."""
     if not isinstance(agent.critic, AttentionCritic):
         raise ValueError(f"the probe needs a self-attention critic; this agent has a {type(agent.critic).__name__}")
     probe = make_probe(agent, config, seed, t)
-    grid = np.round(np.linspace(-1.0, 1.0, 9), 2) if grid is None else np.asarray(grid, dtype=float)
+    values = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 41)]
+    static = values[::5]
     agents = list(probe.episode.agents)
-    start = probe.episode.positions[t, 0]
-    nearest = [float(grid[np.abs(grid - c).argmin()]) for c in start]
+    nearest = [min(static, key=lambda v: abs(v - c)) for c in probe.episode.positions[t, 0]]
 
     def frame(moved: str = agents[0], x: float = nearest[0], y: float = nearest[1], query: str = agents[0]) -> Frame:
         return probe_frame(probe, agents.index(moved), x, y, agents.index(query))
 
-    values = [float(g) for g in grid]
     return Explorer(frame, [
         Dropdown("moved", agents, label="move agent"),
-        Slider("x", values, default=nearest[0], label="x"),
-        Slider("y", values, default=nearest[1], label="y"),
+        Slider("x", values, default=nearest[0], label="x", static=static),
+        Slider("y", values, default=nearest[1], label="y", static=static),
         Dropdown("query", agents, label="agent i (query)"),
     ], title=f"Arena probe: move one agent, watch α and v̂ ({config.scenario}, "
              f"mpe2 seed {seed}, step {t})")
