@@ -125,7 +125,10 @@ def arena(p: dict) -> str:
                   f'stroke="#d62728" stroke-width="3" stroke-opacity="{_num(p["emphasis"][i])}"/>')
         if i == p["focus"]:
             s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r + 0.02))}" fill="none" stroke="#000" stroke-width="2"/>'
-        s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + 3)}" text-anchor="middle" font-size="9">{_esc(p["labels"][i])}</text>'
+        if R(r) < 8:  # too small to hold its label (a landmark): write it beside the circle
+            s += f'<text x="{_num(X(x) + R(r) + 2)}" y="{_num(Y(y) + 3)}" font-size="9">{_esc(p["labels"][i])}</text>'
+        else:
+            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + 3)}" text-anchor="middle" font-size="9">{_esc(p["labels"][i])}</text>'
     s += f'<text x="{_num(left + size / 2)}" y="{h - 8}" text-anchor="middle" font-size="12">x</text>'
     s += f'<text transform="translate(12,{_num(top + size / 2)}) rotate(-90)" text-anchor="middle" font-size="12">y</text>'
     return s + "</svg>"

@@ -126,15 +126,22 @@ def alpha_episode_frame(episode: Episode, v_hat: np.ndarray, alpha: np.ndarray, 
     names = list(arena.labels[:m])  # mpe2 lists the agents first among the world's entities
     emphasis = list(weights[agent]) + [0.0] * (len(arena.labels) - m)
     arena = replace(arena, emphasis=emphasis, title=f"t = {t}: rings = α of {names[agent]}'s value")
-    title = "α, mean over heads" if head == "mean" else f"α, head {head}"
-    matrix = Heatmap(weights, names, names, title=title, xlabel="key: agent j's observation oʲ",
-                     ylabel="query: agent i's value v̂ⁱ")
-    values = Text("\n".join(f"v̂ of {n}: {v:7.2f}" for n, v in zip(names, v_hat[t])), title="values v̂ⁱ")
-    strongest = int(weights[agent].argmax())
+    title = "α (mean of heads)" if head == "mean" else f"α, head {head}"
+    matrix = Heatmap(weights, names, names, title=title, xlabel="key: agent j", ylabel="query: value of i")
+    values = Text("\n".join(f"v̂ of {n}: {v:7.2f}" for n, v in zip(names, v_hat[t])), title="values")
     return Frame([arena, matrix, values],
                  caption=f"step {t} of {episode.steps}: {names[agent]}'s value gives the most weight "
-                         f"({weights[agent, strongest]:.2f}) to {names[strongest]}'s observation; "
-                         f"uniform would be {1 / m:.2f}")
+                         f"{_strongest(weights[agent], names)}; uniform would be {1 / m:.2f}")
+
+
+def _strongest(row: np.ndarray, names: list[str]) -> str:
+    """The largest weight of an alpha row and who gets it, e.g. ``(0.91) to a1`` or, when weights
+    tie within 0.005, ``(0.50 each) to a1 and a2``."""
+    top = row.max()
+    winners = [n for n, w in zip(names, row) if w > top - 0.005]
+    if len(winners) == 1:
+        return f"({top:.2f}) to {winners[0]}"
+    return f"({top:.2f} each) to {', '.join(winners[:-1])} and {winners[-1]}"
 
 
 def alpha_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Explorer:
@@ -150,7 +157,7 @@ def alpha_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0
     return Explorer(frame, [
         Slider("t", steps, default=0, label="step t"),
         Dropdown("agent_index", list(episode.agents), label="agent i (query)"),
-        Dropdown("head", heads, label="head"),
+        Dropdown("head", heads, default="1", label="head"),
     ], title=f"α of the self-attention critic over one mpe2 episode ({config.scenario}, seed {seed})")
 
 
@@ -259,17 +266,16 @@ def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, qu
                     lim=max(arena.lim, 1.2), title=f"{names[moved]} moved; rings = α of {names[query]}'s value")
     rows = [f"head {h + 1}" for h in range(alpha.shape[0])] + ["mean"]
     per_head = Heatmap(np.vstack([alpha[:, query], weights]), rows, names, title=f"α of {names[query]}'s value",
-                       xlabel="key: agent j's observation oʲ", ylabel="head")
+                       xlabel="key: agent j", ylabel="head")
     lines = [f"{'*' if k == query else ' '} v̂ of {n}: {v:7.2f} ({v - v0:+.2f})" for k, (n, v, v0) in
              enumerate(zip(names, v_hat, v_true))]
-    values = Text("\n".join(lines), title="v̂ⁱ (change from the true state)")
-    strongest = int(weights.argmax())
+    values = Text("\n".join(lines), title="values (change from true state)")
+    true_x, true_y = probe.episode.positions[probe.t, moved]
     return Frame([arena, per_head, values],
-                 caption=f"{names[moved]} at ({x:+.2f}, {y:+.2f}) instead of "
-                         f"({probe.episode.positions[probe.t, moved, 0]:+.2f}, "
-                         f"{probe.episode.positions[probe.t, moved, 1]:+.2f}): {names[query]}'s value "
-                         f"{v_hat[query]:.2f} (true state {v_true[query]:.2f}) weighs {names[strongest]} most "
-                         f"({weights[strongest]:.2f})")
+                 caption=f"{names[moved]} at ({x:+.2f}, {y:+.2f}); it really stood at ({true_x:+.2f}, "
+                         f"{true_y:+.2f}). {names[query]}'s value: {v_hat[query]:.2f} (true state "
+                         f"{v_true[query]:.2f}); the most weight, mean of heads, goes "
+                         f"{_strongest(weights, names)}")
 
 
 def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> Explorer:
