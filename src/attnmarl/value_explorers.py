@@ -34,8 +34,8 @@ from .policy import agent_policy
 from .viz import Frame, Heatmap, Text
 from .widgets import Dropdown, Explorer, Slider
 
-__all__ = ["VALUE_ASSETS", "value_runs", "value_curve", "value_checkpoint", "trained_episode",
-           "critic_alpha", "agent_labels", "alpha_statistics", "alpha_episode_frame", "alpha_episode_explorer", "relevance",
+__all__ = ["VALUE_ASSETS", "value_runs", "value_curve", "value_checkpoint", "agent_labels", "trained_episode",
+           "critic_alpha", "alpha_statistics", "alpha_episode_frame", "alpha_episode_explorer", "relevance",
            "binned_mean", "Probe", "make_probe", "probe_values", "probe_frame", "probe_explorer"]
 
 VALUE_ASSETS = Path(str(resources.files("attnmarl") / "assets" / "value"))
