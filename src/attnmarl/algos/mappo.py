@@ -76,10 +76,10 @@ class MAPPOConfig:
     lr_critic: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 0.95
-    """Discount. MPE episodes are 25 steps long and a truncated one is bootstrapped, so the critic
-    predicts about 1 / (1 - gamma) steps ahead; with 0.99 (100 steps, four episodes deep) the
-    bootstrapped targets fed back on themselves and simple_spread m = 6 diverged to NaN.
-    0.95 is MADDPG's value for MPE."""
+    """Discount. MPE episodes are 25 steps long and a truncated one is bootstrapped (treated as if it
+    went on), so the critic predicts a discounted sum over about 1 / (1 - gamma) steps; with 0.99 (a
+    100-step horizon, four times the episode) the bootstrapped targets fed back on themselves and
+    simple_spread m = 6 diverged to NaN. 0.95 is MADDPG's value for MPE."""
     gae_lambda: float = 0.95
     update_epochs: int = 4
     num_minibatches: int = 2
