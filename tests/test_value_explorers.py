@@ -91,6 +91,7 @@ def test_the_probe_starts_from_the_mpe2_state_and_moving_an_agent_changes_alpha_
     v_episode, alpha_episode = critic_alpha(agent, episode)
     np.testing.assert_allclose(v_hat, v_episode[10], atol=1e-5)
     np.testing.assert_allclose(alpha, alpha_episode[10], atol=1e-6)
+    np.testing.assert_array_equal(probe.true_values, v_hat)
 
     true_xy = tuple(episode.positions[10, 1])
     o_moved, v_moved, alpha_moved = probe_values(probe, moved=1, xy=(true_xy[0] + 0.5, true_xy[1]))

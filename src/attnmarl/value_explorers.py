@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass, replace
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,7 @@ def alpha_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0
     heads = ["mean"] + [str(h + 1) for h in range(alpha.shape[1])]
     steps = list(range(episode.steps + 1))
 
-    def frame(t: int = 0, agent_index: str = episode.agents[0], head: str = "mean") -> Frame:
+    def frame(t: int = 0, agent_index: str = episode.agents[0], head: str = "1") -> Frame:
         return alpha_episode_frame(episode, v_hat, alpha, t, episode.agents.index(agent_index), head)
 
     return Explorer(frame, [
@@ -211,6 +212,11 @@ class Probe:
     t: int
     port: BatchedEnv
 
+    @cached_property
+    def true_values(self) -> np.ndarray:
+        """v_hat (m,) in the frozen state itself, computed once: every probe frame compares with it."""
+        return probe_values(self, 0, None)[1]
+
 
 def make_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> Probe:
     """Play mpe2 (reset with ``seed``) for ``t`` steps with the agent's greedy actors and freeze the
@@ -255,7 +261,7 @@ def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, qu
     m = probe.port.n_agents
     if not 0 <= query < m:
         raise ValueError(f"query must be an agent index in [0, {m}), got {query!r}")
-    _, v_true, _ = probe_values(probe, moved, None)
+    v_true = probe.true_values
     _, v_hat, alpha = probe_values(probe, moved, (x, y))
     arena = arena_panel(probe.episode, probe.t, focus=query)
     names = list(arena.labels[:m])
