@@ -12,7 +12,7 @@ from attnmarl import load_policy
 from attnmarl.algos.mappo import (MAPPOConfig, ValueNorm, bootstrap_values, env_spec, gae, make_agent,
                                   normalize_advantages, train)
 from attnmarl.envs import episode_returns, evaluate, mixed_teams, random_policy
-from attnmarl.policy import agent_policy, load_agent, load_checkpoint, save_checkpoint
+from attnmarl.checkpoints import agent_policy, load_agent, load_checkpoint, save_checkpoint
 from attnmarl.train import main, named_config
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,
@@ -185,8 +185,8 @@ def test_bad_configs_are_refused():
         MAPPOConfig(critic="mlp")
     with pytest.raises(ValueError, match="not divisible by num_minibatches"):
         MAPPOConfig(num_envs=10, rollout_steps=5, num_minibatches=4)
-    with pytest.raises(ValueError, match="discrete actions"):
-        make_agent(MAPPOConfig(scenario_kwargs={"N": 3, "continuous_actions": True}))
+    with pytest.raises(ValueError, match="actor must be one of"):
+        MAPPOConfig(actor="transformer")
     with pytest.raises(ValueError, match="unknown config"):
         named_config("spread3-transformer")
 

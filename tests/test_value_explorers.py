@@ -5,7 +5,7 @@ import torch
 
 from attnmarl.analysis import sensitivity_matrix, value_sensitivity
 from attnmarl.nets import AttentionCritic, ConcatCritic
-from attnmarl.policy import load_agent
+from attnmarl.checkpoints import load_agent
 from attnmarl.value_explorers import (alpha_episode_explorer, alpha_statistics, binned_mean, critic_alpha, make_probe, probe_explorer,
                                       probe_values, relevance, trained_episode, value_checkpoint, value_curve,
                                       value_runs)

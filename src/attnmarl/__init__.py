@@ -15,10 +15,10 @@ QUICK: bool = os.environ.get("ATTNMARL_QUICK", "") == "1"
 
 
 def __getattr__(name: str):
-    """``attnmarl.load_policy`` (:func:`attnmarl.policy.load_policy`), imported on first use so that
+    """``attnmarl.load_policy`` (:func:`attnmarl.checkpoints.load_policy`), imported on first use so that
     ``import attnmarl`` stays light (the Sphinx extension imports it during every book build)."""
     if name == "load_policy":
-        from .policy import load_policy
+        from .checkpoints import load_policy
 
         return load_policy
     raise AttributeError(f"module 'attnmarl' has no attribute {name!r}")

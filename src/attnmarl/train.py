@@ -9,7 +9,7 @@ evaluates the current policy on the real mpe2 environment ``--evals`` times alon
 (``--eval-episodes`` episodes each) and over 200 fixed-seed episodes at the end, and writes to
 ``--out``:
 
-- ``NAME-seedS.pt`` — the checkpoint (:mod:`attnmarl.policy`; ``load_policy`` plays it);
+- ``NAME-seedS.pt`` — the checkpoint (:mod:`attnmarl.checkpoints`; ``load_policy`` plays it);
 - ``NAME-seedS.csv`` — the learning curve: env steps, wall and CPU seconds, the training return
   (mean over the episodes that ended since the previous row), and the mpe2 evaluation return ± sem;
 - ``NAME-seedS.json`` — a summary: config, exact command, CPU time, final score.
@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from .algos.mappo import MAPPOAgent, MAPPOConfig, train
 from .envs import episode_returns
-from .policy import agent_policy, save_checkpoint
+from .checkpoints import agent_policy, save_checkpoint
 
 __all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
 
@@ -50,9 +50,25 @@ CONFIGS: dict[str, MAPPOConfig] = {
     "tag-attention": MAPPOConfig("simple_tag", {}, critic="attention", total_steps=5_000_000, adv_norm_per_agent=True),
     "tag-concat": MAPPOConfig("simple_tag", {}, critic="concat", total_steps=5_000_000, adv_norm_per_agent=True),
 }
-"""The named configurations. Within a scenario the two critics differ only in ``critic``: the
-same actor, the same PPO settings, the same budget. In simple_tag the predators' and the prey's
-advantages are normalised separately (their returns differ in sign and scale)."""
+"""The named configurations of chapter 7 (the value network). Within a scenario the two critics differ
+only in ``critic``: the same actor, the same PPO settings, the same budget. In simple_tag the
+predators' and the prey's advantages are normalised separately (their returns differ in sign and scale)."""
+
+_SPREAD_BUDGET = {3: 1_500_000, 6: 2_000_000}
+for _n, _steps in _SPREAD_BUDGET.items():
+    for _actor in ("flat", "concat", "attention", "entity"):
+        CONFIGS[f"pi-spread{_n}-{_actor}"] = MAPPOConfig("simple_spread", {"N": _n}, critic="attention", actor=_actor,
+                                                        total_steps=_steps)
+    for _actor in ("concat", "attention"):
+        CONFIGS[f"mu-spread{_n}-{_actor}"] = MAPPOConfig("simple_spread", {"N": _n, "continuous_actions": True},
+                                                        critic="attention", actor=_actor, total_steps=_steps)
+for _actor in ("flat", "attention"):
+    CONFIGS[f"pi-tag-{_actor}"] = MAPPOConfig("simple_tag", {}, critic="attention", actor=_actor, total_steps=2_000_000,
+                                              adv_norm_per_agent=True)
+"""Chapter 8 (the policy network): ``pi-`` discrete and ``mu-`` continuous policies, all with the
+self-attention critic; within a row (scenario and m) only the actor differs. ``flat`` is chapter 7's
+decentralized MLP actor, ``concat`` and ``attention`` the centralized policies of figs. 17.7 and
+17.8's shapes, ``entity`` the decentralized entity-token attention actor."""
 
 FINAL_EPISODES = 200
 
@@ -125,6 +141,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         "scenario": config.scenario,
         "scenario_kwargs": config.scenario_kwargs,
         "critic": config.critic,
+        "actor": config.actor,
         "env_steps": config.num_updates * config.batch_size,
         "command": command or f"python -m attnmarl.train --config {name} --seed {seed}"
                               + (f" --steps {steps}" if steps else ""),
@@ -197,7 +214,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.list:
         for name, config in CONFIGS.items():
-            print(f"{name:20s} {config.scenario} {config.scenario_kwargs} critic={config.critic} steps={config.total_steps:,}")
+            print(f"{name:20s} {config.scenario} {config.scenario_kwargs} critic={config.critic} actor={config.actor} "
+                  f"steps={config.total_steps:,}")
         return
     if args.index:
         runs = write_index(args.index)

@@ -31,7 +31,7 @@ from .analysis import value_sensitivity
 from .envs import BatchedEnv, make_batched, make_reference, obs_to_array
 from .mpe_explorers import Episode, arena_panel, record_episode, short_label
 from .nets import AttentionCritic
-from .policy import agent_policy
+from .checkpoints import agent_policy
 from .viz import Frame, Heatmap, Text
 from .widgets import Dropdown, Explorer, Slider
 
@@ -62,7 +62,7 @@ def value_curve(name: str, seed: int) -> dict[str, np.ndarray]:
 
 
 def value_checkpoint(name: str, seed: int = 0) -> Path:
-    """Path of a shipped checkpoint (for :func:`attnmarl.load_policy` or :func:`attnmarl.policy.load_agent`)."""
+    """Path of a shipped checkpoint (for :func:`attnmarl.load_policy` or :func:`attnmarl.checkpoints.load_agent`)."""
     path = VALUE_ASSETS / f"{name}-seed{seed}.pt"
     if not path.exists():
         shipped = [r["checkpoint"] for r in value_runs() if r["checkpoint"]]

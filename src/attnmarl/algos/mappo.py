@@ -2,10 +2,20 @@
 file in the style of CleanRL: every hyperparameter in :class:`MAPPOConfig`, the whole loop in
 :func:`train`.
 
-Centralized training, decentralized execution: agent i acts with pi(a^i | o^i; theta) (an
-:class:`~attnmarl.nets.Actor`, shared by agents of a type) and is trained with the advantage of its
-own centralized value v_hat^i = v([o^1..o^m]; w^i) — a concatenation or a self-attention critic
-(:mod:`attnmarl.nets`, figs. 17.7 and 17.8 of the source), which computes all m values in one pass.
+Centralized training: agent i is trained with the advantage of its own centralized value
+v_hat^i = v([o^1..o^m]; w^i) — a concatenation or a self-attention critic (:mod:`attnmarl.nets.critics`,
+figs. 17.7 and 17.8 of the source), which computes all m values in one pass. The actor is any policy of
+:mod:`attnmarl.nets.policies` (``MAPPOConfig.actor``): decentralized, pi(a^i | o^i; theta), as in
+MAPPO (chapter 7), or centralized, pi(a^i | [o^1..o^m]; theta^i) (chapter 8). All of them map the
+observations (batch, m, obs_dim) to one vector per agent, y (batch, m, d_y), which becomes a
+distribution over agent i's action:
+
+- discrete actions: y^i are the logits of pi^i, a categorical distribution over the 5 moves;
+- continuous actions (``continuous_actions=True``; mpe2's ``Box(0, 1, (5,))``): a Gaussian policy
+  N(mu^i, diag(sigma^2)) with mean mu^i = sigmoid(y^i) in (0, 1)^5 and a learned log sigma per agent
+  type; the sampled a^i is clipped to [0, 1] before the environment sees it (the log-probability is
+  that of the unclipped sample, as in CleanRL's continuous PPO), and evaluation acts with the mean
+  a^i = mu([o]; theta^i) — the deterministic policy of the source.
 
 One update:
 
@@ -29,6 +39,7 @@ Everything is vectorised over environments and agents; torch runs on the CPU.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,10 +50,10 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
-from ..nets import Actor, AttentionCritic, ConcatCritic
+from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 
-__all__ = ["MAPPOConfig", "CRITICS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent", "sample_actions",
-           "log_prob", "bootstrap_values", "gae", "normalize_advantages", "train"]
+__all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
+           "sample_actions", "log_prob", "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages", "train"]
 
 
 @dataclass
@@ -70,7 +81,19 @@ class MAPPOConfig:
     """Attention -> FC blocks of the attention critic."""
     critic_hidden: int = 64
     """Hidden width of each agent's unshared head g^i."""
+    actor: str = "flat"
+    """"flat" (decentralized MLP), "concat" (centralized, fig. 17.7's shape), "attention" (centralized,
+    fig. 17.8's shape, with the critic's d_x, heads, d_q, d_out and depth) or "entity"
+    (decentralized entity-token attention)."""
     actor_hidden: int = 64
+    """Hidden width of the flat actor's layers and of the centralized policies' heads g^i."""
+    entity_d: int = 32
+    """Token width d of the entity actor (split over ``entity_heads`` heads)."""
+    entity_heads: int = 2
+    entity_ff: int = 64
+    """Hidden width of the entity actor's feed-forward layer."""
+    log_std_init: float = -1.0
+    """Initial log sigma of the Gaussian policy (continuous actions only): sigma = 0.37 on a [0, 1] action."""
     # PPO
     lr_actor: float = 1e-3
     lr_critic: float = 1e-3
@@ -96,6 +119,8 @@ class MAPPOConfig:
     def __post_init__(self) -> None:
         if self.critic not in CRITICS:
             raise ValueError(f"critic must be one of {sorted(CRITICS)}; got {self.critic!r}")
+        if self.actor not in ACTORS:
+            raise ValueError(f"actor must be one of {sorted(ACTORS)}; got {self.actor!r}")
         for name in ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_minibatches"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -115,6 +140,8 @@ class MAPPOConfig:
 
 
 CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionCritic, "concat": ConcatCritic}
+ACTORS: dict[str, type[nn.Module]] = {"flat": Actor, "concat": ConcatPolicy, "attention": AttentionPolicy,
+                                      "entity": EntityActor}
 
 
 @dataclass(frozen=True)
@@ -124,6 +151,8 @@ class EnvSpec:
     m: int
     obs_dim: int
     n_actions: int
+    """Discrete moves, or the length of a continuous action (both 5 in the ported scenarios)."""
+    continuous: bool
     agent_types: tuple[int, ...]
     """Type of each agent (0, 1, ... in order of first appearance): agents named ``adversary_*``
     have one type, ``agent_*`` another, and so on."""
@@ -132,11 +161,10 @@ class EnvSpec:
 def env_spec(scenario: str, **scenario_kwargs: Any) -> EnvSpec:
     """The :class:`EnvSpec` of a ported scenario with these arguments."""
     env = make_batched(scenario, 1, **scenario_kwargs)
-    if env.continuous_actions:
-        raise ValueError("MAPPO here trains discrete actions; pass continuous_actions=False")
     kinds = [name.rsplit("_", 1)[0] for name in env.agents]
     first = list(dict.fromkeys(kinds))
-    return EnvSpec(env.n_agents, env.obs_dim, env.n_actions, tuple(first.index(k) for k in kinds))
+    return EnvSpec(env.n_agents, env.obs_dim, env.n_actions, env.continuous_actions,
+                   tuple(first.index(k) for k in kinds))
 
 
 class ValueNorm(nn.Module):
@@ -171,31 +199,82 @@ class ValueNorm(nn.Module):
 
 
 class MAPPOAgent(nn.Module):
-    """The decentralized actor, the centralized critic and the critic's value normalisation."""
+    """The actor, the centralized critic, the critic's value normalisation and, for continuous actions,
+    the log sigma of each agent type's Gaussian policy."""
 
-    def __init__(self, actor: Actor, critic: nn.Module, value_norm: ValueNorm) -> None:
+    def __init__(self, actor: nn.Module, critic: nn.Module, value_norm: ValueNorm, spec: EnvSpec,
+                 log_std_init: float = -1.0) -> None:
         super().__init__()
         self.actor, self.critic, self.value_norm = actor, critic, value_norm
+        self.continuous = spec.continuous
+        self.log_std = (nn.Parameter(torch.full((max(spec.agent_types) + 1, spec.n_actions), log_std_init))
+                        if spec.continuous else None)
+        self._types = torch.tensor(spec.agent_types)
 
     def v_hat(self, o: Tensor) -> Tensor:
         """Values v_hat^1..v_hat^m of observations (batch, m, obs_dim), in return units: (batch, m)."""
         return self.value_norm.denormalize(self.critic(o))
 
+    def policy_parameters(self) -> list[nn.Parameter]:
+        """The parameters the policy-gradient step trains: the actor's and log sigma."""
+        return list(self.actor.parameters()) + ([self.log_std] if self.log_std is not None else [])
+
+    def mean_action(self, y: Tensor) -> Tensor:
+        """mu^i = sigmoid(y^i): the continuous policy's mean, (..., m, 5), inside mpe2's [0, 1]."""
+        return torch.sigmoid(y)
+
+    def act(self, o: Tensor, generator: torch.Generator | None = None,
+            deterministic: bool = False) -> tuple[Tensor, Tensor]:
+        """Actions for observations (batch, m, obs_dim) and their log-probabilities (batch, m).
+
+        Discrete: a (batch, m) ints, sampled or the argmax. Continuous: a (batch, m, 5), a Gaussian
+        sample around mu (unclipped; see :meth:`env_actions`) or mu itself.
+        """
+        y = self.actor(o)
+        if not self.continuous:
+            a = y.argmax(-1) if deterministic else sample_actions(y, generator)
+            return a, log_prob(y, a)[0]
+        mu = self.mean_action(y)
+        std = self.log_std[self._types].exp()
+        a = mu if deterministic else mu + std * torch.randn(mu.shape, generator=generator)
+        return a, gaussian_log_prob(mu, self.log_std[self._types], a)[0]
+
+    def evaluate_actions(self, o: Tensor, a: Tensor) -> tuple[Tensor, Tensor]:
+        """log pi(a^i | .) of the given actions and the entropy of each pi^i, both (batch, m)."""
+        y = self.actor(o)
+        if not self.continuous:
+            return log_prob(y, a)
+        return gaussian_log_prob(self.mean_action(y), self.log_std[self._types], a)
+
+    def env_actions(self, a: Tensor) -> np.ndarray:
+        """Actions as the environment takes them: ints, or continuous ones clipped to [0, 1]."""
+        return a.clamp(0.0, 1.0).numpy() if self.continuous else a.numpy()
+
 
 def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
     """A freshly initialised agent for ``config`` (the spec is read from the scenario if not given)."""
     spec = spec or env_spec(config.scenario, **config.scenario_kwargs)
-    actor = Actor(spec.m, spec.obs_dim, spec.n_actions, spec.agent_types, d_hidden=config.actor_hidden)
+    m, obs_dim, d_y, types = spec.m, spec.obs_dim, spec.n_actions, spec.agent_types
+    if config.actor == "flat":
+        actor: nn.Module = Actor(m, obs_dim, d_y, types, d_hidden=config.actor_hidden)
+    elif config.actor == "concat":
+        actor = ConcatPolicy(m, obs_dim, d_y, types, d_x=config.d_x, d_hidden=config.actor_hidden)
+    elif config.actor == "attention":
+        actor = AttentionPolicy(m, obs_dim, d_y, types, d_x=config.d_x, d_q=config.d_q, d_out=config.d_out,
+                                heads=config.heads, depth=config.depth, d_hidden=config.actor_hidden)
+    else:
+        actor = EntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, types, d=config.entity_d,
+                            heads=config.entity_heads, d_ff=config.entity_ff)
     if config.critic == "attention":
-        critic: nn.Module = AttentionCritic(spec.m, spec.obs_dim, spec.agent_types, d_x=config.d_x, d_q=config.d_q,
+        critic: nn.Module = AttentionCritic(m, obs_dim, types, d_x=config.d_x, d_q=config.d_q,
                                             d_out=config.d_out, heads=config.heads, depth=config.depth,
                                             d_hidden=config.critic_hidden)
     else:
-        critic = ConcatCritic(spec.m, spec.obs_dim, spec.agent_types, d_x=config.d_x, d_hidden=config.critic_hidden)
-    return MAPPOAgent(actor, critic, ValueNorm(spec.m))
+        critic = ConcatCritic(m, obs_dim, types, d_x=config.d_x, d_hidden=config.critic_hidden)
+    return MAPPOAgent(actor, critic, ValueNorm(m), spec, config.log_std_init)
 
 
-def sample_actions(logits: Tensor, generator: torch.Generator) -> Tensor:
+def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
     """a ~ softmax(logits) by the Gumbel-max trick: argmax(logits - log E), E ~ Exp(1)."""
     exponential = torch.empty_like(logits).exponential_(generator=generator)
     return (logits - exponential.log()).argmax(-1)
@@ -206,6 +285,15 @@ def log_prob(logits: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:
     log_pi = torch.log_softmax(logits, dim=-1)
     entropy = -(log_pi.exp() * log_pi).sum(-1)
     return log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1), entropy
+
+
+def gaussian_log_prob(mu: Tensor, log_std: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:
+    """log N(a; mu, diag(sigma^2)) summed over the action's dimensions, and the Gaussian's entropy,
+    both (..., m). ``mu`` and ``actions`` are (..., m, d); ``log_std`` (m, d) broadcasts."""
+    z = (actions - mu) / log_std.exp()
+    log_p = -0.5 * z.pow(2) - log_std - 0.5 * math.log(2 * math.pi)
+    entropy = (log_std + 0.5 * math.log(2 * math.pi * math.e)).sum(-1).expand(log_p.shape[:-1])
+    return log_p.sum(-1), entropy
 
 
 def bootstrap_values(v_hat: Callable[[Tensor], Tensor], o_buf: Tensor, o_last: Tensor, terminated: Tensor,
@@ -272,12 +360,13 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     spec = env_spec(config.scenario, **config.scenario_kwargs)
     agent = make_agent(config, spec)
     optimizer = torch.optim.Adam([
-        {"params": agent.actor.parameters(), "lr": config.lr_actor},
+        {"params": agent.policy_parameters(), "lr": config.lr_actor},
         {"params": agent.critic.parameters(), "lr": config.lr_critic},
     ], eps=1e-5)
     T, E, m, D = config.rollout_steps, config.num_envs, spec.m, spec.obs_dim
     o_buf = torch.zeros(T, E, m, D)
-    a_buf = torch.zeros(T, E, m, dtype=torch.long)
+    a_buf = torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
+                        dtype=torch.float32 if spec.continuous else torch.long)
     logp_buf = torch.zeros(T, E, m)
     r_buf = torch.zeros(T, E, m)
     terminated_buf = torch.zeros(T, E, dtype=torch.bool)
@@ -298,11 +387,9 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         with torch.no_grad():
             for t in range(T):
                 o_buf[t] = o
-                logits = agent.actor(o)
-                a = sample_actions(logits, generator)
-                logp_buf[t] = log_prob(logits, a)[0]
+                a, logp_buf[t] = agent.act(o, generator)
                 a_buf[t] = a
-                o_next, r, terminated, truncated, info = env.step(a.numpy())
+                o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))
                 r_buf[t] = torch.from_numpy(r)
                 terminated_buf[t] = torch.from_numpy(terminated)
                 truncated_buf[t] = torch.from_numpy(truncated)
@@ -332,7 +419,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         for _ in range(config.update_epochs):
             order = torch.randperm(config.batch_size, generator=generator)
             for idx in order.split(minibatch):
-                new_logp, entropy = log_prob(agent.actor(b_o[idx]), b_a[idx])
+                new_logp, entropy = agent.evaluate_actions(b_o[idx], b_a[idx])
                 log_ratio = new_logp - b_logp[idx]
                 ratio = log_ratio.exp()
                 adv = normalize_advantages(b_adv[idx], config.adv_norm_per_agent)
@@ -343,7 +430,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
                 _check_finite(loss, "loss", update, config)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                nn.utils.clip_grad_norm_(agent.actor.parameters(), config.max_grad_norm)
+                nn.utils.clip_grad_norm_(agent.policy_parameters(), config.max_grad_norm)
                 nn.utils.clip_grad_norm_(agent.critic.parameters(), config.max_grad_norm)
                 optimizer.step()
                 with torch.no_grad():

@@ -28,8 +28,8 @@ __all__ = ["FORMAT", "ARCHITECTURE", "save_checkpoint", "load_checkpoint", "load
 
 FORMAT = "attnmarl.mappo/1"
 
-ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "d_x", "heads", "d_q", "d_out", "depth",
-                "critic_hidden", "actor_hidden")
+ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
+                "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
 """The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
 
 
@@ -80,10 +80,12 @@ def load_agent(path: str | Path, config: MAPPOConfig | None = None) -> tuple[MAP
 
 
 def agent_policy(agent: MAPPOAgent, config: MAPPOConfig, deterministic: bool | None = None, seed: int = 0) -> Policy:
-    """The mpe2 dict policy of a trained agent: a^i from pi(. | o^i; theta) for each agent.
+    """The mpe2 dict policy of a trained agent: every agent's a^i from its policy, decentralized or
+    centralized (the actor is given all m observations and uses what its design allows).
 
-    ``deterministic`` (default: ``config.eval_deterministic``) takes the most probable action;
-    otherwise actions are sampled with a generator seeded by ``seed``.
+    ``deterministic`` (default: ``config.eval_deterministic``) takes the most probable action, or the
+    mean mu of a continuous policy; otherwise actions are sampled with a generator seeded by ``seed``
+    (continuous samples clipped to [0, 1]).
     """
     env = make_reference(config.scenario, **config.scenario_kwargs)
     greedy = config.eval_deterministic if deterministic is None else deterministic
@@ -91,8 +93,8 @@ def agent_policy(agent: MAPPOAgent, config: MAPPOConfig, deterministic: bool | N
 
     def act(o: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            logits = agent.actor(torch.from_numpy(o).unsqueeze(0))[0]  # (m, n_actions)
-        return (logits.argmax(-1) if greedy else sample_actions(logits, generator)).numpy()
+            a, _ = agent.act(torch.from_numpy(o).unsqueeze(0), generator, deterministic=greedy)
+        return agent.env_actions(a[0])
 
     return policy_from_arrays(env, act)
 

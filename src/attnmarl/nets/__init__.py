@@ -1,0 +1,16 @@
+"""Networks for m agents, one module per family as the chapters introduce them.
+
+- :mod:`attnmarl.nets.common` — input checks, agent types, the m unshared per-agent layers;
+- :mod:`attnmarl.nets.central` — the two centralized shapes: concatenation (fig. 17.7) and
+  self-attention (fig. 17.8), m observations in, m per-agent outputs out;
+- :mod:`attnmarl.nets.critics` — value networks v([o]; w^i) (chapter 7);
+- :mod:`attnmarl.nets.policies` — policies pi and mu: decentralized, centralized, entity-token (chapter 8).
+"""
+from .central import AttentionBlock, AttentionNet, ConcatNet
+from .common import AgentHeads, AgentLinear, check_obs, type_features
+from .critics import AttentionCritic, ConcatCritic
+from .policies import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
+
+__all__ = ["AgentLinear", "AgentHeads", "ConcatNet", "AttentionBlock", "AttentionNet", "ConcatCritic",
+           "AttentionCritic", "Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention",
+           "check_obs", "type_features"]

@@ -1,0 +1,117 @@
+"""Building blocks shared by the critics and the policies: input checks, agent types, initialisation,
+and the m unshared per-agent layers of figs. 17.7 and 17.8.
+
+Shapes: observations ``o`` are ``(batch, m, obs_dim)`` — agents in mpe2's ``possible_agents``
+order, zero-padded where agents' observations differ (the batched ports' layout).
+
+Heterogeneous agents (simple_tag's adversaries and good agents) have an *agent type*. A network that
+shares parameters across agents cannot tell the types apart from a zero-padded observation, so
+with more than one type every o^i gets its type as a one-hot appended before the shared encoder
+(and each type has its own decentralized actor). Swapping agents of the same type keeps every
+permutation property of the attention networks.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["AgentLinear", "AgentHeads", "check_obs", "check_types", "type_features", "n_type_features",
+           "linear", "mlp"]
+
+
+def check_obs(o: Tensor, m: int, obs_dim: int) -> None:
+    """Raise ``ValueError`` unless ``o`` is a float tensor of shape (batch, m, obs_dim)."""
+    if not isinstance(o, Tensor):
+        raise ValueError(f"observations must be a torch.Tensor of shape (batch, m, obs_dim); got {type(o).__name__}")
+    if not o.is_floating_point():
+        raise ValueError(f"observations must be a floating-point tensor; got dtype {o.dtype}")
+    if o.dim() != 3 or o.shape[1:] != (m, obs_dim):
+        raise ValueError(
+            f"observations must have shape (batch, m, obs_dim) = (batch, {m}, {obs_dim}); got {tuple(o.shape)}"
+        )
+
+
+def check_types(agent_types: Sequence[int] | None, m: int) -> tuple[int, ...]:
+    """Agent types as a tuple of m ints numbering the types 0, 1, ... (all 0 by default)."""
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise ValueError(f"m (the number of agents) must be a positive int; got {m!r}")
+    types = tuple(int(t) for t in agent_types) if agent_types is not None else (0,) * m
+    if len(types) != m:
+        raise ValueError(f"agent_types must give one type per agent (m = {m}); got {len(types)}")
+    if sorted(set(types)) != list(range(len(set(types)))):
+        raise ValueError(f"agent types must be numbered 0, 1, ... without gaps; got {types}")
+    return types
+
+
+def type_features(o: Tensor, agent_types: tuple[int, ...]) -> Tensor:
+    """[o^i; one-hot(type of i)] for every agent when there is more than one type, else o itself."""
+    n_types = max(agent_types) + 1
+    if n_types == 1:
+        return o
+    one_hot = torch.eye(n_types, dtype=o.dtype, device=o.device)[list(agent_types)]  # (m, n_types)
+    return torch.cat([o, one_hot.expand(o.shape[0], -1, -1)], dim=-1)
+
+
+def linear(d_in: int, d_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
+    """A linear layer with orthogonal weights of the given gain and zero bias (as in CleanRL's PPO)."""
+    layer = nn.Linear(d_in, d_out)
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp(sizes: Sequence[int], activation: type[nn.Module] = nn.ReLU) -> nn.Sequential:
+    """Linear layers of the given sizes, each followed by ``activation``: the shared encoder phi."""
+    layers: list[nn.Module] = []
+    for d_in, d_out in zip(sizes[:-1], sizes[1:]):
+        layers += [linear(d_in, d_out), activation()]
+    return nn.Sequential(*layers)
+
+
+class AgentLinear(nn.Module):
+    """m unshared linear layers side by side, y^i = W^i h^i + b^i for i = 1..m, in one batched product.
+
+    ``W`` is (m, d_out, d_in) and ``b`` (m, d_out). The input is either (batch, m, d_in) — a separate
+    h^i for each agent — or (batch, d_in), one input that all m layers read (the concatenation
+    critic's [f^1; ...; f^m]). The output is (batch, m, d_out).
+    """
+
+    def __init__(self, m: int, d_in: int, d_out: int, gain: float = math.sqrt(2)) -> None:
+        super().__init__()
+        self.m, self.d_in, self.d_out = m, d_in, d_out
+        self.W = nn.Parameter(torch.empty(m, d_out, d_in))
+        self.b = nn.Parameter(torch.zeros(m, d_out))
+        for W_i in self.W.data:
+            nn.init.orthogonal_(W_i, gain)
+
+    def extra_repr(self) -> str:
+        return f"m={self.m}, d_in={self.d_in}, d_out={self.d_out}"
+
+    def forward(self, h: Tensor) -> Tensor:
+        if h.dim() == 2:  # one shared input: a single (batch, d_in) x (d_in, m d_out) product
+            return (h @ self.W.flatten(0, 1).T).view(h.shape[0], self.m, self.d_out) + self.b
+        return torch.einsum("bmi,moi->bmo", h, self.W) + self.b
+
+
+class AgentHeads(nn.Module):
+    """m unshared MLP heads d_in -> d_hidden -> d_out, the per-agent outputs g^i(h^i; w^i) of figs. 17.7
+    and 17.8: a value (d_out = 1), the logits of pi^i or the mean of mu^i. Input (batch, m, d_in) or
+    a shared (batch, d_in); output (batch, m, d_out). ``out_gain`` scales the last layer's
+    initialisation (0.01 for policies, so that every action starts equally likely)."""
+
+    def __init__(self, m: int, d_in: int, d_hidden: int, d_out: int = 1, out_gain: float = 1.0) -> None:
+        super().__init__()
+        self.hidden = AgentLinear(m, d_in, d_hidden)
+        self.out = AgentLinear(m, d_hidden, d_out, gain=out_gain)
+
+    def forward(self, h: Tensor) -> Tensor:
+        return self.out(torch.relu(self.hidden(h)))
+
+
+def n_type_features(agent_types: tuple[int, ...]) -> int:
+    """Length of the type one-hot appended to each observation: the number of types, or 0 with one type."""
+    n_types = max(agent_types) + 1
+    return n_types if n_types > 1 else 0

@@ -1,0 +1,242 @@
+"""Policy networks for m agents (chapter 8): decentralized, centralized, and entity-token actors.
+
+Every policy here maps the observations of all m agents, ``o`` of shape (batch, m, obs_dim), to one
+output vector per agent, (batch, m, d_y): the logits of pi^i over a discrete action set, or the
+pre-squashing mean of a continuous action mu^i (:mod:`attnmarl.algos.mappo` turns either into a
+distribution). What differs is what agent i's output may depend on:
+
+- :class:`Actor` — decentralized, pi(a^i | o^i; theta): an MLP on agent i's own observation, shared
+  by the agents of a type (chapter 7's actor).
+- :class:`ConcatPolicy` — centralized, fig. 17.7's shape: y^i = g^i([phi(o^1); ...; phi(o^m)]),
+  m unshared heads. The source's "centralized training + centralized decisions":
+  pi(. | [o^1, ..., o^m]; theta^i) and mu([o^1, ..., o^m]; theta^i).
+- :class:`AttentionPolicy` — centralized, fig. 17.8's shape: self-attention over the m encoded
+  observations, then m unshared heads.
+- :class:`EntityActor` — decentralized again, but agent i's observation is cut into entity tokens
+  (itself, each landmark, each other agent; :mod:`attnmarl.envs.tokens`) and agent i attends over
+  them: pi(a^i | tokens of o^i; theta). One set of weights for every agent of a type and for any m.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..envs.tokens import TokenLayout, token_layout
+from .central import AttentionNet, ConcatNet
+from .common import check_obs, check_types, linear, mlp
+
+__all__ = ["Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention", "POLICY_OUT_GAIN"]
+
+POLICY_OUT_GAIN = 0.01
+"""Initial scale of every policy's last layer: outputs start near 0, so every action starts about
+equally likely (and a continuous mean starts at the middle of its range)."""
+
+
+class _TypeGroups:
+    """Which agents have which type, to run one network per type on its agents' rows and put the
+    outputs back in agent order."""
+
+    def __init__(self, agent_types: tuple[int, ...]) -> None:
+        n_types = max(agent_types) + 1
+        self.members = [torch.tensor([i for i, t in enumerate(agent_types) if t == k]) for k in range(n_types)]
+        order = torch.cat(self.members).tolist()
+        self.restore = torch.tensor(sorted(range(len(agent_types)), key=order.__getitem__))
+
+    def join(self, per_type: Sequence[Tensor]) -> Tensor:
+        """Outputs of each type's agents (batch, m_type, ...) -> (batch, m, ...) in agent order."""
+        return per_type[0] if len(per_type) == 1 else torch.cat(list(per_type), dim=1)[:, self.restore]
+
+
+class Actor(nn.Module):
+    """Decentralized policy pi(a^i | o^i; theta): agent i acts on its own observation only.
+
+    Agents of the same type share one MLP (obs_dim -> d_hidden -> d_hidden -> d_y, ReLU), as in
+    MAPPO's parameter sharing; there is no agent-id input, so agents of a type differ only through
+    what they observe (mpe2's observations are egocentric, which is enough to break the symmetry in
+    simple_spread). ``forward(o)`` maps (batch, m, obs_dim) to outputs (batch, m, d_y).
+    """
+
+    def __init__(self, m: int, obs_dim: int, d_y: int, agent_types: Sequence[int] | None = None,
+                 d_hidden: int = 64) -> None:
+        super().__init__()
+        self.agent_types = check_types(agent_types, m)
+        self.m, self.obs_dim, self.d_y = m, obs_dim, d_y
+        self.pis = nn.ModuleList(
+            nn.Sequential(mlp([obs_dim, d_hidden, d_hidden]), linear(d_hidden, d_y, gain=POLICY_OUT_GAIN))
+            for _ in range(max(self.agent_types) + 1)
+        )
+        self._groups = _TypeGroups(self.agent_types)
+
+    def forward(self, o: Tensor) -> Tensor:
+        check_obs(o, self.m, self.obs_dim)
+        if len(self.pis) == 1:
+            return self.pis[0](o)
+        return self._groups.join([pi(o[:, members]) for pi, members in zip(self.pis, self._groups.members)])
+
+
+class ConcatPolicy(ConcatNet):
+    """Centralized policy of fig. 17.7's shape: y^i = g^i([phi(o^1); ...; phi(o^m)]; theta^i).
+
+    ``forward(o)`` maps (batch, m, obs_dim) to (batch, m, d_y). Head i's first layer has m d_x
+    inputs (parameters grow as m^2), and the weight that reads o^j depends on j's position.
+    """
+
+    def __init__(self, m: int, obs_dim: int, d_y: int, agent_types: Sequence[int] | None = None, d_x: int = 32,
+                 d_hidden: int = 64) -> None:
+        super().__init__(m, obs_dim, d_y, agent_types, d_x=d_x, d_hidden=d_hidden, out_gain=POLICY_OUT_GAIN)
+
+
+class AttentionPolicy(AttentionNet):
+    """Centralized policy of fig. 17.8's shape: y^i = g^i(FC([x^i; c^i]); theta^i), c^i attending over
+    all m encoded observations x^j = phi(o^j).
+
+    ``forward(o)`` maps (batch, m, obs_dim) to (batch, m, d_y) with fused attention;
+    ``outputs_and_alpha(o)`` also returns each block's alpha (batch, l, m, m).
+    """
+
+    def __init__(self, m: int, obs_dim: int, d_y: int, agent_types: Sequence[int] | None = None, d_x: int = 32,
+                 d_q: int = 16, d_out: int = 16, heads: int = 2, depth: int = 1, d_hidden: int = 64) -> None:
+        super().__init__(m, obs_dim, d_y, agent_types, d_x=d_x, d_q=d_q, d_out=d_out, heads=heads, depth=depth,
+                         d_hidden=d_hidden, out_gain=POLICY_OUT_GAIN)
+
+    def forward(self, o: Tensor) -> Tensor:
+        return self.outputs(o)[0]
+
+    def outputs_and_alpha(self, o: Tensor) -> tuple[Tensor, list[Tensor]]:
+        """Outputs (batch, m, d_y) and the list of each block's alpha (batch, l, m, m)."""
+        return self.outputs(o, need_weights=True)
+
+
+class EntityAttention(nn.Module):
+    """The entity-attention actor of one agent type: tokens of o^i -> one pre-LN transformer layer -> y^i.
+
+    For each agent i of the type, its observation is cut into tokens (:func:`attnmarl.envs.token_layout`):
+    the self token [v, p], then every landmark p_l - p, then every other agent p_j - p (and, in
+    simple_tag, a good agent's velocity). Each kind of token has its own embedding, e_n = E_kind t_n + b_kind
+    in R^d. Then, with LN = layer norm and l heads of d / l numbers each,
+
+        z_n = LN(e_n);  q = W_q z_self,  k_n = W_k z_n,  v_n = W_v z_n
+        alpha_n = softmax_n(<q, k_n> / sqrt(d / l)),   c = W_o [sum_n alpha_n v_n, for each head]
+        h = e_self + c;  h <- h + FF(LN(h));  y^i = W_y LN(h)
+
+    Only the self token's output is read (the logits come from it), so only the self token asks a
+    query: this is exactly the self token's row of a full self-attention layer over the n tokens, at
+    a fraction of the cost. ``alpha`` is (batch, m_type, l, n): how much agent i attends to each entity.
+    Nothing here depends on how many agents or landmarks there are.
+
+    Input: ``tokens`` (batch, m_type, n, d_tokens), every token's features placed in its kind's own
+    block of columns followed by a one-hot of its kind (:class:`EntityActor` builds them), so that
+    one linear layer ``embed`` is exactly the per-kind embeddings E_kind with their biases b_kind.
+    """
+
+    def __init__(self, d_tokens: int, d_y: int, d: int = 32, heads: int = 2, d_ff: int = 64) -> None:
+        super().__init__()
+        if d % heads:
+            raise ValueError(f"d = {d} must be divisible by the number of heads ({heads})")
+        self.d, self.heads = d, heads
+        self.embed = nn.Linear(d_tokens, d, bias=False)
+        self.ln_attn, self.ln_ff, self.ln_out = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.W_q = nn.Linear(d, d, bias=False)
+        self.W_kv = nn.Linear(d, 2 * d, bias=False)
+        self.W_o = nn.Linear(d, d)
+        self.ff = nn.Sequential(nn.Linear(d, d_ff), nn.ReLU(), nn.Linear(d_ff, d))
+        self.W_y = linear(d, d_y, gain=POLICY_OUT_GAIN)
+
+    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+        """Returns y (batch, m_type, d_y) and alpha (batch, m_type, l, n).
+
+        With one query, the keys and values of all n tokens need not be formed: per head h,
+        <q_h, W_k,h z_n> = <W_k,h^T q_h, z_n> and sum_n alpha_n W_v,h z_n = W_v,h (sum_n alpha_n z_n),
+        so the layer projects the query back to d numbers and the weighted sum of z forward to d / l —
+        the same numbers as the formulas above, with a fraction of the multiplications.
+        """
+        e = self.embed(tokens)  # (batch, m_type, n, d)
+        e_self = self.embed(tokens[..., 0, :])  # the self token again: cheaper than slicing e in backward
+        *lead, n, d = e.shape
+        l, d_head = self.heads, d // self.heads
+        z = self.ln_attn(e).reshape(-1, n, d)  # (N, n, d), N = batch * m_type
+        q = self.W_q(self.ln_attn(e_self)).view(-1, l, d_head).transpose(0, 1)  # (l, N, d_head)
+        W_k, W_v = self.W_kv.weight.view(2, l, d_head, d)  # each (l, d_head, d)
+        u = (q @ W_k).transpose(0, 1)  # W_k,h^T q_h: (N, l, d)
+        alpha = torch.softmax(u @ z.transpose(1, 2) / math.sqrt(d_head), dim=-1)  # (N, l, n)
+        z_bar = (alpha @ z).transpose(0, 1)  # sum_n alpha_n z_n per head: (l, N, d)
+        c = (z_bar @ W_v.transpose(1, 2)).transpose(0, 1).reshape(*lead, d)  # W_v,h z_bar_h, heads concatenated
+        h = e_self + self.W_o(c)
+        h = h + self.ff(self.ln_ff(h))
+        return self.W_y(self.ln_out(h)), alpha.view(*lead, l, n)
+
+
+class EntityActor(nn.Module):
+    """Decentralized entity-attention policy pi(a^i | tokens of o^i; theta), for every agent at once.
+
+    Agents of a type share one :class:`EntityAttention` (so a team of any size runs the same weights);
+    agent i reads only its own observation, cut into its tokens. The scenario's token layout
+    (which columns of o^i form which token) is built for the given ``scenario`` and
+    ``scenario_kwargs``; it is not a parameter, so the weights of a network built for one m load into
+    one built for another.
+
+    ``forward(o)`` maps (batch, m, obs_dim) to (batch, m, d_y); ``outputs_and_alpha(o)`` also returns
+    alpha (batch, m, l, n_tokens) when every agent has the same number of tokens (else a list per type),
+    and :attr:`token_names` names each agent's tokens (mpe2 entity names).
+    """
+
+    def __init__(self, scenario: str, scenario_kwargs: dict[str, Any], m: int, obs_dim: int, d_y: int,
+                 agent_types: Sequence[int] | None = None, d: int = 32, heads: int = 2, d_ff: int = 64) -> None:
+        super().__init__()
+        self.agent_types = check_types(agent_types, m)
+        self.m, self.obs_dim, self.d_y = m, obs_dim, d_y
+        layouts = [token_layout(scenario, i, **scenario_kwargs) for i in range(m)]
+        if any(layout.padded_dim != obs_dim for layout in layouts):
+            raise ValueError(f"{scenario} {scenario_kwargs} has observations of width {layouts[0].padded_dim}, "
+                             f"not obs_dim = {obs_dim}")
+        self.token_names = tuple(layout.names for layout in layouts)
+        self._groups = _TypeGroups(self.agent_types)
+        self.nets = nn.ModuleList()
+        self._gather: list[Tensor] = []
+        for members in self._groups.members:
+            index = _token_index([layouts[i] for i in members.tolist()], obs_dim)  # (m_type, n, d_tokens)
+            self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff))
+            self._gather.append(index)
+
+    def tokens(self, o: Tensor) -> list[Tensor]:
+        """Each type's token tensor (batch, m_type, n, d_tokens), gathered from ``o`` (batch, m, obs_dim)."""
+        check_obs(o, self.m, self.obs_dim)
+        o = torch.cat([o, o.new_zeros(o.shape[:-1] + (1,)), o.new_ones(o.shape[:-1] + (1,))], dim=-1)
+        return [o[:, members[:, None, None], index] for members, index in zip(self._groups.members, self._gather)]
+
+    def outputs_and_alpha(self, o: Tensor) -> tuple[Tensor, Tensor | list[Tensor]]:
+        ys, alphas = zip(*(net(t) for net, t in zip(self.nets, self.tokens(o))))
+        if len({a.shape[-1] for a in alphas}) == 1:
+            return self._groups.join(ys), self._groups.join(alphas)
+        return self._groups.join(ys), list(alphas)
+
+    def forward(self, o: Tensor) -> Tensor:
+        return self.outputs_and_alpha(o)[0]
+
+
+def _token_index(layouts: Sequence[TokenLayout], obs_dim: int) -> Tensor:
+    """Where each token feature comes from, for agents with the same kinds of tokens: (m_type, n, d_tokens).
+
+    Column ``obs_dim`` of the extended observation [o; 0; 1] is a zero and ``obs_dim + 1`` a one. A
+    token's features land in its kind's own block of columns (zeros elsewhere), then one column per
+    kind holds 1 for the token's own kind: [t_self | 0 | 0 | 1 0 0] for the self token, and so on.
+    """
+    kinds = list(dict.fromkeys(layouts[0].kinds))
+    widths = {kind: len(layouts[0].columns[layouts[0].kinds.index(kind)]) for kind in kinds}
+    offsets = dict(zip(kinds, itertools.accumulate([0] + [widths[k] for k in kinds])))
+    d_tokens = sum(widths.values()) + len(kinds)
+    shapes = {tuple((k, len(c)) for k, c in zip(layout.kinds, layout.columns)) for layout in layouts}
+    if len(shapes) != 1:
+        raise ValueError("agents of one type must have the same kinds of tokens in the same order")
+    zero, one = obs_dim, obs_dim + 1
+    index = torch.full((len(layouts), len(layouts[0].kinds), d_tokens), zero)
+    for a, layout in enumerate(layouts):
+        for n, (kind, columns) in enumerate(zip(layout.kinds, layout.columns)):
+            index[a, n, offsets[kind]:offsets[kind] + len(columns)] = torch.tensor(columns)
+            index[a, n, d_tokens - len(kinds) + kinds.index(kind)] = one
+    return index
