@@ -1,5 +1,5 @@
 # make book  -- build the HTML book into _build/html (creates .venv on first use)
-# make test  -- run the whole test suite (unit tests, every chapter in quick mode, the built book in Chromium)
+# make test  -- lint, then the whole test suite (unit tests, every chapter in quick mode, the built book in Chromium)
 # make bench -- print the speed benchmarks (ratios measured side by side in one run)
 # make clean -- remove build outputs (keeps .venv)
 
@@ -44,6 +44,7 @@ chromium:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 test: $(STAMP) $(IPYW7)/.installed chromium
+	$(VENV)/bin/ruff check
 	$(PY) -m pytest
 
 bench: $(STAMP)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnmarl.attention import MultiHeadSelfAttention, from_torch_multihead
-from attnmarl.explorers import alpha_explorer, heads_explorer
+from attnmarl.explorers.self_attention import alpha_explorer, heads_explorer
 
 BATCH, D_IN, HEADS, REPEATS = 1024, 64, 4, 15
 
@@ -47,13 +47,13 @@ def attention_table() -> list[str]:
         ours = from_torch_multihead(torch_mha)
         x = torch.randn(BATCH, m, D_IN, requires_grad=True)
         variants = {
-            "ours": lambda x: ours(x)[0],
-            "ours_fused": lambda x: ours(x, need_weights=False)[0],
-            "sdpa": lambda x: fused(ours, x),
-            "mha": lambda x: torch_mha(x, x, x, need_weights=False)[0],
+            "ours": lambda x, ours=ours: ours(x)[0],
+            "ours_fused": lambda x, ours=ours: ours(x, need_weights=False)[0],
+            "sdpa": lambda x, ours=ours: fused(ours, x),
+            "mha": lambda x, torch_mha=torch_mha: torch_mha(x, x, x, need_weights=False)[0],
         }
         times = {name: [] for name in variants}
-        for name, fn in variants.items():  # warm-up
+        for fn in variants.values():  # warm-up
             step_time(fn, x)
         for _ in range(REPEATS):  # interleaved, so all variants see the same machine state
             for name, fn in variants.items():

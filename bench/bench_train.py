@@ -76,7 +76,8 @@ def main() -> None:
         for critic in CRITICS:
             wall, cpu, parameters = rates[critic]
             ratio = f"{rates['attention'][0] / rates['concat'][0]:.2f}" if critic == "attention" else ""
-            print(f"| {N} | {critic} | {parameters:,} | {wall:,.0f} | {cpu:,.0f} | {ratio} | {ceiling:,.0f} |", flush=True)
+            print(f"| {N} | {critic} | {parameters:,} | {wall:,.0f} | {cpu:,.0f} | {ratio} | {ceiling:,.0f} |",
+                  flush=True)
     print()
     print(f"load average at end {os.getloadavg()[0]:.1f}")
 

@@ -79,7 +79,8 @@ def test_full_mask_matches_sdpa_causal():
     x = torch.randn(2, 7, 5)
     c, alpha = layer(x, mask=causal_mask(7).expand(2, 7, 7))
     q, k, v = x @ layer.W_q.T, x @ layer.W_k.T, x @ layer.W_v.T
-    torch.testing.assert_close(c, F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0), atol=1e-5, rtol=1e-5)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0)
+    torch.testing.assert_close(c, expected, atol=1e-5, rtol=1e-5)
     assert torch.all(alpha.triu(1) == 0)
 
 
@@ -181,7 +182,8 @@ def test_score_functions_against_hand_computation():
             assert torch.isclose(dot_score(q, k)[i, j], (q[i] * k[j]).sum(), atol=1e-6)
             assert torch.isclose(scaled_dot_score(q, k)[i, j], (q[i] * k[j]).sum() / 2.0, atol=1e-6)
             assert torch.isclose(general_score(q, k, W)[i, j], q[i] @ W @ k[j], atol=1e-5)
-            assert torch.isclose(additive_score(q, k, W_q, W_k, v)[i, j], v @ torch.tanh(W_q @ q[i] + W_k @ k[j]), atol=1e-5)
+            additive = v @ torch.tanh(W_q @ q[i] + W_k @ k[j])
+            assert torch.isclose(additive_score(q, k, W_q, W_k, v)[i, j], additive, atol=1e-5)
             assert torch.isclose(cosine_score(q, k)[i, j], F.cosine_similarity(q[i], k[j], dim=0), atol=1e-6)
 
 
@@ -203,7 +205,8 @@ def test_masked_softmax_zeroes_masked_entries_exactly():
     (torch.randn(2, 3, 4), torch.ones(2, 4, dtype=torch.bool), r"mask must have shape \(batch, m\)"),
     (torch.randn(2, 3, 4), torch.ones(3, 2, dtype=torch.bool), r"mask must have shape"),
     (torch.randn(2, 3, 4), torch.ones(2, 3), "bool"),
-    (torch.randn(2, 3, 4), torch.tensor([[True, True, True], [False, False, False]]), "every key is masked for batch element 1"),
+    (torch.randn(2, 3, 4), torch.tensor([[True, True, True], [False, False, False]]),
+     "every key is masked for batch element 1"),
     (torch.randn(2, 3, 4), torch.eye(3, dtype=torch.bool).expand(2, 3, 3) & torch.tensor([True, True, False]),
      "every key is masked for query 2 of batch element 0"),
 ])

@@ -19,10 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from browser import offline_page
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
-
-from browser import offline_page
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
@@ -89,7 +88,8 @@ def quick_book(tmp_path_factory) -> QuickBook:
 def test_every_chapter_and_page_is_in_the_toc():
     """only_build_toc_files: a page missing from _toc.yml would silently not be built."""
     listed = {str(Path(f).with_suffix("")) for f in PAGES}
-    on_disk = {str(p.relative_to(ROOT).with_suffix("")) for p in (ROOT / "book").glob("*") if p.suffix in (".ipynb", ".md")}
+    on_disk = {str(p.relative_to(ROOT).with_suffix(""))
+               for p in (ROOT / "book").glob("*") if p.suffix in (".ipynb", ".md")}
     assert on_disk == listed
 
 

@@ -95,7 +95,7 @@ def test_greedy_works_with_continuous_actions() -> None:
 
 def test_evaluate_averages_over_agents_then_episodes_with_seeds_seed_plus_k() -> None:
     def always_stay(obs):
-        return {agent: 0 for agent in obs}
+        return dict.fromkeys(obs, 0)
 
     mean, sem = evaluate(always_stay, "simple_spread", episodes=3, seed=5)
     per_episode = []
@@ -114,7 +114,7 @@ def test_evaluate_averages_over_agents_then_episodes_with_seeds_seed_plus_k() ->
 def test_policy_from_arrays_evaluates_an_array_policy_on_mpe2() -> None:
     env = make_reference("simple_spread")
     stay = envs.policy_from_arrays(env, lambda obs: np.zeros(obs.shape[0], dtype=np.int64))
-    assert evaluate(stay, "simple_spread", episodes=2) == evaluate(lambda obs: {a: 0 for a in obs}, "simple_spread",
+    assert evaluate(stay, "simple_spread", episodes=2) == evaluate(lambda obs: dict.fromkeys(obs, 0), "simple_spread",
                                                                     episodes=2)
 
 
@@ -346,5 +346,5 @@ def test_mixed_teams_routes_each_agent_to_its_team_policy():
     from attnmarl.envs import mixed_teams
 
     obs = {"adversary_0": 0, "adversary_1": 0, "agent_0": 0}
-    policy = mixed_teams(lambda o: {a: "chase" for a in o}, lambda o: {a: "flee" for a in o})
+    policy = mixed_teams(lambda o: dict.fromkeys(o, "chase"), lambda o: dict.fromkeys(o, "flee"))
     assert policy(obs) == {"adversary_0": "chase", "adversary_1": "chase", "agent_0": "flee"}

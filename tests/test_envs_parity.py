@@ -7,7 +7,7 @@ episodes alongside, so the comparison also checks that environments do not leak 
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest

@@ -6,7 +6,6 @@ import torch
 
 from attnmarl import hard_attention as ha
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 

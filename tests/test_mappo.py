@@ -9,10 +9,18 @@ import pytest
 import torch
 
 from attnmarl import load_policy
-from attnmarl.algos.mappo import (MAPPOConfig, ValueNorm, bootstrap_values, env_spec, gae, make_agent,
-                                  normalize_advantages, train)
-from attnmarl.envs import episode_returns, evaluate, mixed_teams, random_policy
+from attnmarl.algos.mappo import (
+    MAPPOConfig,
+    ValueNorm,
+    bootstrap_values,
+    env_spec,
+    gae,
+    make_agent,
+    normalize_advantages,
+    train,
+)
 from attnmarl.checkpoints import agent_policy, load_agent, load_checkpoint, save_checkpoint
+from attnmarl.envs import episode_returns, evaluate, mixed_teams, random_policy
 from attnmarl.train import main, named_config
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,
@@ -211,7 +219,8 @@ def test_cli_writes_checkpoint_curve_and_summary(tmp_path, capsys):
     assert score[0] == pytest.approx(summary["final_return"], abs=1e-3)
     main(["--index", str(tmp_path)])
     index = json.loads((tmp_path / "index.json").read_text())
-    assert index[0]["checkpoint"] == "spread3-concat-seed4.pt" and "spread3-concat" in (tmp_path / "README.md").read_text()
+    assert index[0]["checkpoint"] == "spread3-concat-seed4.pt"
+    assert "spread3-concat" in (tmp_path / "README.md").read_text()
 
 
 # ---- the shipped agents -------------------------------------------------------------------------------

@@ -15,8 +15,16 @@ import numpy as np
 import pytest
 
 from attnmarl.envs import entity_tokens, make_reference, token_layout
-from attnmarl.mpe_explorers import (SCENARIOS, arena_panel, episode_explorer, episode_frame,
-                                    feature_legend, record_episode, scripted_policy, token_table)
+from attnmarl.explorers.mpe import (
+    SCENARIOS,
+    arena_panel,
+    episode_explorer,
+    episode_frame,
+    feature_legend,
+    record_episode,
+    scripted_policy,
+    token_table,
+)
 from attnmarl.viz import Arena, Heatmap, Text, animation_html
 
 STEPS = 25  # max_cycles of all three scenarios
@@ -91,7 +99,7 @@ def test_token_heatmap_holds_every_number_of_the_mpe2_observation(scenario: str)
 def test_recorded_episode_equals_the_mpe2_episode(scenario: str) -> None:
     episode = record_episode(scenario, seed=0, **SCENARIOS[scenario])
     assert episode.steps == STEPS and episode.agents == tuple(make_reference(scenario).possible_agents)
-    for t, env, obs, rewards in replay(scenario):
+    for t, _, obs, rewards in replay(scenario):
         for i, agent in enumerate(episode.agents):
             np.testing.assert_array_equal(episode.obs[t, i, : len(obs[agent])], obs[agent])
             assert episode.rewards[t, i] == rewards[agent]

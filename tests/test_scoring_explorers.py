@@ -16,13 +16,22 @@ import re
 import numpy as np
 import pytest
 import torch
-
-from attnmarl.attention import (additive_score, cosine_score, dot_score, general_score,
-                                masked_softmax, scaled_dot_score)
-from attnmarl.scoring_explorers import (D_A, KEYS, SCORES, WEIGHT_SEED, entropy, score, score_alpha,
-                                        score_weights, scoring_explorer, scoring_frame)
-from attnmarl.viz import Heatmap, Points
 from ipywidgets7 import run_with_ipywidgets7
+
+from attnmarl.attention import additive_score, cosine_score, dot_score, general_score, masked_softmax, scaled_dot_score
+from attnmarl.explorers.scoring import (
+    D_A,
+    KEYS,
+    SCORES,
+    WEIGHT_SEED,
+    entropy,
+    score,
+    score_alpha,
+    score_weights,
+    scoring_explorer,
+    scoring_frame,
+)
+from attnmarl.viz import Heatmap, Points
 
 QUERIES = [(1.0, 0.5), (-2.5, 2.0), (0.25, -1.75), (0.0, 0.0)]
 
@@ -155,7 +164,7 @@ def test_static_face_embeds_every_frame_and_stays_small():
 
 
 LIVE_CHECK = """
-from attnmarl.scoring_explorers import scoring_explorer
+from attnmarl.explorers.scoring import scoring_explorer
 explorer = scoring_explorer()
 explorer.live()
 before = explorer.markup

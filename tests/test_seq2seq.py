@@ -8,7 +8,6 @@ from torch import nn
 
 from attnmarl import seq2seq as s2s
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 

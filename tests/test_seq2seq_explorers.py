@@ -14,15 +14,21 @@ import re
 import numpy as np
 import pytest
 import torch
-
-from attnmarl import seq2seq as s2s
-from attnmarl.seq2seq_explorers import (MODEL_NAMES, SPACE, alignment_explorer, alignment_frame,
-                                        char_labels, date_box, pretrained_models,
-                                        showcase_examples)
-from attnmarl.viz import Heatmap, Text
-from attnmarl.widgets import Slider
 from ipywidgets7 import run_with_ipywidgets7
 
+from attnmarl import seq2seq as s2s
+from attnmarl.explorers.seq2seq import (
+    MODEL_NAMES,
+    SPACE,
+    alignment_explorer,
+    alignment_frame,
+    char_labels,
+    date_box,
+    pretrained_models,
+    showcase_examples,
+)
+from attnmarl.viz import Heatmap, Text
+from attnmarl.widgets import Slider
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -184,7 +190,7 @@ def test_date_box_translates_typed_text_and_reports_bad_input(models):
 
 
 LIVE_CHECK_7 = """
-from attnmarl.seq2seq_explorers import alignment_explorer, date_box
+from attnmarl.explorers.seq2seq import alignment_explorer, date_box
 explorer = alignment_explorer()
 explorer.live()
 before = explorer.markup

@@ -4,11 +4,22 @@ import pytest
 import torch
 
 from attnmarl.analysis import sensitivity_matrix, value_sensitivity
-from attnmarl.nets import AttentionCritic, ConcatCritic
 from attnmarl.checkpoints import load_agent
-from attnmarl.value_explorers import (alpha_episode_explorer, alpha_statistics, binned_mean, critic_alpha, make_probe, probe_explorer,
-                                      probe_values, relevance, trained_episode, value_checkpoint, value_curve,
-                                      value_runs)
+from attnmarl.explorers.value import (
+    alpha_episode_explorer,
+    alpha_statistics,
+    binned_mean,
+    critic_alpha,
+    make_probe,
+    probe_explorer,
+    probe_values,
+    relevance,
+    trained_episode,
+    value_checkpoint,
+    value_curve,
+    value_runs,
+)
+from attnmarl.nets import AttentionCritic, ConcatCritic
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +139,8 @@ def test_the_explorers_redraw_when_their_controls_move(spread3):
 
 def test_the_shipped_curves_and_index_agree():
     runs = value_runs()
-    assert {r["name"] for r in runs} == {f"{s}-{c}" for s in ("spread3", "spread6", "tag") for c in ("attention", "concat")}
+    expected = {f"{s}-{c}" for s in ("spread3", "spread6", "tag") for c in ("attention", "concat")}
+    assert {r["name"] for r in runs} == expected
     for r in runs:
         curve = value_curve(r["name"], r["seed"])
         assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == r["final_episodes"]

@@ -2,15 +2,14 @@
 
 import numpy as np
 import pytest
-
-from attnmarl import sphinxext
-from attnmarl.explorers import alpha_explorer, alpha_frame, heads_explorer, heads_frame
-from attnmarl.svg import render_panels
-from attnmarl.viz import Arena, Frame, Heatmap, Points, Text, draw_frame, frame_spec
-from attnmarl.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
 from browser import offline_page
 from ipywidgets7 import run_with_ipywidgets7
 
+from attnmarl import sphinxext
+from attnmarl.explorers.self_attention import alpha_explorer, alpha_frame, heads_explorer, heads_frame
+from attnmarl.svg import render_panels
+from attnmarl.viz import Arena, Frame, Heatmap, Points, Text, draw_frame, frame_spec
+from attnmarl.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
 
 ARENA = Frame([Arena(np.array([[0.2, -0.3], [-1.1, 0.75], [0.5, 0.5]]), [0.15, 0.05, 0.15],
                      ["#4c72b0", "#999999", "#dd8452"], ["a1", "L", "a<2>"], emphasis=[0.0, 0.125, 0.875],
@@ -63,8 +62,9 @@ def test_live_widgets_match_control_kinds():
 
 def test_the_frame_shows_the_real_model():
     import torch
+
     from attnmarl.attention import SelfAttention
-    from attnmarl.explorers import example_inputs, random_layer
+    from attnmarl.explorers.self_attention import example_inputs, random_layer
 
     frame = alpha_frame(m=5, d_q=4, scale=True, seed=3, x1_0=-1.5, x1_1=2.0)
     layer = random_layer(3, 2, 4, 2, scale=True)
@@ -77,7 +77,7 @@ def test_the_frame_shows_the_real_model():
 
 
 LIVE_CHECK = """
-from attnmarl.explorers import alpha_explorer, heads_explorer
+from attnmarl.explorers.self_attention import alpha_explorer, heads_explorer
 explorer = alpha_explorer()
 box = explorer.live()
 before = explorer.markup

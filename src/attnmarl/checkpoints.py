@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .algos.mappo import MAPPOAgent, MAPPOConfig, make_agent, sample_actions
+from .algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from .envs import Policy, make_reference, policy_from_arrays
 
 __all__ = ["FORMAT", "ARCHITECTURE", "save_checkpoint", "load_checkpoint", "load_agent", "agent_policy", "load_policy"]

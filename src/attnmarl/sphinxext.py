@@ -15,6 +15,7 @@ import os
 from importlib import resources
 from typing import Any
 
+
 def _local_mathjax(app: Any, config: Any) -> None:
     static = resources.files("jupyter_server_mathjax").joinpath("static")
     config.html_static_path = [*config.html_static_path, str(static)]  # copied into _static/

@@ -37,8 +37,8 @@ import torch
 from tqdm.auto import tqdm
 
 from .algos.mappo import MAPPOAgent, MAPPOConfig, train
-from .envs import episode_returns
 from .checkpoints import agent_policy, save_checkpoint
+from .envs import episode_returns
 
 __all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
 
@@ -189,7 +189,8 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         arguments = ", ".join(f"{k}={v}" for k, v in e["scenario_kwargs"].items()) or "defaults"
         per_agent = " / ".join(f"{r:.1f}" for r in e["final_per_agent"])
         lines.append(
-            f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['env_steps']:,} | {e['cpu_seconds']:.0f} "
+            f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['env_steps']:,} "
+            f"| {e['cpu_seconds']:.0f} "
             f"| {e['final_return']:.2f} ± {e['final_sem']:.2f} | {e['final_episodes']} | {per_agent} "
             f"| {e['checkpoint'] or '—'} | `{e['command']}` |"
         )
@@ -224,7 +225,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.config not in CONFIGS:
         parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
     torch.set_num_threads(args.threads)
-    command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    arguments = argv if argv is not None else sys.argv[1:]
+    command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments)
     summary = run(args.config, args.seed, args.steps, args.out, args.evals, args.eval_episodes, args.final_episodes,
                   command)
     print(f"{args.config} seed {args.seed}: mpe2 return over {args.final_episodes} episodes "

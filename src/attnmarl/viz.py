@@ -17,7 +17,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-__all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap", "show_heatmaps", "draw_frame"]
+__all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap",
+           "show_heatmaps", "draw_frame"]
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -66,7 +67,8 @@ class Points:
     def __post_init__(self) -> None:
         self.xy = np.asarray(self.xy, dtype=float)
         if self.xy.ndim != 2 or self.xy.shape != (len(self.labels), 2):
-            raise ValueError(f"points need xy of shape (n, 2) with n labels; got {self.xy.shape} and {len(self.labels)}")
+            raise ValueError(
+                f"points need xy of shape (n, 2) with n labels; got {self.xy.shape} and {len(self.labels)}")
 
 
 @dataclass

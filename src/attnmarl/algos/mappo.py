@@ -53,7 +53,8 @@ from ..envs import make_batched
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
-           "sample_actions", "log_prob", "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages", "train"]
+           "sample_actions", "log_prob", "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages",
+           "train"]
 
 
 @dataclass

@@ -154,7 +154,7 @@ class BatchedEnv(ABC):
         """The scenario's ``is_terminal`` per environment (bool ``(num_envs,)``); never, by default."""
         return np.zeros(self.num_envs, dtype=bool)
 
-    def _load_scenario_state(self, slot: int, raw_env: Any) -> None:
+    def _load_scenario_state(self, slot: int, raw_env: Any) -> None:  # noqa: B027 (a hook; most ports need none)
         """Copy scenario state beyond positions, velocities and step count (none by default)."""
 
 

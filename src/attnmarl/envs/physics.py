@@ -45,7 +45,7 @@ class WorldParams:
     contact_margin: float
 
     @classmethod
-    def from_world(cls, world) -> "WorldParams":
+    def from_world(cls, world) -> WorldParams:
         """Read the properties from an mpe2 ``World`` made by a scenario's ``make_world``."""
         agents, landmarks = world.agents, world.landmarks
         assert all(a.movable for a in agents) and not any(lm.movable for lm in landmarks)

@@ -7,7 +7,8 @@ zero-padded to the widest agent), or render its frames.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -62,7 +62,8 @@ class AttentionBlock(nn.Module):
         self.attention = MultiHeadSelfAttention(d_x, d_q, d_out, heads=heads, scale=True)
         self.fc = linear(d_x + heads * d_out, d_x)
 
-    def forward(self, h: Tensor, mask: Tensor | None = None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+    def forward(self, h: Tensor, mask: Tensor | None = None,
+                need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         c, alpha = self.attention(h, mask, need_weights)  # (batch, m, l d_out), (batch, l, m, m) or None
         return torch.relu(self.fc(torch.cat([h, c], dim=-1))), alpha
 

@@ -26,14 +26,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .algos.mappo import MAPPOAgent, MAPPOConfig
-from .analysis import value_sensitivity
-from .envs import BatchedEnv, make_batched, make_reference, obs_to_array
-from .mpe_explorers import Episode, arena_panel, record_episode, short_label
-from .nets import AttentionCritic
-from .checkpoints import agent_policy
-from .viz import Frame, Heatmap, Text
-from .widgets import Dropdown, Explorer, Slider
+from ..algos.mappo import MAPPOAgent, MAPPOConfig
+from ..analysis import value_sensitivity
+from ..checkpoints import agent_policy
+from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
+from ..nets import AttentionCritic
+from ..viz import Frame, Heatmap, Text
+from ..widgets import Dropdown, Explorer, Slider
+from .mpe import Episode, arena_panel, record_episode, short_label
 
 __all__ = ["VALUE_ASSETS", "value_runs", "value_curve", "value_checkpoint", "agent_labels", "trained_episode",
            "critic_alpha", "alpha_statistics", "alpha_episode_frame", "alpha_episode_explorer", "relevance",
@@ -78,7 +78,7 @@ def agent_labels(config: MAPPOConfig) -> list[str]:
 
 def trained_episode(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Episode:
     """One mpe2 episode (reset with ``seed``) played by the agent's greedy decentralized actors,
-    recorded step by step (:func:`attnmarl.mpe_explorers.record_episode`)."""
+    recorded step by step (:func:`attnmarl.explorers.mpe.record_episode`)."""
     return record_episode(config.scenario, seed, agent_policy(agent, config, deterministic=True),
                           **config.scenario_kwargs)
 

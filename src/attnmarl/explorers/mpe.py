@@ -45,7 +45,6 @@ __all__ = [
     "token_heatmap",
     "episode_frame",
     "episode_explorer",
-    "animation_html",
 ]
 
 SCENARIOS: dict[str, dict[str, Any]] = {
@@ -245,7 +244,8 @@ def arena_panel(episode: Episode, t: int, focus: int | None = None, title: str =
     reach = (np.abs(episode.positions) + episode.radius[:, None])[episode.visible].max()
     lim = max(1.0, math.ceil(10 * reach + 0.5) / 10)  # everything of the episode in view
     return Arena(episode.positions[t, shown], episode.radius[shown],
-                 [_screen_color(c) for c in episode.colors[t, shown]], [short_label(episode.entities[k]) for k in shown],
+                 [_screen_color(c) for c in episode.colors[t, shown]],
+                 [short_label(episode.entities[k]) for k in shown],
                  focus=None if focus is None else int(np.flatnonzero(shown == focus)[0]),
                  title=title or f"{episode.scenario}, t = {t}", lim=lim)
 

@@ -19,8 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from attnmarl.attention import (additive_score, cosine_score, dot_score, general_score,
-                                masked_softmax, scaled_dot_score)
+from attnmarl.attention import additive_score, cosine_score, dot_score, general_score, masked_softmax, scaled_dot_score
 from attnmarl.viz import Frame, Heatmap, Points, sup
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
