@@ -14,7 +14,10 @@ for training; :func:`load_agent` returns the whole agent, critic included, for i
 """
 from __future__ import annotations
 
+import csv
+import json
 from dataclasses import asdict, fields
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +27,13 @@ import torch
 from .algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from .envs import Policy, make_reference, policy_from_arrays
 
-__all__ = ["FORMAT", "ARCHITECTURE", "save_checkpoint", "load_checkpoint", "load_agent", "agent_policy", "load_policy"]
+__all__ = ["FORMAT", "ARCHITECTURE", "ASSETS", "save_checkpoint", "load_checkpoint", "load_agent", "agent_policy",
+           "load_policy", "shipped_runs", "shipped_curve", "shipped_checkpoint"]
 
 FORMAT = "attnmarl.mappo/1"
+
+ASSETS = Path(str(resources.files("attnmarl") / "assets"))
+"""The shipped trained agents, one folder per chapter (``value``, ``policy``), each with an ``index.json``."""
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
                 "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
@@ -109,3 +116,39 @@ def load_policy(path: str | Path, deterministic: bool | None = None, seed: int =
     """
     agent, config = load_agent(path)
     return agent_policy(agent, config, deterministic, seed)
+
+
+def _asset_folder(folder: str) -> Path:
+    path = ASSETS / folder
+    if not (path / "index.json").exists():
+        shipped = sorted(p.parent.name for p in ASSETS.glob("*/index.json"))
+        raise ValueError(f"no shipped runs in {folder!r}; folders with runs: {shipped}")
+    return path
+
+
+def shipped_runs(folder: str) -> list[dict[str, Any]]:
+    """Every run shipped in ``assets/<folder>`` (its ``index.json``): name, seed, scenario, arguments,
+    command, CPU seconds, final mpe2 return ± sem over 200 episodes, curve and checkpoint file names."""
+    return json.loads((_asset_folder(folder) / "index.json").read_text())
+
+
+def shipped_curve(folder: str, name: str, seed: int) -> dict[str, np.ndarray]:
+    """The learning curve of one shipped run as columns: env_steps, wall_seconds, cpu_seconds,
+    train_return, eval_return (mean over agents), eval_sem, eval_episodes and eval_return_<i>
+    (agent i's mean return, in runs made since the CLI records them)."""
+    path = _asset_folder(folder) / f"{name}-seed{seed}.csv"
+    if not path.exists():
+        names = sorted({r["name"] for r in shipped_runs(folder)})
+        raise ValueError(f"no shipped curve {path.name} in {folder!r}; shipped runs: {names}")
+    with open(path) as handle:
+        rows = list(csv.DictReader(handle))
+    return {key: np.array([float(r[key]) if r[key] != "" else np.nan for r in rows]) for key in rows[0]}
+
+
+def shipped_checkpoint(folder: str, name: str, seed: int = 0) -> Path:
+    """Path of a shipped checkpoint, for :func:`load_policy` or :func:`load_agent`."""
+    path = _asset_folder(folder) / f"{name}-seed{seed}.pt"
+    if not path.exists():
+        shipped = [r["checkpoint"] for r in shipped_runs(folder) if r["checkpoint"]]
+        raise ValueError(f"no shipped checkpoint {path.name} in {folder!r}; shipped: {shipped}")
+    return path

@@ -15,11 +15,8 @@ attends to over an mpe2 episode.
 """
 from __future__ import annotations
 
-import csv
-import json
 from dataclasses import dataclass, replace
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +25,7 @@ import torch
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..analysis import value_sensitivity
-from ..checkpoints import agent_policy
+from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
@@ -39,35 +36,23 @@ __all__ = ["VALUE_ASSETS", "value_runs", "value_curve", "value_checkpoint", "age
            "critic_alpha", "alpha_statistics", "alpha_episode_frame", "alpha_episode_explorer", "relevance",
            "binned_mean", "Probe", "make_probe", "probe_values", "probe_frame", "probe_explorer"]
 
-VALUE_ASSETS = Path(str(resources.files("attnmarl") / "assets" / "value"))
+VALUE_ASSETS = ASSETS / "value"
 """Where the trained value-network agents and their learning curves are shipped."""
 
 
 def value_runs() -> list[dict[str, Any]]:
-    """Every shipped run (``index.json``): name, seed, scenario, arguments, command, CPU seconds,
-    final mpe2 return ± sem over 200 episodes, curve and checkpoint file names."""
-    return json.loads((VALUE_ASSETS / "index.json").read_text())
+    """Every shipped run of the value chapter (:func:`attnmarl.checkpoints.shipped_runs`)."""
+    return shipped_runs("value")
 
 
 def value_curve(name: str, seed: int) -> dict[str, np.ndarray]:
-    """The learning curve of one run as columns: env_steps, wall_seconds, cpu_seconds, train_return,
-    eval_return (mean over agents), eval_sem, eval_episodes and, in runs made since the CLI records
-    them, eval_return_<i> (agent i's mean return)."""
-    path = VALUE_ASSETS / f"{name}-seed{seed}.csv"
-    if not path.exists():
-        raise ValueError(f"no shipped curve {path.name}; shipped runs: {sorted({r['name'] for r in value_runs()})}")
-    with open(path) as handle:
-        rows = list(csv.DictReader(handle))
-    return {key: np.array([float(r[key]) if r[key] != "" else np.nan for r in rows]) for key in rows[0]}
+    """The learning curve of one shipped run (:func:`attnmarl.checkpoints.shipped_curve`)."""
+    return shipped_curve("value", name, seed)
 
 
 def value_checkpoint(name: str, seed: int = 0) -> Path:
-    """Path of a shipped checkpoint (for :func:`attnmarl.load_policy` or :func:`attnmarl.checkpoints.load_agent`)."""
-    path = VALUE_ASSETS / f"{name}-seed{seed}.pt"
-    if not path.exists():
-        shipped = [r["checkpoint"] for r in value_runs() if r["checkpoint"]]
-        raise ValueError(f"no shipped checkpoint {path.name}; shipped: {shipped}")
-    return path
+    """Path of a shipped checkpoint (:func:`attnmarl.checkpoints.shipped_checkpoint`)."""
+    return shipped_checkpoint("value", name, seed)
 
 
 def agent_labels(config: MAPPOConfig) -> list[str]:
