@@ -8,7 +8,7 @@ from torch import nn
 from attnmarl import load_policy
 from attnmarl.algos.mappo import MAPPOConfig, gaussian_log_prob, make_agent, train
 from attnmarl.checkpoints import load_agent, save_checkpoint
-from attnmarl.envs import evaluate, make_reference, obs_to_array, token_layout
+from attnmarl.envs import evaluate, make_batched, make_reference, obs_to_array, token_layout
 from attnmarl.nets import Actor, AttentionPolicy, ConcatPolicy, EntityActor
 
 
@@ -219,3 +219,20 @@ def test_a_centralized_policy_plays_mpe2_from_every_agents_observation(tmp_path)
         changed = dict(obs, agent_2=obs["agent_2"] + np.float32(shift))
         moves.add(policy(changed)["agent_0"])
     assert len(moves) > 1
+
+
+def test_absolute_tokens_are_the_world_state_of_the_port():
+    env = make_batched("simple_spread", 2, seed=1, N=3)
+    o = torch.from_numpy(env.reset())
+    env.step(np.full((2, 3), 2))  # everyone moves right, so velocities are not zero
+    o = torch.from_numpy(env.observe())
+    tokens = EntityActor("simple_spread", {"N": 3}, 3, 18, 5, frame="absolute").tokens(o)[0]  # (2, 3, 6, 13)
+    for i in range(3):
+        np.testing.assert_allclose(tokens[:, i, 0, 0:4], np.concatenate([env.agent_vel[:, i], env.agent_pos[:, i]], -1),
+                                   atol=1e-6)
+        np.testing.assert_allclose(tokens[:, i, 1:4, 4:6], env.landmark_pos, atol=1e-6)
+        others = [j for j in range(3) if j != i]
+        np.testing.assert_allclose(tokens[:, i, 4:6, 8:10], env.agent_pos[:, others], atol=1e-6)
+        np.testing.assert_allclose(tokens[:, i, 4:6, 6:8], env.agent_vel[:, others], atol=1e-6)
+    with pytest.raises(ValueError, match="simple_spread only"):
+        EntityActor("simple_tag", {}, 4, 16, 5, agent_types=(0, 0, 0, 1), frame="absolute")

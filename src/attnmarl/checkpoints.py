@@ -36,7 +36,8 @@ ASSETS = Path(str(resources.files("attnmarl") / "assets"))
 """The shipped trained agents, one folder per chapter (``value``, ``policy``), each with an ``index.json``."""
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
-                "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
+                "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff",
+                "entity_frame")
 """The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
 
 

@@ -62,13 +62,15 @@ for _n, _steps in _SPREAD_BUDGET.items():
     for _actor in ("concat", "attention"):
         CONFIGS[f"mu-spread{_n}-{_actor}"] = MAPPOConfig("simple_spread", {"N": _n, "continuous_actions": True},
                                                         critic="attention", actor=_actor, total_steps=_steps)
+CONFIGS["pi-spread6-absolute"] = replace(CONFIGS["pi-spread6-entity"], entity_frame="absolute")
 for _actor in ("flat", "attention"):
     CONFIGS[f"pi-tag-{_actor}"] = MAPPOConfig("simple_tag", {}, critic="attention", actor=_actor, total_steps=2_000_000,
                                               adv_norm_per_agent=True)
 """Chapter 8 (the policy network): ``pi-`` discrete and ``mu-`` continuous policies, all with the
 self-attention critic; within a row (scenario and m) only the actor differs. ``flat`` is chapter 7's
 decentralized MLP actor, ``concat`` and ``attention`` the centralized policies of figs. 17.7 and
-17.8's shapes, ``entity`` the decentralized entity-token attention actor."""
+17.8's shapes, ``entity`` the decentralized entity-token attention actor, ``absolute`` the same network
+on tokens in world coordinates built from every agent's observation (a centralized token design)."""
 
 FINAL_EPISODES = 200
 

@@ -93,6 +93,9 @@ class MAPPOConfig:
     entity_heads: int = 2
     entity_ff: int = 64
     """Hidden width of the entity actor's feed-forward layer."""
+    entity_frame: str = "egocentric"
+    """Tokens of the entity actor relative to the agent ("egocentric", decentralized) or in world
+    coordinates from every agent's observation ("absolute", centralized; simple_spread only)."""
     log_std_init: float = -1.0
     """Initial log sigma of the Gaussian policy (continuous actions only): sigma = 0.37 on a [0, 1] action."""
     # PPO
@@ -265,7 +268,7 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
                                 heads=config.heads, depth=config.depth, d_hidden=config.actor_hidden)
     else:
         actor = EntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, types, d=config.entity_d,
-                            heads=config.entity_heads, d_ff=config.entity_ff)
+                            heads=config.entity_heads, d_ff=config.entity_ff, frame=config.entity_frame)
     if config.critic == "attention":
         critic: nn.Module = AttentionCritic(m, obs_dim, types, d_x=config.d_x, d_q=config.d_q,
                                             d_out=config.d_out, heads=config.heads, depth=config.depth,

@@ -180,16 +180,27 @@ class EntityActor(nn.Module):
     ``scenario_kwargs``; it is not a parameter, so the weights of a network built for one m load into
     one built for another.
 
+    ``frame="absolute"`` (simple_spread only) keeps the same tokens and network but builds the tokens in
+    world coordinates from every agent's observation — self [v, p], landmark p_l, other agent
+    [v_j, p_j] — so the policy is centralized (it reads o^j for j's velocity and position) and its
+    tokens no longer move with the agent: the comparison that isolates what egocentric tokens buy.
+
     ``forward(o)`` maps (batch, m, obs_dim) to (batch, m, d_y); ``outputs_and_alpha(o)`` also returns
     alpha (batch, m, l, n_tokens) when every agent has the same number of tokens (else a list per type),
     and :attr:`token_names` names each agent's tokens (mpe2 entity names).
     """
 
     def __init__(self, scenario: str, scenario_kwargs: dict[str, Any], m: int, obs_dim: int, d_y: int,
-                 agent_types: Sequence[int] | None = None, d: int = 32, heads: int = 2, d_ff: int = 64) -> None:
+                 agent_types: Sequence[int] | None = None, d: int = 32, heads: int = 2, d_ff: int = 64,
+                 frame: str = "egocentric") -> None:
         super().__init__()
         self.agent_types = check_types(agent_types, m)
         self.m, self.obs_dim, self.d_y = m, obs_dim, d_y
+        if frame not in ("egocentric", "absolute"):
+            raise ValueError(f"frame must be 'egocentric' or 'absolute'; got {frame!r}")
+        if frame == "absolute" and scenario != "simple_spread":
+            raise ValueError(f"absolute tokens are built for simple_spread only, not {scenario!r}")
+        self.frame = frame
         layouts = [token_layout(scenario, i, **scenario_kwargs) for i in range(m)]
         if any(layout.padded_dim != obs_dim for layout in layouts):
             raise ValueError(f"{scenario} {scenario_kwargs} has observations of width {layouts[0].padded_dim}, "
@@ -202,10 +213,16 @@ class EntityActor(nn.Module):
             index = _token_index([layouts[i] for i in members.tolist()], obs_dim)  # (m_type, n, d_tokens)
             self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff))
             self._gather.append(index)
+        if frame == "absolute":
+            self._absolute = _absolute_spread_index(m, obs_dim)
 
     def tokens(self, o: Tensor) -> list[Tensor]:
         """Each type's token tensor (batch, m_type, n, d_tokens), gathered from ``o`` (batch, m, obs_dim)."""
         check_obs(o, self.m, self.obs_dim)
+        if self.frame == "absolute":
+            table = torch.cat([o.flatten(1), o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
+            main, offset = self._absolute
+            return [table[:, main] + table[:, offset]]
         o = torch.cat([o, o.new_zeros(o.shape[:-1] + (1,)), o.new_ones(o.shape[:-1] + (1,))], dim=-1)
         return [o[:, members[:, None, None], index] for members, index in zip(self._groups.members, self._gather)]
 
@@ -240,3 +257,24 @@ def _token_index(layouts: Sequence[TokenLayout], obs_dim: int) -> Tensor:
             index[a, n, offsets[kind]:offsets[kind] + len(columns)] = torch.tensor(columns)
             index[a, n, d_tokens - len(kinds) + kinds.index(kind)] = one
     return index
+
+
+def _absolute_spread_index(m: int, obs_dim: int) -> tuple[Tensor, Tensor]:
+    """simple_spread's tokens in world coordinates, as two index maps (m, n, d_tokens) into the table
+    [o^1; ...; o^m; 0; 1] (all observations flattened, then a zero and a one): tokens = table[main] +
+    table[offset]. Agent i's tokens, in the egocentric layout's order and feature blocks: self [v_i, p_i];
+    landmark l at p_i + (p_l - p_i), the relative position in o^i plus p_i; agent j [v_j, p_j] from o^j."""
+    n, zero, one = 2 * m, m * obs_dim, m * obs_dim + 1
+    main = torch.full((m, n, 13), zero)  # blocks: self 0-3, landmark 4-5, agent 6-9, kind flags 10-12
+    offset = torch.full((m, n, 13), zero)
+    for i in range(m):
+        main[i, 0, 0:4] = torch.arange(4) + i * obs_dim
+        main[i, 0, 10] = one
+        for l in range(m):
+            main[i, 1 + l, 4:6] = torch.arange(2) + i * obs_dim + 4 + 2 * l
+            offset[i, 1 + l, 4:6] = torch.arange(2, 4) + i * obs_dim
+            main[i, 1 + l, 11] = one
+        for k, j in enumerate(j for j in range(m) if j != i):
+            main[i, 1 + m + k, 6:10] = torch.arange(4) + j * obs_dim
+            main[i, 1 + m + k, 12] = one
+    return main, offset
