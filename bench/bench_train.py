@@ -1,4 +1,5 @@
-"""End-to-end MAPPO training throughput: env-steps per second, learning included, for both critics.
+"""End-to-end MAPPO training throughput: env-steps per second, learning included, for both critics
+and for every actor.
 
 An env-step is one step of one environment (all its agents). Each cell runs
 :func:`attnmarl.algos.mappo.train` on simple_spread — batched numpy port, rollout, critic pass,
@@ -6,7 +7,8 @@ GAE, PPO epochs — with the default config (128 environments x 25 steps per upd
 2 minibatches) and one torch thread, as ``python -m attnmarl.train`` does. The first update is a
 warm-up; the rate is taken over the next ``--updates`` updates, in wall time and in CPU time
 (the two differ when other processes share the CPU: the load average is printed alongside).
-The last column is the batched port alone with random actions, the ceiling for training.
+The critics' table ends with the batched port alone with random actions, the ceiling for training.
+The actors' table trains each policy of chapter 8 with the self-attention critic at N = 3, 6 and 12.
 
     .venv/bin/python bench/bench_train.py [--updates 6]
 """
@@ -25,17 +27,20 @@ from attnmarl.envs import make_batched
 
 AGENT_COUNTS = (3, 12)
 CRITICS = ("attention", "concat")
+ACTOR_AGENT_COUNTS = (3, 6, 12)
+ACTORS = ("flat", "concat", "attention", "entity")
 
 
-def training_rate(config: MAPPOConfig) -> tuple[float, float, int]:
-    """Env-steps per wall second and per CPU second over all updates but the first; critic parameters."""
+def training_rate(config: MAPPOConfig, part: str = "critic") -> tuple[float, float, int]:
+    """Env-steps per wall second and per CPU second over all updates but the first; the parameters of
+    the agent's ``part`` ("critic" or "actor")."""
     marks: list[tuple[float, float]] = []
     parameters = 0
 
     def on_update(stats: dict[str, float], agent) -> None:
         nonlocal parameters
         marks.append((time.perf_counter(), time.process_time()))
-        parameters = sum(p.numel() for p in agent.critic.parameters())
+        parameters = sum(p.numel() for p in getattr(agent, part).parameters())
 
     train(config, on_update)
     steps = (len(marks) - 1) * config.batch_size
@@ -77,6 +82,19 @@ def main() -> None:
             wall, cpu, parameters = rates[critic]
             ratio = f"{rates['attention'][0] / rates['concat'][0]:.2f}" if critic == "attention" else ""
             print(f"| {N} | {critic} | {parameters:,} | {wall:,.0f} | {cpu:,.0f} | {ratio} | {ceiling:,.0f} |",
+                  flush=True)
+    print()
+    print("| N | actor (attention critic) | actor parameters | env-steps/s (wall) | env-steps per CPU second | "
+          "actor / flat (wall) |")
+    print("|---|---|---|---|---|---|")
+    for N in ACTOR_AGENT_COUNTS:
+        rates = {}
+        for actor in ACTORS:
+            config = replace(base, scenario_kwargs={"N": N}, actor=actor,
+                             total_steps=(args.updates + 1) * base.batch_size)
+            rates[actor] = training_rate(config, "actor")
+            wall, cpu, parameters = rates[actor]
+            print(f"| {N} | {actor} | {parameters:,} | {wall:,.0f} | {cpu:,.0f} | {wall / rates['flat'][0]:.2f} |",
                   flush=True)
     print()
     print(f"load average at end {os.getloadavg()[0]:.1f}")

@@ -74,6 +74,12 @@ on tokens in world coordinates built from every agent's observation (a centraliz
 
 FINAL_EPISODES = 200
 
+INDEX_TITLES = {
+    "value": "Trained value-network agents (MAPPO, concatenation vs self-attention critic)",
+    "policy": "Trained policy-network agents (MAPPO: flat, centralized and entity-attention policies)",
+}
+"""The title of ``--index``'s README, by the name of the asset folder."""
+
 
 def named_config(name: str, seed: int = 0, steps: int | None = None) -> MAPPOConfig:
     """The config called ``name`` with the given seed (and budget, if given)."""
@@ -174,8 +180,9 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         entry["checkpoint"] = f"{stem}.pt" if (directory / f"{stem}.pt").exists() else None
     runs.sort(key=lambda e: (list(CONFIGS).index(e["name"]) if e["name"] in CONFIGS else 99, e["seed"]))
     (directory / "index.json").write_text(json.dumps(runs, indent=1) + "\n")
+    title = INDEX_TITLES.get(directory.name, "Trained MAPPO agents")
     lines = [
-        "# Trained value-network agents (MAPPO, concatenation vs self-attention critic)",
+        f"# {title}",
         "",
         "Made by `python -m attnmarl.train` (see `attnmarl/train.py`); this table and `index.json` by",
         "`python -m attnmarl.train --index` on this folder, from the runs' summaries (`NAME-seedS.json`).",
@@ -183,15 +190,17 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         "error. CPU seconds: the whole run, training and evaluations, with one torch thread. `index.json`",
         "also holds each run's full config. Learning curves: `NAME-seedS.csv`; checkpoints where listed.",
         "",
-        "| config | seed | scenario | arguments | env steps | CPU s | mpe2 return ± sem | episodes | per agent "
-        "| checkpoint | command |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| config | seed | scenario | arguments | critic | actor | env steps | CPU s | mpe2 return ± sem | episodes "
+        "| per agent | checkpoint | command |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in runs:
         arguments = ", ".join(f"{k}={v}" for k, v in e["scenario_kwargs"].items()) or "defaults"
         per_agent = " / ".join(f"{r:.1f}" for r in e["final_per_agent"])
         lines.append(
-            f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['env_steps']:,} "
+            f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['critic']} "
+            f"| {e.get('actor', 'flat')}{' (absolute)' if e['config'].get('entity_frame') == 'absolute' else ''} "
+            f"| {e['env_steps']:,} "
             f"| {e['cpu_seconds']:.0f} "
             f"| {e['final_return']:.2f} ± {e['final_sem']:.2f} | {e['final_episodes']} | {per_agent} "
             f"| {e['checkpoint'] or '—'} | `{e['command']}` |"

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap",
-           "show_heatmaps", "draw_frame"]
+           "show_heatmaps", "draw_frame", "plot_seed_band"]
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -278,3 +278,30 @@ def animation_html(animation: Animation) -> str:
         return _BUTTON_ICONS[name]
 
     return re.sub(r'<i class="fa fa-([a-z -]+?)"></i>', icon, markup)
+
+
+def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: str, color: str, label: str,
+                   final_offset: float = 0.3) -> None:
+    """Learning curves of one configuration over seeds (``curves``: the CSV columns of each seed's run,
+    as ``attnmarl.checkpoints.shipped_curve`` returns them) against env steps in millions.
+
+    Thin lines: each seed's evaluations during training; thick: their mean; shaded: ± 1 std over
+    seeds. The last row of every curve is the final score over more episodes (``eval_episodes``
+    larger than during training): it is drawn apart, ``final_offset`` million steps to the right, as a
+    diamond with the mean ± std over seeds, not joined to the line (its episodes are other ones).
+    """
+    if not curves:
+        raise ValueError("plot_seed_band needs the curves of at least one seed")
+    during = curves[0]["eval_episodes"] < curves[0]["eval_episodes"][-1]
+    steps = curves[0]["env_steps"][during] / 1e6
+    values = np.array([c[column][during] for c in curves])
+    for v in values:
+        ax.plot(steps, v, color=color, alpha=0.3, lw=0.8)
+    mean = values.mean(0)
+    if len(curves) > 1:
+        std = values.std(0, ddof=1)
+        ax.fill_between(steps, mean - std, mean + std, color=color, alpha=0.15)
+    ax.plot(steps, mean, color=color, lw=2, label=label)
+    finals = np.array([c[column][-1] for c in curves])
+    ax.errorbar(steps[-1] + final_offset, finals.mean(), yerr=finals.std(ddof=1) if len(finals) > 1 else 0.0,
+                fmt="D", ms=4, capsize=3, color=color)

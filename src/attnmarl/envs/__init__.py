@@ -21,7 +21,7 @@ from typing import Any
 
 from .baselines import greedy_assignment_policy, random_policy
 from .batched import BatchedEnv
-from .evaluate import episode_returns, evaluate
+from .evaluate import cross_play, episode_returns, evaluate
 from .reference import (
     Policy,
     actions_to_dict,
@@ -64,6 +64,7 @@ __all__ = [
     "Policy",
     "TokenLayout",
     "actions_to_dict",
+    "cross_play",
     "entity_tokens",
     "episode_returns",
     "evaluate",

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from .reference import Policy, make_reference
+from .reference import Policy, make_reference, mixed_teams
 
 
 def episode_returns(
@@ -37,3 +37,12 @@ def evaluate(
     per_episode = episode_returns(policy, scenario, episodes, seed, **scenario_kwargs).mean(axis=1)
     sem = per_episode.std(ddof=1) / np.sqrt(episodes) if episodes > 1 else 0.0
     return float(per_episode.mean()), float(sem)
+
+
+def cross_play(teams: dict[str, Policy], scenario: str = "simple_tag", episodes: int = 200,
+               **scenario_kwargs: Any) -> dict[tuple[str, str], np.ndarray]:
+    """Every team's adversaries against every team's other agents (:func:`mixed_teams`), on the same
+    episode seeds: ``{(adversaries' team, others' team): episode returns (episodes, n_agents)}``."""
+    return {(chasers, prey): episode_returns(mixed_teams(teams[chasers], teams[prey]), scenario, episodes,
+                                             **scenario_kwargs)
+            for chasers in teams for prey in teams}
