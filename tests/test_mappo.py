@@ -25,7 +25,8 @@ from attnmarl.train import main, named_config
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,
                    d_q=8, d_out=8, critic_hidden=16, actor_hidden=16)
-ASSETS = files("attnmarl") / "assets" / "value"
+ASSETS = files("attnmarl") / "assets"
+FOLDERS = ("value", "policy")  # the chapters' shipped agents
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -226,16 +227,22 @@ def test_cli_writes_checkpoint_curve_and_summary(tmp_path, capsys):
 # ---- the shipped agents -------------------------------------------------------------------------------
 
 def shipped() -> list[dict]:
-    index = ASSETS / "index.json"
-    return [e for e in json.loads(index.read_text()) if e["checkpoint"]] if index.is_file() else []
+    """Every shipped checkpoint's index entry, with the folder it sits in."""
+    entries = []
+    for folder in FOLDERS:
+        index = ASSETS / folder / "index.json"
+        if index.is_file():
+            entries += [dict(e, folder=folder) for e in json.loads(index.read_text()) if e["checkpoint"]]
+    return entries
 
 
-def test_the_index_lists_every_shipped_file():
-    entries = json.loads((ASSETS / "index.json").read_text())
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_index_lists_every_shipped_file(folder):
+    entries = json.loads((ASSETS / folder / "index.json").read_text())
     files_listed = {e["curve"] for e in entries} | {e["checkpoint"] for e in entries if e["checkpoint"]}
-    on_disk = {p.name for p in ASSETS.iterdir() if p.name.endswith((".csv", ".pt"))}
+    on_disk = {p.name for p in (ASSETS / folder).iterdir() if p.name.endswith((".csv", ".pt"))}
     assert files_listed == on_disk
-    assert sum((ASSETS / name).stat().st_size for name in on_disk) < 5_000_000
+    assert sum((ASSETS / folder / name).stat().st_size for name in on_disk) < 5_000_000
 
 
 def team_returns(policy, scenario: str, kwargs: dict, episodes: int = 50) -> np.ndarray:
@@ -244,7 +251,7 @@ def team_returns(policy, scenario: str, kwargs: dict, episodes: int = 50) -> np.
 
 @pytest.mark.parametrize("entry", shipped(), ids=lambda e: e["checkpoint"])
 def test_each_shipped_checkpoint_beats_random_on_mpe2(entry):
-    path = ASSETS / entry["checkpoint"]
+    path = ASSETS / entry["folder"] / entry["checkpoint"]
     scenario, kwargs = entry["scenario"], entry["scenario_kwargs"]
     trained, random = load_policy(path), random_policy(scenario, seed=7, **kwargs)
     if scenario == "simple_spread":

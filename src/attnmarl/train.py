@@ -178,6 +178,8 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         stem = f"{entry['name']}-seed{entry['seed']}"
         entry["curve"] = f"{stem}.csv"
         entry["checkpoint"] = f"{stem}.pt" if (directory / f"{stem}.pt").exists() else None
+        # say whether the actions were continuous even where the run left mpe2's default (discrete)
+        entry["scenario_kwargs"] = {"continuous_actions": False, **entry["scenario_kwargs"]}
     runs.sort(key=lambda e: (list(CONFIGS).index(e["name"]) if e["name"] in CONFIGS else 99, e["seed"]))
     (directory / "index.json").write_text(json.dumps(runs, indent=1) + "\n")
     title = INDEX_TITLES.get(directory.name, "Trained MAPPO agents")
@@ -195,7 +197,8 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in runs:
-        arguments = ", ".join(f"{k}={v}" for k, v in e["scenario_kwargs"].items()) or "defaults"
+        arguments = ", ".join(f"{k}={v}" for k, v in e["scenario_kwargs"].items() if k != "continuous_actions")
+        arguments = (arguments or "defaults") + (", continuous" if e["scenario_kwargs"]["continuous_actions"] else "")
         per_agent = " / ".join(f"{r:.1f}" for r in e["final_per_agent"])
         lines.append(
             f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['critic']} "

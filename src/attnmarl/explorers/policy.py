@@ -303,7 +303,7 @@ def policy_probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0,
     0.25 in the static one."""
     probe = make_policy_probe(agent, config, seed, t)
     policy_alpha(agent, config, probe.episode.obs[:1])  # refuse a policy without attention now, not on first draw
-    entities = [short_label(e) for e in probe.episode.entities]
+    entities = list(probe.episode.entities)  # mpe2's names: agents, then landmarks
     agents = entities[: probe.port.n_agents]
     values = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 41)]
     static = values[::5]
