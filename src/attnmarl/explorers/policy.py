@@ -25,13 +25,13 @@ import numpy as np
 import torch
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig
-from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curve, shipped_runs
-from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
+from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
+from ..envs import BatchedEnv, make_reference
 from ..nets import AttentionPolicy, EntityActor
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, short_label
-from .value import trained_episode
+from .value import freeze_state, trained_episode
 
 __all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
            "policy_alpha", "action_probabilities", "entity_attention_statistics", "policy_episode_frame",
@@ -254,18 +254,7 @@ def make_policy_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: 
     """Play mpe2 (reset with ``seed``) for ``t`` steps with the agent's greedy policy and freeze the
     state: it is copied into a one-environment port with :meth:`BatchedEnv.load_state`."""
     _check_discrete(agent)
-    episode = trained_episode(agent, config, seed)
-    if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= episode.steps:
-        raise ValueError(f"t must be an int in [0, {episode.steps}], got {t!r}")
-    env = make_reference(config.scenario, **config.scenario_kwargs)
-    policy = agent_policy(agent, config, deterministic=True)
-    obs, _ = env.reset(seed=seed)
-    for _ in range(t):
-        obs, *_ = env.step(policy(obs))
-    port = make_batched(config.scenario, 1, **config.scenario_kwargs)
-    port.load_state(0, env)
-    if not np.array_equal(port.observe()[0], obs_to_array(env, obs)):
-        raise RuntimeError("the port does not reproduce mpe2's observation of the frozen state")
+    episode, port = freeze_state(agent, config, seed, t)
     return PolicyProbe(agent, config, episode, t, port)
 
 

@@ -32,7 +32,8 @@ from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, record_episode, short_label
 
-__all__ = ["VALUE_ASSETS", "value_runs", "value_curve", "value_checkpoint", "agent_labels", "trained_episode",
+__all__ = ["VALUE_ASSETS", "freeze_state", "value_runs", "value_curve", "value_checkpoint", "agent_labels",
+           "trained_episode",
            "critic_alpha", "alpha_statistics", "alpha_episode_frame", "alpha_episode_explorer", "relevance",
            "binned_mean", "Probe", "make_probe", "probe_values", "probe_frame", "probe_explorer"]
 
@@ -203,9 +204,10 @@ class Probe:
         return probe_values(self, 0, None)[1]
 
 
-def make_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> Probe:
-    """Play mpe2 (reset with ``seed``) for ``t`` steps with the agent's greedy actors and freeze the
-    state: it is copied into a one-environment port with :meth:`BatchedEnv.load_state`."""
+def freeze_state(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> tuple[Episode, BatchedEnv]:
+    """Play mpe2 (reset with ``seed``) for ``t`` steps with the agent's greedy policy and freeze the
+    state: the recorded episode, and a one-environment port holding the state of step ``t`` (copied
+    with :meth:`BatchedEnv.load_state` and checked to give mpe2's observation)."""
     episode = trained_episode(agent, config, seed)
     if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= episode.steps:
         raise ValueError(f"t must be an int in [0, {episode.steps}], got {t!r}")
@@ -218,6 +220,12 @@ def make_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 1
     port.load_state(0, env)
     if not np.array_equal(port.observe()[0], obs_to_array(env, obs)):
         raise RuntimeError("the port does not reproduce mpe2's observation of the frozen state")
+    return episode, port
+
+
+def make_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> Probe:
+    """The critic probe's frozen state (:func:`freeze_state`)."""
+    episode, port = freeze_state(agent, config, seed, t)
     return Probe(agent, config, episode, t, port)
 
 
