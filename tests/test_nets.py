@@ -8,13 +8,7 @@ from attnmarl.nets import Actor, AgentLinear, AttentionCritic, ConcatCritic
 CRITICS = [AttentionCritic, ConcatCritic]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Tiny networks: a second thread only adds waiting, a lot of it on a busy 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
 def observations(batch: int, m: int, obs_dim: int, seed: int = 0) -> torch.Tensor:

@@ -11,13 +11,7 @@ from attnmarl.checkpoints import load_agent, save_checkpoint
 from attnmarl.envs import evaluate, make_batched, make_reference, obs_to_array, token_layout
 from attnmarl.nets import Actor, AttentionPolicy, ConcatPolicy, EntityActor
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
 def spread_obs(batch: int, m: int, seed: int = 0) -> torch.Tensor:

@@ -17,7 +17,7 @@ policy attends to when it decides.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,14 @@ class PolicyAlpha:
         return [short_label(self.entities[k]) for k in self.keys]
 
 
+@lru_cache(maxsize=32)
+def _entity_names(scenario: str, kwargs: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    """mpe2's ``world.entities`` names (agents, then landmarks), built once per scenario and arguments:
+    the probe asks for them on every frame."""
+    env = make_reference(scenario, **dict(kwargs))
+    return tuple(e.name for e in env.unwrapped.world.entities)
+
+
 def _check_discrete(agent: MAPPOAgent) -> None:
     if agent.continuous:
         raise ValueError("this needs a discrete policy (pi over moves); this agent has continuous actions")
@@ -87,8 +95,7 @@ def _check_discrete(agent: MAPPOAgent) -> None:
 def policy_alpha(agent: MAPPOAgent, config: MAPPOConfig, obs: np.ndarray) -> PolicyAlpha:
     """alpha of the agent's attention policy on observations ``obs`` (S, m, obs_dim), e.g. an
     episode's ``obs``. Raises ``ValueError`` for a policy without attention."""
-    env = make_reference(config.scenario, **config.scenario_kwargs)
-    entities = tuple(e.name for e in env.unwrapped.world.entities)
+    entities = _entity_names(config.scenario, tuple(sorted(config.scenario_kwargs.items())))
     o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
     with torch.no_grad():
         if isinstance(agent.actor, EntityActor):
