@@ -192,7 +192,7 @@ def policy_episode_frame(episode: Episode, weights: PolicyAlpha, probs: np.ndarr
     per_head = Heatmap(np.vstack([alpha[:, agent][:, keys], alpha.mean(0)[agent][keys]]),
                        [f"head {h + 1}" for h in range(alpha.shape[0])] + ["mean"], weights.key_labels,
                        title=f"α of {names[agent]}'s policy", xlabel="key: entity", ylabel="head")
-    pi = Heatmap(probs[t], names, list(MOVES), title="π^i(a) of every agent", xlabel="move", ylabel="agent i",
+    pi = Heatmap(probs[t], names, list(MOVES), title="πⁱ(a) of every agent", xlabel="move", ylabel="agent i",
                  vmin=0.0, vmax=1.0)
     strongest = weights.key_labels[int(np.argmax(row[keys]))]
     return Frame([arena, per_head, pi],
@@ -283,7 +283,7 @@ def policy_probe_frame(probe: PolicyProbe, moved: int = 0, x: float = 0.0, y: fl
     agents = labels[:m]
     matrix = Heatmap(alpha[:, keys], agents, weights.key_labels, title="α, mean of heads", xlabel="key: entity",
                      ylabel="agent i (query)")
-    pi = Heatmap(probs[0], agents, list(MOVES), title="π^i(a)", xlabel="move", ylabel="agent i", vmin=0.0, vmax=1.0)
+    pi = Heatmap(probs[0], agents, list(MOVES), title="πⁱ(a)", xlabel="move", ylabel="agent i", vmin=0.0, vmax=1.0)
     before = probe.true_probabilities
     changed = [f"{agents[i]}: {MOVES[int(before[i].argmax())]} → {MOVES[int(probs[0, i].argmax())]}"
                for i in range(m) if before[i].argmax() != probs[0, i].argmax()]
