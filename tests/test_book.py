@@ -93,6 +93,32 @@ def test_every_chapter_and_page_is_in_the_toc():
     assert on_disk == listed
 
 
+def prose(page: str) -> str:
+    """The text a reader reads on a page: a notebook's markdown cells, or a markdown page."""
+    path = ROOT / page
+    if path.with_suffix(".ipynb").exists():
+        notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+        return "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    return path.with_suffix(".md").read_text()
+
+
+CHAPTER_REFERENCE = re.compile(r"\b[Cc]hapters? (\d+)((?:(?:, | and | or |–|-)\d+)*)")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_chapter_number_in_the_prose_is_a_chapter_of_the_book(page):
+    """"Chapter 7" must be chapter 7 of the table of contents (the notebook book/07-*.ipynb), also in lists
+    and ranges ("chapters 3–4", "chapters 7 and 8")."""
+    numbers = {int(f.split("/")[-1][:2]) for f in CHAPTERS if f.split("/")[-1][:2].isdigit()}
+    cited = set()
+    for first, rest in CHAPTER_REFERENCE.findall(prose(page)):
+        found = [int(first)] + [int(n) for n in re.findall(r"\d+", rest)]
+        if "–" in rest or "-" in rest:
+            found = list(range(found[0], found[-1] + 1))
+        cited.update(found)
+    assert cited <= numbers, f"{page} refers to chapters {sorted(cited - numbers)}, which the book does not have"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_notebook_is_stored_without_outputs(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)

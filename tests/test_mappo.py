@@ -26,7 +26,7 @@ from attnmarl.train import main, named_config
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,
                    d_q=8, d_out=8, critic_hidden=16, actor_hidden=16)
 ASSETS = files("attnmarl") / "assets"
-FOLDERS = ("value", "policy")  # the chapters' shipped agents
+FOLDERS = ("value", "policy", "scale")  # the chapters' shipped agents
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -255,8 +255,9 @@ def test_each_shipped_checkpoint_beats_random_on_mpe2(entry):
     scenario, kwargs = entry["scenario"], entry["scenario_kwargs"]
     trained, random = load_policy(path), random_policy(scenario, seed=7, **kwargs)
     if scenario == "simple_spread":
-        ours, _ = evaluate(trained, scenario, episodes=50, seed=1000, **kwargs)
-        baseline, _ = evaluate(random, scenario, episodes=50, seed=1000, **kwargs)
+        episodes = 50 if kwargs["N"] <= 6 else 20  # mpe2 steps slowly at m = 9 and 12; the gap there is large
+        ours, _ = evaluate(trained, scenario, episodes=episodes, seed=1000, **kwargs)
+        baseline, _ = evaluate(random, scenario, episodes=episodes, seed=1000, **kwargs)
         assert ours > baseline + 4.0
         return
     # simple_tag is a game: each trained team, facing the trained other team, must do clearly better

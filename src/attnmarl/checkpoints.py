@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,9 @@ import torch
 from .algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from .envs import Policy, make_reference, policy_from_arrays
 
-__all__ = ["FORMAT", "ARCHITECTURE", "ASSETS", "save_checkpoint", "load_checkpoint", "load_agent", "agent_policy",
-           "load_policy", "shipped_runs", "shipped_curve", "shipped_checkpoint"]
+__all__ = ["FORMAT", "ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "save_checkpoint", "load_checkpoint",
+           "load_agent", "load_agent_at", "load_actor_from", "agent_policy", "load_policy", "shipped_runs",
+           "shipped_curve", "shipped_checkpoint"]
 
 FORMAT = "attnmarl.mappo/1"
 
@@ -39,6 +40,11 @@ ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads"
                 "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff",
                 "entity_frame")
 """The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
+
+ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "depth", "actor_hidden", "entity_d",
+                      "entity_heads", "entity_ff", "entity_frame")
+"""The fields that fix the actor's design. Its shapes may still depend on m (``scenario_kwargs``): only
+the entity actor's do not, so only its weights move to another number of agents."""
 
 
 def save_checkpoint(path: str | Path, agent: MAPPOAgent, config: MAPPOConfig, **metadata: Any) -> None:
@@ -87,6 +93,31 @@ def load_agent(path: str | Path, config: MAPPOConfig | None = None) -> tuple[MAP
     return agent, saved
 
 
+def load_actor_from(agent: MAPPOAgent, config: MAPPOConfig, path: str | Path) -> None:
+    """Copy the actor (and, for continuous actions, log sigma) of the checkpoint at ``path`` into ``agent``,
+    built for ``config``, which may have other scenario arguments (another m). A relative path that does
+    not exist is looked up in the shipped assets. Raises ``ValueError`` when the actors differ in design,
+    or when the checkpoint's actor depends on m and m differs (a flat actor reads a fixed-width o^i)."""
+    path = Path(path)
+    if not path.is_absolute() and not path.exists() and (ASSETS / path).exists():
+        path = ASSETS / path
+    saved, state, _ = load_checkpoint(path)
+    differ = [f"{name}: checkpoint {getattr(saved, name)!r}, here {getattr(config, name)!r}"
+              for name in ACTOR_ARCHITECTURE if getattr(saved, name) != getattr(config, name)]
+    if differ:
+        raise ValueError(f"{path} holds another actor than this config's — " + "; ".join(differ))
+    actor = {key.removeprefix("actor."): value for key, value in state.items() if key.startswith("actor.")}
+    try:
+        agent.actor.load_state_dict(actor)
+    except RuntimeError:
+        raise ValueError(f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its "
+                         f"weights have shapes that depend on them, so it cannot run with {config.scenario_kwargs} "
+                         f"(only the entity actor runs at any m)") from None
+    if agent.log_std is not None and "log_std" in state:
+        with torch.no_grad():
+            agent.log_std.copy_(state["log_std"])
+
+
 def agent_policy(agent: MAPPOAgent, config: MAPPOConfig, deterministic: bool | None = None, seed: int = 0) -> Policy:
     """The mpe2 dict policy of a trained agent: every agent's a^i from its policy, decentralized or
     centralized (the actor is given all m observations and uses what its design allows).
@@ -107,16 +138,35 @@ def agent_policy(agent: MAPPOAgent, config: MAPPOConfig, deterministic: bool | N
     return policy_from_arrays(env, act)
 
 
-def load_policy(path: str | Path, deterministic: bool | None = None, seed: int = 0) -> Policy:
+def load_policy(path: str | Path, deterministic: bool | None = None, seed: int = 0, **env_kwargs: Any) -> Policy:
     """A checkpoint as a policy for :func:`attnmarl.envs.evaluate` (observation dict -> action dict).
+
+    ``env_kwargs`` (for example ``N=9``) run it in the scenario with other arguments than it was
+    trained with: its actor is rebuilt for them and given the trained weights, which works for the
+    entity actor at any m and raises ``ValueError`` for an actor whose shapes depend on m.
 
     Example::
 
-        policy = load_policy(value_asset("spread3-attention"))
-        evaluate(policy, "simple_spread", N=3)
+        policy = load_policy(shipped_checkpoint("policy", "pi-spread6-entity"), N=9)
+        evaluate(policy, "simple_spread", N=9)
     """
-    agent, config = load_agent(path)
+    agent, config = load_agent_at(path, **env_kwargs)
     return agent_policy(agent, config, deterministic, seed)
+
+
+def load_agent_at(path: str | Path, **env_kwargs: Any) -> tuple[MAPPOAgent, MAPPOConfig]:
+    """The agent of a checkpoint, rebuilt for other scenario arguments (``N=12``) when they differ from
+    those it was trained with: the trained actor (:func:`load_actor_from`; ``ValueError`` for an actor
+    whose shapes depend on m) beside an *untrained* critic, since the critics' shapes depend on m.
+    Without new arguments, :func:`load_agent`. Returns the agent and its config for these arguments."""
+    agent, config = load_agent(path)
+    if {**config.scenario_kwargs, **env_kwargs} == config.scenario_kwargs:
+        return agent, config
+    config = replace(config, scenario_kwargs={**config.scenario_kwargs, **env_kwargs})
+    agent = make_agent(config)
+    load_actor_from(agent, config, path)
+    agent.eval()
+    return agent, config
 
 
 def _asset_folder(folder: str) -> Path:

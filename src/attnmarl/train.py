@@ -72,11 +72,24 @@ decentralized MLP actor, ``concat`` and ``attention`` the centralized policies o
 17.8's shapes, ``entity`` the decentralized entity-token attention actor, ``absolute`` the same network
 on tokens in world coordinates built from every agent's observation (a centralized token design)."""
 
+_SCALE_AGENT_STEPS = 12_000_000
+for _n in (3, 9, 12):
+    for _actor in ("flat", "entity"):
+        CONFIGS[f"scale-spread{_n}-{_actor}"] = replace(CONFIGS["pi-spread6-flat"], scenario_kwargs={"N": _n},
+                                                        actor=_actor, total_steps=_SCALE_AGENT_STEPS // _n)
+CONFIGS["finetune-spread12-entity"] = replace(CONFIGS["scale-spread12-entity"], total_steps=400_000,
+                                              init_actor="policy/pi-spread6-entity-seed{seed}.pt")
+"""Chapter 10 (more agents): simple_spread at m = 3, 9 and 12 with chapter 8's flat and entity actors and
+self-attention critic, every m with the same budget in agent-decisions, m x env steps = 12 million (at
+m = 6 that is chapter 8's ``pi-spread6-*``, 2 million env steps). ``finetune-spread12-entity`` starts
+from chapter 8's m = 6 entity actor of the same seed (fresh critic) and trains 400k env steps at m = 12."""
+
 FINAL_EPISODES = 200
 
 INDEX_TITLES = {
     "value": "Trained value-network agents (MAPPO, concatenation vs self-attention critic)",
     "policy": "Trained policy-network agents (MAPPO: flat, centralized and entity-attention policies)",
+    "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor, and fine-tuning across m)",
 }
 """The title of ``--index``'s README, by the name of the asset folder."""
 
@@ -170,10 +183,10 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
 
 
 def write_index(directory: str | Path) -> list[dict[str, Any]]:
-    """Collect the run summaries (``*.json`` other than ``index.json``) in ``directory`` into
+    """Collect the run summaries (``NAME-seedS.json``) in ``directory`` into
     ``index.json`` and a ``README.md`` that lists every run, its command, CPU time and mpe2 score."""
     directory = Path(directory)
-    runs = [json.loads(p.read_text()) for p in sorted(directory.glob("*.json")) if p.name != "index.json"]
+    runs = [json.loads(p.read_text()) for p in sorted(directory.glob("*-seed*.json"))]  # run summaries only
     for entry in runs:
         stem = f"{entry['name']}-seed{entry['seed']}"
         entry["curve"] = f"{stem}.csv"

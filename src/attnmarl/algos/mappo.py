@@ -98,6 +98,11 @@ class MAPPOConfig:
     coordinates from every agent's observation ("absolute", centralized; simple_spread only)."""
     log_std_init: float = -1.0
     """Initial log sigma of the Gaussian policy (continuous actions only): sigma = 0.37 on a [0, 1] action."""
+    init_actor: str = ""
+    """Fine-tuning: a checkpoint whose actor (and log sigma) start this run instead of a fresh
+    initialisation; the critic starts fresh. A path, or one relative to the shipped assets
+    (``policy/pi-spread6-entity-seed{seed}.pt``, where ``{seed}`` becomes this run's seed). The actor
+    must have the same architecture; m may differ only for an actor that does not depend on it (entity)."""
     # PPO
     lr_actor: float = 1e-3
     lr_critic: float = 1e-3
@@ -363,6 +368,10 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)
     spec = env_spec(config.scenario, **config.scenario_kwargs)
     agent = make_agent(config, spec)
+    if config.init_actor:
+        from ..checkpoints import load_actor_from  # a late import: checkpoints builds on this module
+
+        load_actor_from(agent, config, config.init_actor.format(seed=config.seed))
     optimizer = torch.optim.Adam([
         {"params": agent.policy_parameters(), "lr": config.lr_actor},
         {"params": agent.critic.parameters(), "lr": config.lr_critic},

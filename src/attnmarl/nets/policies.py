@@ -26,6 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from ..attention import masked_softmax
 from ..envs.tokens import TokenLayout, token_layout
 from .central import AttentionNet, ConcatNet
 from .common import check_obs, check_types, linear, mlp
@@ -147,13 +148,17 @@ class EntityAttention(nn.Module):
         self.ff = nn.Sequential(nn.Linear(d, d_ff), nn.ReLU(), nn.Linear(d_ff, d))
         self.W_y = linear(d, d_y, gain=POLICY_OUT_GAIN)
 
-    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(self, tokens: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Returns y (batch, m_type, d_y) and alpha (batch, m_type, l, n).
 
         With one query, the keys and values of all n tokens need not be formed: per head h,
         <q_h, W_k,h z_n> = <W_k,h^T q_h, z_n> and sum_n alpha_n W_v,h z_n = W_v,h (sum_n alpha_n z_n),
         so the layer projects the query back to d numbers and the weighted sum of z forward to d / l —
         the same numbers as the formulas above, with a fraction of the multiplications.
+
+        ``mask`` (batch, m_type, n), bool, True = a real token: with it, a batch can hold observations
+        with different numbers of entities, padded to the same n. Padded tokens get exactly zero weight
+        (chapter 2's masked softmax), so they change nothing; the self token (n = 0) must be real.
         """
         e = self.embed(tokens)  # (batch, m_type, n, d)
         e_self = self.embed(tokens[..., 0, :])  # the self token again: cheaper than slicing e in backward
@@ -163,7 +168,14 @@ class EntityAttention(nn.Module):
         q = self.W_q(self.ln_attn(e_self)).view(-1, l, d_head).transpose(0, 1)  # (l, N, d_head)
         W_k, W_v = self.W_kv.weight.view(2, l, d_head, d)  # each (l, d_head, d)
         u = (q @ W_k).transpose(0, 1)  # W_k,h^T q_h: (N, l, d)
-        alpha = torch.softmax(u @ z.transpose(1, 2) / math.sqrt(d_head), dim=-1)  # (N, l, n)
+        if mask is not None:
+            if mask.shape != tokens.shape[:-1] or mask.dtype != torch.bool:
+                raise ValueError(f"mask must be a bool tensor of shape {tuple(tokens.shape[:-1])} (batch, m_type, n); "
+                                 f"got {mask.dtype} {tuple(mask.shape)}")
+            if not mask[..., 0].all():
+                raise ValueError("mask hides a self token (token 0): every agent's own token must be real")
+            mask = mask.reshape(-1, 1, n)
+        alpha = masked_softmax(u @ z.transpose(1, 2) / math.sqrt(d_head), mask)  # (N, l, n)
         z_bar = (alpha @ z).transpose(0, 1)  # sum_n alpha_n z_n per head: (l, N, d)
         c = (z_bar @ W_v.transpose(1, 2)).transpose(0, 1).reshape(*lead, d)  # W_v,h z_bar_h, heads concatenated
         h = e_self + self.W_o(c)

@@ -1,0 +1,134 @@
+"""The more-agents chapter's shipped results and measurements: flat vs entity-attention actors as m grows,
+and one entity network run at every m.
+
+- :data:`SCALE_CONFIGS` names the run behind each point (m, actor) of the scaling experiment, and
+  :func:`scale_runs` / :func:`scale_curve` read them: m = 3, 9 and 12 from ``attnmarl/assets/scale``,
+  m = 6 from the policy chapter's ``attnmarl/assets/policy`` (the same budget in agent-decisions);
+- :func:`zero_shot_results` reads ``assets/scale/zero-shot.json`` (made by ``python -m attnmarl.transfer``);
+- :func:`parameter_counts` counts every network's parameters at each m, as the training CLI builds them;
+- :func:`attention_concentration` measures how many of its 2m entities an entity actor's alpha spreads over;
+- :func:`pad_spread_tokens` places simple_spread tokens of m agents into the token slots of a larger team,
+  with the mask that hides the empty slots (a batch that mixes team sizes).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
+from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
+from ..nets import EntityActor
+from .policy import policy_alpha
+from .value import trained_episode
+
+__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "SCALE_CONFIGS", "scale_runs", "scale_curve", "scale_checkpoint",
+           "zero_shot_results", "parameter_counts", "attention_concentration", "pad_spread_tokens"]
+
+MAAC_ADVANTAGE = {4: 17.0, 8: 98.0, 12: 208.0}
+"""MAAC's reported advantage of its attention critic over the best baseline, whose critic concatenates
+(MADDPG with SAC-style updates), on Cooperative Treasure Collection: the improvement in average reward,
+in percent, by the number of agents (Iqbal & Sha 2019, their scalability experiment)."""
+
+SCALE_MS = (3, 6, 9, 12)
+"""The m of the scaling experiment (simple_spread, N = m)."""
+
+SCALE_CONFIGS = {(m, actor): (f"pi-spread6-{actor}" if m == 6 else f"scale-spread{m}-{actor}")
+                 for m in SCALE_MS for actor in ("flat", "entity")}
+"""The config behind each point (m, actor): every one has 12 million agent-decisions (m x env steps)."""
+
+
+def _folder(name: str) -> str:
+    return "policy" if name.startswith("pi-") else "scale"
+
+
+def scale_runs(m: int, actor: str) -> list[dict[str, Any]]:
+    """The shipped runs (every seed) of the scaling point (m, actor), as their asset index lists them."""
+    if (m, actor) not in SCALE_CONFIGS:
+        raise ValueError(f"no scaling point (m={m}, actor={actor!r}); the points are {sorted(SCALE_CONFIGS)}")
+    name = SCALE_CONFIGS[m, actor]
+    return [r for r in shipped_runs(_folder(name)) if r["name"] == name]
+
+
+def scale_curve(name: str, seed: int) -> dict[str, np.ndarray]:
+    """The learning curve of a run of this chapter (``scale-*``, ``finetune-*``) or of the m = 6 point."""
+    return shipped_curve(_folder(name), name, seed)
+
+
+def scale_checkpoint(name: str, seed: int = 0) -> Path:
+    """Path of a shipped checkpoint of this chapter (or of the m = 6 point)."""
+    return shipped_checkpoint(_folder(name), name, seed)
+
+
+def zero_shot_results() -> dict[str, Any]:
+    """The zero-shot table: ``baselines[m]`` (random and greedy [mean, sem]), ``runs`` (each with
+    ``trained_m`` and ``scores[m]`` = [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``;
+    m are the JSON's string keys, turned to ints here."""
+    data = json.loads((ASSETS / "scale" / "zero-shot.json").read_text())
+    data["baselines"] = {int(m): b for m, b in data["baselines"].items()}
+    for run in data["runs"]:
+        run["scores"] = {int(m): s for m, s in run["scores"].items()}
+    return data
+
+
+def parameter_counts(ms: list[int], config: MAPPOConfig | None = None) -> dict[str, list[int]]:
+    """Parameters of every actor and critic design at each m of simple_spread, built by
+    :func:`attnmarl.algos.mappo.make_agent` with the book's settings (``config``, default
+    ``MAPPOConfig()``): ``{"flat actor": [...], ..., "attention critic": [...]}``, one count per m."""
+    config = config or MAPPOConfig()
+    counts: dict[str, list[int]] = {}
+    for m in ms:
+        base = replace(config, scenario="simple_spread", scenario_kwargs={"N": m})
+        for actor in ("flat", "concat", "attention", "entity"):
+            agent = make_agent(replace(base, actor=actor))
+            counts.setdefault(f"{actor} actor", []).append(sum(p.numel() for p in agent.actor.parameters()))
+        for critic in ("concat", "attention"):
+            agent = make_agent(replace(base, critic=critic))
+            counts.setdefault(f"{critic} critic", []).append(sum(p.numel() for p in agent.critic.parameters()))
+    return counts
+
+
+def attention_concentration(agent: MAPPOAgent, config: MAPPOConfig, episodes: int = 5,
+                            top: int = 3) -> dict[str, np.ndarray]:
+    """How concentrated a trained entity actor's alpha is, per head, over every step and agent of
+    ``episodes`` greedy mpe2 episodes (seeds 0, 1, ...) of simple_spread:
+
+    - ``effective``: exp(entropy of alpha), the number of entities the weight is effectively spread
+      over (1 for a one-hot alpha, ``n_entities`` = 2m for a uniform one);
+    - ``top_share``: the share of the weight on the ``top`` most-attended entities (``top / 2m`` if uniform);
+    - ``max``: the largest single weight. Each is an array with one value per head.
+    """
+    if config.scenario != "simple_spread" or not isinstance(agent.actor, EntityActor):
+        raise ValueError("attention_concentration is defined for the entity actor on simple_spread")
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top must be a positive int; got {top!r}")
+    alpha = np.concatenate([policy_alpha(agent, config, trained_episode(agent, config, seed).obs).alpha
+                            for seed in range(episodes)])  # (steps, l, m, 2m)
+    entropy = -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(-1)
+    ranked = -np.sort(-alpha, axis=-1)
+    return {"effective": np.exp(entropy).mean((0, 2)), "top_share": ranked[..., :top].sum(-1).mean((0, 2)),
+            "max": ranked[..., 0].mean((0, 2)), "n_entities": alpha.shape[-1]}
+
+
+def pad_spread_tokens(tokens: Tensor, m_max: int, fill: float = 0.0) -> tuple[Tensor, Tensor]:
+    """simple_spread entity tokens of m agents (batch, m, 2m, d_tokens), as :class:`EntityActor` builds
+    them (self, m landmarks, m - 1 others), placed into the 2 m_max token slots of an m_max-agent team:
+    self in slot 0, the landmarks in slots 1..m, the other agents in slots m_max + 1 ... The empty slots
+    hold ``fill``. Returns the padded tokens (batch, m, 2 m_max, d_tokens) and the mask (batch, m, 2 m_max),
+    True on real tokens, for :meth:`EntityAttention.forward`."""
+    batch, m, n, d_tokens = tokens.shape
+    if n != 2 * m:
+        raise ValueError(f"simple_spread tokens of {m} agents number 2m = {2 * m}, not {n}")
+    if m_max < m:
+        raise ValueError(f"cannot pad the tokens of {m} agents into a team of m_max = {m_max}")
+    slots = [0, *range(1, m + 1), *range(m_max + 1, m_max + m)]
+    padded = tokens.new_full((batch, m, 2 * m_max, d_tokens), fill)
+    padded[:, :, slots] = tokens
+    mask = torch.zeros(batch, m, 2 * m_max, dtype=torch.bool)
+    mask[:, :, slots] = True
+    return padded, mask

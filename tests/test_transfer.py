@@ -1,0 +1,188 @@
+"""One network at many m: moving a trained actor to another number of agents (attnmarl.checkpoints,
+MAPPOConfig.init_actor) and the zero-shot tables of attnmarl.transfer."""
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+
+from attnmarl import load_policy
+from attnmarl.algos.mappo import MAPPOConfig, make_agent, train
+from attnmarl.checkpoints import load_actor_from, load_checkpoint, shipped_checkpoint
+from attnmarl.envs import evaluate, random_policy
+from attnmarl.transfer import closed_share, main, parse_ms, zero_shot_scores
+
+ENTITY6 = shipped_checkpoint("policy", "pi-spread6-entity", 0)
+FLAT6 = shipped_checkpoint("policy", "pi-spread6-flat", 0)
+
+
+def actor_state(path):
+    _, state, _ = load_checkpoint(path)
+    return {k.removeprefix("actor."): v for k, v in state.items() if k.startswith("actor.")}
+
+
+@pytest.mark.parametrize("m", [2, 9, 16])
+def test_the_entity_actor_of_m_6_runs_with_the_same_parameters_at_another_m(m, one_thread):
+    config = replace(load_checkpoint(ENTITY6)[0], scenario_kwargs={"N": m})
+    agent = make_agent(config)
+    load_actor_from(agent, config, ENTITY6)
+    trained = actor_state(ENTITY6)
+    assert agent.actor.state_dict().keys() == trained.keys()
+    assert all(torch.equal(agent.actor.state_dict()[k], v) for k, v in trained.items())
+    y = agent.actor(torch.randn(4, m, 6 * m))
+    assert y.shape == (4, m, 5) and torch.isfinite(y).all()
+
+
+def test_the_m_6_entity_actor_beats_random_zero_shot_at_m_9_on_mpe2(one_thread):
+    ours, _ = evaluate(load_policy(ENTITY6, N=9), "simple_spread", episodes=20, seed=1000, N=9)
+    baseline, _ = evaluate(random_policy("simple_spread", seed=7, N=9), "simple_spread", episodes=20, seed=1000, N=9)
+    assert ours > baseline + 10.0
+
+
+def test_load_policy_at_the_trained_m_is_the_plain_checkpoint(one_thread):
+    obs = {f"agent_{i}": torch.randn(36).numpy() for i in range(6)}
+    assert load_policy(ENTITY6, N=6)(obs) == load_policy(ENTITY6)(obs)
+
+
+def test_an_actor_whose_shapes_depend_on_m_cannot_move_to_another_m():
+    with pytest.raises(ValueError, match="cannot run with {'N': 9}"):
+        load_policy(FLAT6, N=9)
+
+
+def test_fine_tuning_starts_from_the_checkpoint_actor_and_refuses_another_design(tmp_path, one_thread):
+    frozen = MAPPOConfig("simple_spread", {"N": 4}, actor="entity", num_envs=8, rollout_steps=25, total_steps=200,
+                         lr_actor=0.0, init_actor=str(ENTITY6))
+    agent = train(frozen)
+    assert all(torch.equal(agent.actor.state_dict()[k], v) for k, v in actor_state(ENTITY6).items())
+    seeded = replace(frozen, init_actor="policy/pi-spread6-entity-seed{seed}.pt", seed=1)
+    assert all(torch.equal(train(seeded).actor.state_dict()[k], v)
+               for k, v in actor_state(shipped_checkpoint("policy", "pi-spread6-entity", 1)).items())
+    with pytest.raises(ValueError, match="actor: checkpoint 'entity', here 'flat'"):
+        train(replace(frozen, actor="flat"))
+
+
+def test_closed_share_and_the_m_argument():
+    assert closed_share(-20.0, random=-40.0, greedy=-10.0) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="above the random"):
+        closed_share(-20.0, random=-10.0, greedy=-40.0)
+    assert parse_ms("2-5") == [2, 3, 4, 5] and parse_ms("3,6,12") == [3, 6, 12]
+    for bad in ("1-4", "x", "", "3-"):
+        with pytest.raises(ValueError):
+            parse_ms(bad)
+
+
+def test_the_cli_writes_zero_shot_scores_beside_the_baselines(tmp_path, one_thread):
+    out = tmp_path / "zero.json"
+    main(["--run", "policy/pi-spread6-entity", "--m", "3", "--episodes", "3", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["runs"][0]["trained_m"] == 6
+    assert result["runs"][0]["scores"]["3"] == pytest.approx(list(zero_shot_scores(ENTITY6, [3], 3)[3]), abs=1e-4)
+    assert set(result["baselines"]["3"]) == {"random", "greedy"}
+    assert result["command"].startswith("python -m attnmarl.transfer --run policy/pi-spread6-entity")
+
+
+# ---- the chapter's measurements (attnmarl.explorers.scale) ---------------------------------------------
+
+def test_only_the_entity_actor_keeps_its_size_at_every_m():
+    from attnmarl.explorers.scale import parameter_counts
+
+    counts = parameter_counts([2, 3, 6, 12])
+    assert counts["entity actor"] == [9093] * 4
+    for name in ("flat actor", "concat actor", "attention actor", "concat critic", "attention critic"):
+        assert all(a < b for a, b in zip(counts[name], counts[name][1:])), name
+    # the concatenation shapes read m observations of 6m numbers: quadratic growth
+    assert counts["concat actor"][3] / counts["concat actor"][2] > 3
+
+
+def test_attention_concentration_is_between_one_entity_and_all_of_them(one_thread):
+    from attnmarl.checkpoints import load_agent_at
+    from attnmarl.explorers.scale import attention_concentration
+
+    agent, config = load_agent_at(ENTITY6, N=4)
+    c = attention_concentration(agent, config, episodes=1)
+    assert c["n_entities"] == 8 and c["effective"].shape == (2,)
+    assert ((c["effective"] >= 1.0) & (c["effective"] <= 8.0)).all()
+    assert ((c["top_share"] >= 3 / 8) & (c["top_share"] <= 1.0)).all() and (c["max"] <= c["top_share"]).all()
+    with pytest.raises(ValueError, match="top must be"):
+        attention_concentration(agent, config, episodes=1, top=0)
+    flat, flat_config = load_agent_at(FLAT6)
+    with pytest.raises(ValueError, match="entity actor"):
+        attention_concentration(flat, flat_config, episodes=1)
+
+
+def test_padded_and_masked_tokens_let_one_batch_mix_team_sizes(one_thread):
+    """Agents of m = 3 and m = 6 in one batch: m = 3's 6 tokens sit in 6 of the 12 slots of m = 6, the
+    other slots hold large garbage and are masked. Each row's y and alpha must be those of its own m,
+    computed alone, and the empty slots must get exactly zero weight."""
+    from attnmarl.checkpoints import load_agent_at
+    from attnmarl.envs import make_batched
+    from attnmarl.explorers.scale import pad_spread_tokens
+
+    net = load_agent_at(ENTITY6)[0].actor
+    tokens6 = net.tokens(torch.from_numpy(make_batched("simple_spread", 4, seed=0, N=6).reset()))[0]
+    small = load_agent_at(ENTITY6, N=3)[0].actor
+    tokens3 = small.tokens(torch.from_numpy(make_batched("simple_spread", 4, seed=1, N=3).reset()))[0]
+    padded, mask3 = pad_spread_tokens(tokens3, m_max=6, fill=100.0)
+    slots = [0, 1, 2, 3, 7, 8]  # self, landmarks 0-2, the two other agents
+    assert mask3[0, 0].nonzero().flatten().tolist() == slots and torch.equal(padded[:, :, slots], tokens3)
+    batch = torch.cat([tokens6[:, :3], padded])
+    mask = torch.cat([torch.ones(4, 3, 12, dtype=torch.bool), mask3])
+    y, alpha = net.nets[0](batch, mask)
+    y6, alpha6 = net.nets[0](tokens6[:, :3])
+    y3, alpha3 = small.nets[0](tokens3)
+    assert torch.allclose(y[:4], y6, atol=1e-5) and torch.allclose(alpha[:4], alpha6, atol=1e-6)
+    assert torch.allclose(y[4:], y3, atol=1e-5) and torch.allclose(alpha[4:][..., slots], alpha3, atol=1e-6)
+    assert (alpha[4:][..., [4, 5, 6, 9, 10, 11]] == 0).all()
+    with pytest.raises(ValueError, match="self token"):
+        net.nets[0](batch, mask & (torch.arange(12) > 0))
+    with pytest.raises(ValueError, match="bool tensor of shape"):
+        net.nets[0](batch, mask[..., :5])
+    with pytest.raises(ValueError, match="cannot pad"):
+        pad_spread_tokens(tokens6, m_max=3)
+
+
+def test_every_scaling_point_has_three_seeds_and_the_same_budget_in_agent_decisions():
+    from attnmarl.checkpoints import shipped_runs
+    from attnmarl.explorers.scale import SCALE_CONFIGS, scale_curve, scale_runs
+
+    for (m, actor), name in SCALE_CONFIGS.items():
+        runs = scale_runs(m, actor)
+        assert sorted(r["seed"] for r in runs) == [0, 1, 2], name
+        for r in runs:
+            assert r["scenario_kwargs"]["N"] == m and r["actor"] == actor and r["critic"] == "attention"
+            assert abs(m * r["env_steps"] - 12_000_000) <= m * 3200, name  # within one update of 12M
+            curve = scale_curve(name, r["seed"])
+            assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == 200
+            assert curve["eval_return"][-1] == pytest.approx(r["final_return"], abs=1e-3)
+    finetuned = [r for r in shipped_runs("scale") if r["name"] == "finetune-spread12-entity"]
+    assert sorted(r["seed"] for r in finetuned) == [0, 1, 2]
+    assert all(r["config"]["init_actor"] == "policy/pi-spread6-entity-seed{seed}.pt" for r in finetuned)
+
+
+def test_the_zero_shot_table_covers_m_2_to_16_with_baselines_and_three_seeds():
+    from attnmarl.explorers.scale import zero_shot_results
+
+    table = zero_shot_results()
+    assert sorted(table["baselines"]) == list(range(2, 17)) and table["episodes"] == 200
+    assert sorted(r["seed"] for r in table["runs"]) == [0, 1, 2]
+    for run in table["runs"]:
+        assert run["trained_m"] == 6 and sorted(run["scores"]) == list(range(2, 17))
+        for m, (mean, _) in run["scores"].items():  # every zero-shot score is well above random
+            assert mean > table["baselines"][m]["random"][0] + 5.0, m
+
+
+def test_the_large_m_explorer_shows_24_entities_and_redraws(one_thread):
+    from attnmarl.checkpoints import load_agent
+    from attnmarl.explorers.policy import policy_episode_explorer
+    from attnmarl.explorers.scale import scale_checkpoint
+
+    agent, config = load_agent(scale_checkpoint("scale-spread12-entity"))
+    player = policy_episode_explorer(agent, config, seed=0)
+    first = player.update(t=0)
+    assert len(first["panels"][1]["cols"]) == 24  # alpha per head over itself, 12 landmarks, 11 agents
+    assert first["panels"][1] != player.update(t=12)["panels"][1]
+    assert player.update(agent_index="agent_11")["panels"][0]["focus"] == 11
+    player.live()
+    before = player.markup
+    player.widgets["head"].value = "2"
+    assert player.markup != before
