@@ -84,13 +84,18 @@ def load_agent(path: str | Path, config: MAPPOConfig | None = None) -> tuple[MAP
                   for name in ARCHITECTURE if getattr(saved, name) != getattr(config, name)]
         if differ:
             raise ValueError(f"{path} holds another architecture than requested — " + "; ".join(differ))
+    return _whole_agent(saved, state, path), saved
+
+
+def _whole_agent(saved: MAPPOConfig, state: dict[str, torch.Tensor], path: str | Path) -> MAPPOAgent:
+    """The agent ``saved`` describes, with every weight of ``state``, in eval mode."""
     agent = make_agent(saved)
     try:
         agent.load_state_dict(state)
     except RuntimeError as error:
         raise ValueError(f"{path}: the weights do not fit the architecture of its own config: {error}") from None
     agent.eval()
-    return agent, saved
+    return agent
 
 
 def load_actor_from(agent: MAPPOAgent, config: MAPPOConfig, path: str | Path) -> None:
@@ -102,6 +107,12 @@ def load_actor_from(agent: MAPPOAgent, config: MAPPOConfig, path: str | Path) ->
     if not path.is_absolute() and not path.exists() and (ASSETS / path).exists():
         path = ASSETS / path
     saved, state, _ = load_checkpoint(path)
+    _copy_actor(agent, config, saved, state, path)
+
+
+def _copy_actor(agent: MAPPOAgent, config: MAPPOConfig, saved: MAPPOConfig, state: dict[str, torch.Tensor],
+                path: str | Path) -> None:
+    """:func:`load_actor_from` for a checkpoint already read (``saved``, ``state``)."""
     differ = [f"{name}: checkpoint {getattr(saved, name)!r}, here {getattr(config, name)!r}"
               for name in ACTOR_ARCHITECTURE if getattr(saved, name) != getattr(config, name)]
     if differ:
@@ -159,12 +170,12 @@ def load_agent_at(path: str | Path, **env_kwargs: Any) -> tuple[MAPPOAgent, MAPP
     those it was trained with: the trained actor (:func:`load_actor_from`; ``ValueError`` for an actor
     whose shapes depend on m) beside an *untrained* critic, since the critics' shapes depend on m.
     Without new arguments, :func:`load_agent`. Returns the agent and its config for these arguments."""
-    agent, config = load_agent(path)
-    if {**config.scenario_kwargs, **env_kwargs} == config.scenario_kwargs:
-        return agent, config
-    config = replace(config, scenario_kwargs={**config.scenario_kwargs, **env_kwargs})
+    saved, state, _ = load_checkpoint(path)
+    config = replace(saved, scenario_kwargs={**saved.scenario_kwargs, **env_kwargs})
+    if config == saved:
+        return _whole_agent(saved, state, path), saved
     agent = make_agent(config)
-    load_actor_from(agent, config, path)
+    _copy_actor(agent, config, saved, state, path)
     agent.eval()
     return agent, config
 

@@ -25,6 +25,7 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
 from ..nets import EntityActor
 from .policy import policy_alpha
+from .self_attention import alpha_entropy
 from .value import trained_episode
 
 __all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "SCALE_CONFIGS", "scale_runs", "scale_curve", "scale_checkpoint",
@@ -109,10 +110,10 @@ def attention_concentration(agent: MAPPOAgent, config: MAPPOConfig, episodes: in
         raise ValueError(f"top must be a positive int; got {top!r}")
     alpha = np.concatenate([policy_alpha(agent, config, trained_episode(agent, config, seed).obs).alpha
                             for seed in range(episodes)])  # (steps, l, m, 2m)
-    entropy = -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(-1)
     ranked = -np.sort(-alpha, axis=-1)
-    return {"effective": np.exp(entropy).mean((0, 2)), "top_share": ranked[..., :top].sum(-1).mean((0, 2)),
-            "max": ranked[..., 0].mean((0, 2)), "n_entities": alpha.shape[-1]}
+    return {"effective": np.exp(alpha_entropy(alpha)).mean((0, 2)),
+            "top_share": ranked[..., :top].sum(-1).mean((0, 2)), "max": ranked[..., 0].mean((0, 2)),
+            "n_entities": alpha.shape[-1]}
 
 
 def pad_spread_tokens(tokens: Tensor, m_max: int, fill: float = 0.0) -> tuple[Tensor, Tensor]:

@@ -14,7 +14,8 @@ from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
 from attnmarl.viz import Frame, Heatmap, Points, sup
 from attnmarl.widgets import Explorer, Slider, Toggle
 
-__all__ = ["example_inputs", "random_layer", "alpha_frame", "alpha_explorer", "heads_frame", "heads_explorer"]
+__all__ = ["example_inputs", "random_layer", "alpha_entropy", "alpha_frame", "alpha_explorer", "heads_frame",
+           "heads_explorer"]
 
 
 def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: float = 2.5) -> torch.Tensor:
@@ -44,7 +45,8 @@ def random_layer(seed: int, d_in: int, d_q: int, d_out: int, heads: int | None =
     return layer
 
 
-def _entropy(alpha: np.ndarray) -> np.ndarray:
+def alpha_entropy(alpha: np.ndarray) -> np.ndarray:
+    """H(alpha) = -sum_j alpha_j log alpha_j over the last axis (keys), in nats; 0 log 0 = 0."""
     return -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(-1)
 
 
@@ -61,7 +63,7 @@ def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
         c, alpha = layer(x)
     alpha, c = alpha.numpy(), c.numpy()
     names = [sup(i + 1) for i in range(m)]
-    entropy = _entropy(alpha).mean()
+    entropy = alpha_entropy(alpha).mean()
     return Frame(
         [
             Points(x.numpy(), [f"x{n}" for n in names], title="inputs xⁱ (x¹ ringed)", highlight=[0]),
