@@ -19,6 +19,7 @@ from attnmarl.envs import (
     render_episode,
     step_arrays,
     token_layout,
+    treasure_hunter_policy,
 )
 
 PORT_CASES = [
@@ -91,6 +92,33 @@ def test_greedy_works_with_continuous_actions() -> None:
     random_mean, random_sem = evaluate(random_policy("simple_spread", continuous_actions=True), "simple_spread",
                                        episodes=40, continuous_actions=True)
     assert greedy_mean - random_mean > 10 * (greedy_sem + random_sem)
+
+
+def test_treasure_hunter_beats_random_on_mpe2() -> None:
+    sizes = dict(num_collectors=2, num_deposits=2, num_treasures=2)
+    hunter_mean, hunter_sem = evaluate(treasure_hunter_policy(**sizes), "collect_treasure", episodes=40, **sizes)
+    random_mean, random_sem = evaluate(random_policy("collect_treasure", **sizes), "collect_treasure", episodes=40,
+                                       **sizes)
+    assert hunter_mean - random_mean > 5 * (hunter_sem + random_sem)
+
+
+def test_treasure_hunter_heads_for_the_targets_of_the_shaping_rewards() -> None:
+    """Collector 0 is empty (→ nearest treasure), collector 1 holds type 1 (→ deposit_1, though deposit_0
+    is nearer), deposit_1 sees a carrier of its type (→ collector 1), deposit_0 none (→ the collectors'
+    centroid); all start at rest, so each moves along the axis of its largest offset."""
+    env = make_reference("collect_treasure", num_collectors=2, num_deposits=2, num_treasures=1)
+    env.reset(seed=0)
+    world = env.unwrapped.world
+    collector_0, collector_1, deposit_0, deposit_1 = world.agents
+    places = {collector_0: (0.0, 0.0), collector_1: (0.5, 0.5), deposit_0: (0.5, 0.8), deposit_1: (-0.5, 0.5)}
+    for agent, place in places.items():
+        agent.state.p_pos, agent.state.p_vel = np.array(place), np.zeros(2)
+    world.landmarks[0].state.p_pos, world.landmarks[0].alive = np.array([0.0, -0.6]), True
+    collector_1.holding = 1
+    obs = {agent.name: env.unwrapped.scenario.observation(agent, world).astype(np.float32) for agent in world.agents}
+    moves = treasure_hunter_policy(num_collectors=2, num_deposits=2, num_treasures=1)(obs)
+    # mpe2's discrete moves: 1 = −x, 2 = +x, 3 = −y, 4 = +y
+    assert moves == {"collector_0": 3, "collector_1": 1, "deposit_0": 3, "deposit_1": 2}
 
 
 def test_evaluate_averages_over_agents_then_episodes_with_seeds_seed_plus_k() -> None:
@@ -303,6 +331,8 @@ def test_tokens_of_a_batch_from_the_port() -> None:
         (lambda: entity_tokens("simple_spread", np.zeros(18), 0).by_kind("treasure"), "no tokens of kind 'treasure'"),
         (lambda: greedy_assignment_policy()({"a": np.zeros(16), "b": np.zeros(16)}),
          "needs simple_spread observations"),
+        (lambda: treasure_hunter_policy(continuous_actions=True), "steers with discrete actions"),
+        (lambda: treasure_hunter_policy(num_deposits=9), "num_deposits must be <= 6"),
     ],
 )
 def test_bad_input_is_a_value_error_naming_the_problem(call, message: str) -> None:

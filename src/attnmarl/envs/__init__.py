@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .baselines import greedy_assignment_policy, random_policy
+from .baselines import greedy_assignment_policy, random_policy, treasure_hunter_policy
 from .batched import BatchedEnv
 from .evaluate import cross_play, episode_returns, evaluate
 from .reference import (
@@ -69,6 +69,7 @@ __all__ = [
     "episode_returns",
     "evaluate",
     "greedy_assignment_policy",
+    "treasure_hunter_policy",
     "make_batched",
     "make_reference",
     "mixed_teams",

@@ -3,7 +3,11 @@
 - :func:`random_policy` — uniform random actions, any scenario;
 - :func:`greedy_assignment_policy` — simple_spread only, a *centralized* heuristic that reads all
   agents' observations: assign agents to landmarks one-to-one with the least total distance
-  (``scipy.optimize.linear_sum_assignment``), then steer each agent to its landmark.
+  (``scipy.optimize.linear_sum_assignment``), then steer each agent to its landmark;
+- :func:`treasure_hunter_policy` — collect_treasure only, a *decentralized* script on each agent's own
+  observation: an empty collector heads for the nearest treasure, a loaded one for the nearest
+  deposit of its treasure's type, a deposit for the nearest collector carrying its type (else the
+  collectors' centroid) — the targets of mpe2's shaping rewards, pursued greedily.
 
 Steering accounts for momentum. With mpe2's integration (``p ← p + v·dt``, then
 ``v ← (1 − δ)v + (f/m)·dt``, δ = damping), an agent that applies force f now and nothing after
@@ -23,6 +27,8 @@ from scipy.optimize import linear_sum_assignment
 from .actions import DISCRETE_DIRECTION
 from .physics import WorldParams
 from .reference import Policy, make_reference
+from .scenarios import reference_kwargs
+from .tokens import token_layout
 
 _SPREAD = WorldParams.from_world(SpreadScenario().make_world(1))
 
@@ -80,5 +86,65 @@ def greedy_assignment_policy(continuous_actions: bool = False) -> Policy:
         remaining = error[:, None, :] - DISCRETE_DIRECTION[None] * sensitivity * shift_per_force
         best = np.argmin(np.linalg.norm(remaining, axis=2), axis=1)
         return {agent: int(best[i]) for i, agent in enumerate(agents)}
+
+    return policy
+
+
+def _discrete_steer(error: np.ndarray, sensitivity: np.ndarray, mass: np.ndarray, dt: float,
+                    damping: float) -> np.ndarray:
+    """The discrete move of each agent whose rest point lands closest to its target: ``error`` (n, 2) is
+    target − rest point without a push (see :func:`rest_point_error`); a move shifts the rest point by
+    direction × sensitivity × dt² / (mass × damping)."""
+    shift = (sensitivity * dt * dt / (mass * damping))[:, None, None]
+    remaining = error[:, None, :] - DISCRETE_DIRECTION[None] * shift
+    return np.argmin(np.linalg.norm(remaining, axis=2), axis=1)
+
+
+def treasure_hunter_policy(**scenario_kwargs: Any) -> Policy:
+    """Decentralized scripted baseline for collect_treasure (discrete actions, any sizes).
+
+    Each agent reads only its own mpe2 observation (its tokens, see :mod:`attnmarl.envs.tokens`):
+    an empty collector steers to the nearest live treasure, a loaded collector to the nearest deposit
+    of the type it holds, deposit d to the nearest collector holding type d, or to the collectors'
+    centroid when none does. Steering is the momentum-aware rest-point rule of the greedy spread
+    policy. It ignores the −5 for overlapping collectors, so collectors chasing one treasure collide.
+    """
+    kwargs = reference_kwargs("collect_treasure", **scenario_kwargs)
+    if kwargs["continuous_actions"]:
+        raise ValueError("treasure_hunter_policy steers with discrete actions; got continuous_actions=True")
+    env = make_reference("collect_treasure", **scenario_kwargs)
+    params = WorldParams.from_world(env.unwrapped.world)
+    n_types = kwargs["num_deposits"]
+    names = list(env.possible_agents)
+    layouts = [token_layout("collect_treasure", i, **scenario_kwargs) for i in range(len(names))]
+
+    def target(i: int, o: np.ndarray) -> np.ndarray:
+        """Offset from agent i to where it heads."""
+        layout = layouts[i]
+        rows = {kind: np.stack([o[list(c)] for c, k in zip(layout.columns, layout.kinds) if k == kind])
+                for kind in ("agent", "treasure")}
+        others, treasures = rows["agent"], rows["treasure"]  # nearest first
+        deposit_of, holding_of = others[:, 4:4 + n_types], others[:, 4 + n_types:]
+        if names[i].startswith("collector_"):
+            holding = o[4:4 + n_types]
+            if holding.any():
+                chosen = deposit_of[:, int(holding.argmax())] > 0
+                return others[chosen][0, :2]
+            live = treasures[:, 2:].sum(axis=1) > 0
+            return treasures[live][0, :2] if live.any() else np.zeros(2)
+        carriers = holding_of[:, int(names[i].rsplit("_", 1)[1])] > 0
+        if carriers.any():
+            return others[carriers][0, :2]
+        return others[deposit_of.sum(axis=1) == 0, :2].mean(axis=0)
+
+    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        agents = list(obs)
+        index = [names.index(agent) for agent in agents]
+        velocity = np.stack([obs[agent][2:4] for agent in agents]).astype(np.float64)
+        offset = np.stack([target(i, np.asarray(obs[agent], dtype=np.float64)) for i, agent in zip(index, agents)])
+        dt, damping = params.dt, params.damping
+        error = offset - (velocity * dt + (1 - damping) * velocity * dt / damping)
+        moves = _discrete_steer(error, params.sensitivity[index], params.mass[index], dt, damping)
+        return {agent: int(move) for agent, move in zip(agents, moves)}
 
     return policy

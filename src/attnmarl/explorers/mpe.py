@@ -8,8 +8,9 @@ and agent i's observation cut into entity tokens (:func:`attnmarl.envs.entity_to
 
 The policies (:func:`scripted_policy`) are simple scripts, not trained agents: the centralized
 greedy baseline in simple_spread; in simple_tag the adversaries chase the good agent, which flees;
-in collect_treasure empty collectors head for the nearest treasure and loaded ones for the
-deposit of its type. Each agent of the two latter scripts reads only its own tokens.
+in collect_treasure empty collectors head for the nearest treasure, loaded ones for the deposit of
+its type, and each deposit for the nearest collector carrying its type. Each agent of the two latter
+scripts reads only its own observation.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from attnmarl.envs import (
     make_reference,
     obs_to_array,
     token_layout,
+    treasure_hunter_policy,
 )
 from attnmarl.envs.actions import DISCRETE_DIRECTION
 from attnmarl.viz import Arena, Frame, Heatmap, Text
@@ -85,36 +87,22 @@ def _tag_move(tokens: EntityTokens) -> int:
     return _move(away / max(np.linalg.norm(away), 1e-9) - tokens.by_kind("self")[0, 2:4])
 
 
-def _treasure_move(tokens: EntityTokens) -> int:
-    """collect_treasure script: a collector holding type h steers at the deposit of type h, an
-    empty one at the nearest live treasure; deposits stay where they are."""
-    own = tokens.by_kind("self")[0]
-    if len(own) == 4:  # a deposit: no holding features
-        return 0
-    holding = own[4:]
-    if holding.any():
-        others = tokens.by_kind("agent")
-        n_types = len(holding)
-        is_deposit = others[:, 4 : 4 + n_types] @ holding > 0.5
-        return _move(others[np.argmax(is_deposit), :2])
-    return _move(tokens.by_kind("treasure")[0, :2])  # nearest live treasure (zeros when none)
-
-
 def scripted_policy(scenario: str, **scenario_kwargs: Any) -> Policy:
     """The fixed policy of the recorded episodes (see the module docstring), as an mpe2 dict policy.
 
-    simple_spread uses :func:`attnmarl.envs.greedy_assignment_policy`; simple_tag and
-    collect_treasure move each agent from its own observation's entity tokens.
+    simple_spread uses :func:`attnmarl.envs.greedy_assignment_policy` and collect_treasure
+    :func:`attnmarl.envs.treasure_hunter_policy` (the baselines of chapters 6 and 10); simple_tag moves
+    each agent from its own observation's entity tokens.
     """
     if scenario == "simple_spread":
         return greedy_assignment_policy()
-    moves = {"simple_tag": _tag_move, "collect_treasure": _treasure_move}
-    if scenario not in moves:
+    if scenario == "collect_treasure":
+        return treasure_hunter_policy(**scenario_kwargs)
+    if scenario != "simple_tag":
         raise ValueError(f"no scripted policy for {scenario!r}; there are {list(SCENARIOS)}")
 
     def policy(obs: dict[str, np.ndarray]) -> dict[str, int]:
-        return {agent: moves[scenario](entity_tokens(scenario, o, agent, **scenario_kwargs))
-                for agent, o in obs.items()}
+        return {agent: _tag_move(entity_tokens(scenario, o, agent, **scenario_kwargs)) for agent, o in obs.items()}
 
     return policy
 
