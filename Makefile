@@ -1,6 +1,7 @@
 # make book  -- build the HTML book into _build/html (creates .venv on first use)
 # make test  -- lint, then the whole test suite (unit tests, every chapter in quick mode, the built book in Chromium)
 # make bench -- print the speed benchmarks (ratios measured side by side in one run)
+# make lab   -- open the chapters in JupyterLab with live explorers (installs JupyterLab into .venv)
 # make clean -- remove build outputs (keeps .venv)
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ STAMP  := $(VENV)/.installed
 SRC    := $(shell find src -type f -not -path '*/__pycache__/*')
 IPYW7  := $(VENV)/ipywidgets7
 
-.PHONY: book test bench clean chromium
+.PHONY: book test bench lab clean chromium
 
 # torch first and alone: pip then takes the local CPU wheel of exactly the pinned version
 # (a looser spec, or letting another package pull torch in, fetches a multi-GB CUDA build).
@@ -49,6 +50,13 @@ test: $(STAMP) $(IPYW7)/.installed chromium
 
 bench: $(STAMP)
 	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+# JupyterLab is not needed to build or test the book, so it is installed on first use only.
+$(VENV)/bin/jupyter-lab: $(STAMP)
+	$(PY) -m pip install --quiet "jupyterlab>=4,<5"
+
+lab: $(VENV)/bin/jupyter-lab
+	$(VENV)/bin/jupyter lab book/
 
 clean:
 	rm -rf _build .pytest_cache

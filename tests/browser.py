@@ -33,7 +33,9 @@ def offline_page() -> Iterator:
         page.route("**/*", route)
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.blocked, page.errors = blocked, errors
+        missing: list[str] = []  # local files the page asked for and could not load (a font, a script)
+        page.on("requestfailed", lambda r: missing.append(r.url) if r.url.startswith("file://") else None)
+        page.blocked, page.errors, page.missing = blocked, errors, missing
         try:
             yield page
         finally:

@@ -93,6 +93,14 @@ def test_every_chapter_and_page_is_in_the_toc():
     assert on_disk == listed
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_title_carries_the_chapter_number_of_the_file_name(chapter):
+    """The sidebar shows each page's title: "10. More agents" for book/10-more-agents, so that "chapter 10"
+    in the prose is the tenth entry a reader finds (the numbers skip the chapters still being written)."""
+    title = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4).cells[0].source.splitlines()[0]
+    assert title.startswith(f"# {int(Path(chapter).name[:2])}. "), title
+
+
 def prose(page: str) -> str:
     """The text a reader reads on a page: a notebook's markdown cells, or a markdown page."""
     path = ROOT / page
@@ -172,6 +180,7 @@ def test_page_renders_offline_without_errors(quick_book, browser_page, page_file
     assert path.exists(), f"{path} was not built"
     page.blocked.clear()
     page.errors.clear()
+    page.missing.clear()
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
     page.wait_for_function("() => !document.querySelector('.math') || document.querySelector('.MathJax')",
@@ -182,6 +191,46 @@ def test_page_renders_offline_without_errors(quick_book, browser_page, page_file
     broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
     assert not broken, broken
     assert not [u for u in page.blocked if not u.startswith("https://unpkg.com/thebe")], page.blocked
+    assert not page.missing, page.missing
+
+
+INLINE_LETTERS = r"""
+() => {
+  // every inline formula that is one letter without a descender, with how far its box's bottom sits from
+  // the line's baseline (found with a zero-size inline-block probe placed right after it)
+  const found = [];
+  for (const c of document.querySelectorAll('article p mjx-container:not([display="true"])')) {
+    const math = c.querySelector('mjx-assistive-mml math');
+    if (!math || math.children.length !== 1 || !/^[aceimnrsuvwxzαπ]$/.test(math.textContent)) continue;
+    const probe = document.createElement('span');
+    probe.style.cssText = 'display:inline-block;width:0;height:0;vertical-align:baseline';
+    c.after(probe);
+    found.push(c.getBoundingClientRect().bottom - probe.getBoundingClientRect().bottom);
+    probe.remove();
+  }
+  const fonts = [...document.fonts].filter(f => f.family.startsWith('MJXTEX')).map(f => [f.family, f.status]);
+  return {offsets: found, fonts};
+}
+"""
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_inline_math_sits_on_the_line_in_mathjaxs_own_fonts(quick_book, browser_page, chapter):
+    """Formulas are typeset by the book's MathJax 3 in its TeX fonts (a missing font file makes the browser
+    fall back to another font, and inline formulas ride above the text), and a one-letter inline formula
+    such as $m$ sits on the baseline of the words around it: its box ends within 2.5 px of the baseline,
+    the same for every such formula of the page."""
+    page = browser_page
+    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    page.wait_for_selector("article mjx-container", state="attached", timeout=20_000)
+    page.evaluate("() => MathJax.startup.promise")
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    measured = page.evaluate(INLINE_LETTERS)
+    statuses = dict(measured["fonts"])
+    assert statuses.get("MJXTEX-I") == "loaded" and "error" not in statuses.values(), statuses
+    offsets = measured["offsets"]
+    assert len(offsets) >= 5, "too few one-letter inline formulas found to measure"
+    assert max(abs(o) for o in offsets) < 2.5 and max(offsets) - min(offsets) < 0.5, sorted(set(offsets))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

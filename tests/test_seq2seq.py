@@ -153,9 +153,9 @@ def test_additive_attention_weights_and_context():
     torch.testing.assert_close(alpha.sum(dim=1), torch.ones(3))
     assert (alpha[~mask] == 0).all()  # padding gets exactly zero weight
     assert alpha[2, 0] == 1
-    for b in range(3):  # e_t = v^T tanh(W_s s + W_h h_t), softmax over the real positions only
+    for b in range(3):  # e_t = v^T tanh(W_a s + U_a h_t), softmax over the real positions only
         n = int(mask[b].sum())
-        e = torch.stack([attention.v(torch.tanh(attention.W_s(s_prev[b]) + attention.W_h(H[b, t])))[0]
+        e = torch.stack([attention.v(torch.tanh(attention.W_a(s_prev[b]) + attention.U_a(H[b, t])))[0]
                          for t in range(n)])
         torch.testing.assert_close(alpha[b, :n], torch.softmax(e, dim=0))
         torch.testing.assert_close(c[b], alpha[b, :n] @ H[b, :n])
@@ -191,7 +191,7 @@ def test_only_attention_differs_and_fixed_context_is_constant():
     plain, attentive = s2s.new_model(attention=False), s2s.new_model(attention=True)
     shared = plain.state_dict()
     extra = {k for k in attentive.state_dict() if k not in shared}
-    assert extra == {"decoder.attention.W_s.weight", "decoder.attention.W_h.weight", "decoder.attention.v.weight"}
+    assert extra == {"decoder.attention.W_a.weight", "decoder.attention.U_a.weight", "decoder.attention.v.weight"}
     assert all(torch.equal(v, attentive.state_dict()[k]) for k, v in shared.items())
 
     src, src_mask, y_in, tgt = _batch()

@@ -266,31 +266,31 @@ class Encoder(nn.Module):
 
 
 class AdditiveAttention(nn.Module):
-    """Bahdanau's alignment model: e_t't = v^T tanh(W_s s_t'-1 + W_h h_t), alpha = softmax_t(e).
+    """Bahdanau's alignment model: e_t't = v^T tanh(W_a s_t'-1 + U_a h_t), alpha = softmax_t(e).
 
-    W_s is (d_att, d_s), W_h is (d_att, 2n), v is (d_att,), no biases: a one-hidden-layer network
-    scoring how well input position t matches what the decoder, in state s_t'-1, needs next.
-    (This W_s belongs to the alignment model; the GRU cell has a W_s of its own.) W_h h_t does
-    not depend on t', so :meth:`project` computes it once per source sentence.
+    W_a is (d_att, d_s), U_a is (d_att, 2n), v is (d_att,), no biases (the paper's names, its
+    appendix A.1.2): a one-hidden-layer network scoring how well input position t matches what the
+    decoder, in state s_t'-1, needs next. U_a h_t does not depend on t', so :meth:`project` computes
+    it once per source sentence.
     """
 
     def __init__(self, d_s: int, d_h: int, d_att: int) -> None:
         super().__init__()
-        self.W_s = nn.Linear(d_s, d_att, bias=False)
-        self.W_h = nn.Linear(d_h, d_att, bias=False)
+        self.W_a = nn.Linear(d_s, d_att, bias=False)
+        self.U_a = nn.Linear(d_h, d_att, bias=False)
         self.v = nn.Linear(d_att, 1, bias=False)
 
     def project(self, H: Tensor) -> Tensor:
-        """W_h h_t for every t: (batch, T_in, 2n) -> (batch, T_in, d_att)."""
-        return self.W_h(H)
+        """U_a h_t for every t: (batch, T_in, 2n) -> (batch, T_in, d_att)."""
+        return self.U_a(H)
 
-    def forward(self, s_prev: Tensor, H: Tensor, W_hH: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(self, s_prev: Tensor, H: Tensor, U_aH: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         """One decoder step: s_t'-1 (batch, d_s) -> context c_t' (batch, 2n), alpha_t' (batch, T_in).
 
-        e_t't = v^T tanh(W_s s_t'-1 + W_h h_t); alpha_t't = exp(e_t't) / sum_k exp(e_t'k) over the
+        e_t't = v^T tanh(W_a s_t'-1 + U_a h_t); alpha_t't = exp(e_t't) / sum_k exp(e_t'k) over the
         real positions (padding gets exactly 0); c_t' = sum_t alpha_t't h_t.
         """
-        e = self.v(torch.tanh(self.W_s(s_prev).unsqueeze(1) + W_hH)).squeeze(-1)  # (batch, T_in)
+        e = self.v(torch.tanh(self.W_a(s_prev).unsqueeze(1) + U_aH)).squeeze(-1)  # (batch, T_in)
         alpha = masked_softmax(e, mask, dim=-1)
         c = torch.einsum("bt,bth->bh", alpha, H)
         return c, alpha
@@ -352,17 +352,17 @@ class Decoder(nn.Module):
         self.attention = AdditiveAttention(cfg.d_s, d_h, cfg.d_att) if cfg.attention else None
 
     def init_state(self, H: Tensor, C: Tensor) -> tuple[Tensor, Tensor | None]:
-        """s_0 = tanh(W_init C), and W_h h_t precomputed for the attention model."""
-        W_hH = self.attention.project(H) if self.attention is not None else None
-        return torch.tanh(self.W_init(C)), W_hH
+        """s_0 = tanh(W_init C), and U_a h_t precomputed for the attention model."""
+        U_aH = self.attention.project(H) if self.attention is not None else None
+        return torch.tanh(self.W_init(C)), U_aH
 
-    def step(self, y_prev: Tensor, s_prev: Tensor, H: Tensor, C: Tensor, W_hH: Tensor | None,
+    def step(self, y_prev: Tensor, s_prev: Tensor, H: Tensor, C: Tensor, U_aH: Tensor | None,
              mask: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
         """One output step: y_t'-1 ids (batch,) -> logits (batch, n_tgt), s_t', alpha_t' or None."""
         if self.attention is None:
             c, alpha = C, None
         else:
-            c, alpha = self.attention(s_prev, H, W_hH, mask)
+            c, alpha = self.attention(s_prev, H, U_aH, mask)
         y_emb = self.embed(y_prev)
         s = self.cell(y_emb, s_prev, c)
         logits = self.W_o(torch.cat([s, c, y_emb], dim=-1))
@@ -371,10 +371,10 @@ class Decoder(nn.Module):
     def forward(self, y_in: Tensor, H: Tensor, C: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing: y_in = <sos> y_1 .. y_T'-1 (batch, T_out) -> logits (batch, T_out, n_tgt),
         alpha (batch, T_out, T_in) or None."""
-        s, W_hH = self.init_state(H, C)
+        s, U_aH = self.init_state(H, C)
         logits, alphas = [], []
         for t in range(y_in.shape[1]):
-            step_logits, s, alpha = self.step(y_in[:, t], s, H, C, W_hH, mask)
+            step_logits, s, alpha = self.step(y_in[:, t], s, H, C, U_aH, mask)
             logits.append(step_logits)
             alphas.append(alpha)
         return torch.stack(logits, dim=1), (torch.stack(alphas, dim=1) if self.attention is not None else None)
@@ -454,11 +454,11 @@ def greedy_translate(model: Seq2Seq, src: Tensor, src_mask: Tensor, max_len: int
     """
     model.eval()
     H, C = model.encoder(src, src_mask)
-    s, W_hH = model.decoder.init_state(H, C)
+    s, U_aH = model.decoder.init_state(H, C)
     y = torch.full((src.shape[0],), SOS, dtype=torch.long)
     ids, alphas = [], []
     for _ in range(max_len):
-        logits, s, alpha = model.decoder.step(y, s, H, C, W_hH, src_mask)
+        logits, s, alpha = model.decoder.step(y, s, H, C, U_aH, src_mask)
         y = logits.argmax(dim=-1)
         ids.append(y)
         alphas.append(alpha)

@@ -3,32 +3,58 @@
 1. It sets ``ATTNMARL_STATIC=1`` as soon as Sphinx loads it, before any notebook runs; the kernels
    that execute the notebooks inherit the variable, so :func:`attnmarl.widgets.static_mode` is
    true in them however the build was started, and every explorer renders its static face.
-2. It serves MathJax from the book itself (the copy shipped by ``jupyter-server-mathjax``)
-   instead of a CDN, so that the formulas render when the book is opened from disk, offline.
+2. It serves MathJax 3 with its TeX fonts from the book itself (the copy shipped by
+   ``sphinx-mathjax-offline``) instead of a CDN, so that the formulas render when the book is opened
+   from disk, offline, in MathJax's own fonts.
 3. It drops repeated inline scripts from each page: sphinx-thebe 0.3 registers its settings
    script once per reading pass, and a page that declares ``const THEBE_JS_URL`` twice throws
    an error in the reader's browser.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
-from importlib import resources
+import shutil
+from pathlib import Path
 from typing import Any
+
+MATHJAX = "mathjax/tex-chtml-full.js"
+"""Where the book's MathJax 3 sits in ``_static``: the combined TeX input + CommonHTML output component,
+with every TeX extension (``amsmath``, ``boldsymbol``, ...), so that nothing is fetched later."""
+
+_MATHJAX_FILES = ("tex-chtml-full.js", "output/chtml/fonts/woff-v2")
+"""What the page needs from the MathJax distribution: the component, and the MathJax TeX fonts that
+CommonHTML output loads from ``[mathjax]/output/chtml/fonts/woff-v2`` (without them the browser falls
+back to other fonts, and inline formulas no longer sit on the text's baseline)."""
+
+
+def mathjax_source() -> Path:
+    """The MathJax 3 distribution shipped by the ``sphinx-mathjax-offline`` wheel (MathJax 3.2.2)."""
+    spec = importlib.util.find_spec("sphinx-mathjax-offline")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the book serves MathJax from the sphinx-mathjax-offline package: pip install it "
+                           "(requirements.txt pins it)")
+    return Path(spec.submodule_search_locations[0]) / "static" / "mathjax"
 
 
 def _local_mathjax(app: Any, config: Any) -> None:
-    static = resources.files("jupyter_server_mathjax").joinpath("static")
-    config.html_static_path = [*config.html_static_path, str(static)]  # copied into _static/
-    config.mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"  # the one combined config shipped
-    config.mathjax3_config = None
-    config.mathjax2_config = {
-        "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
-                    "processClass": "math|output_area", "ignoreClass": "tex2jax_ignore"},
-        "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None,
-                     "scale": 92},
-        "showMathMenu": False,
-        "messageStyle": "none",
-    }
+    mathjax_source()  # fail early, before any notebook runs, if it is missing
+    config.mathjax_path = MATHJAX
+    config.mathjax2_config = None
+    config.mathjax3_config = {"options": {"processHtmlClass": "math|output_area", "ignoreHtmlClass": "tex2jax_ignore"},
+                              "chtml": {"scale": 0.95}}
+
+
+def _copy_mathjax(app: Any, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    source, target = mathjax_source(), Path(app.outdir) / "_static" / "mathjax"
+    for name in _MATHJAX_FILES:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, dirs_exist_ok=True)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / name, target / name)
 
 
 def _unique_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
@@ -45,5 +71,6 @@ def setup(app: Any) -> dict[str, Any]:
     os.environ["ATTNMARL_STATIC"] = "1"
     if app is not None:
         app.connect("config-inited", _local_mathjax, priority=900)
+        app.connect("build-finished", _copy_mathjax)
         app.connect("html-page-context", _unique_scripts, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

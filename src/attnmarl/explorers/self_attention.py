@@ -109,7 +109,7 @@ def heads_frame(heads: int = 2, m: int = 5, d_q: int = 2, scale: bool = False, s
 def heads_explorer() -> Explorer:
     """The per-head α explorer of "Multi-head self-attention"."""
     return Explorer(heads_frame, [
-        Slider("heads", [1, 2, 3, 4], default=2, label="l (heads)"),
+        Slider("heads", [1, 2, 3, 4], default=4, label="l (heads)"),
         Slider("m", list(range(2, 9)), default=5, label="m (inputs)", static=[3, 5, 8]),
         Slider("d_q", [1, 2, 4, 8], default=2),
         Toggle("scale", default=False, label="scale by 1/√d_q"),
