@@ -460,8 +460,8 @@ def multi_head(m: int, l: int, d_out: int) -> Diagram:
                 f"m = {m}, l = {l}, d_{{out}} = {d_out}")
     y_out, y_heads, y_in = HEADER + 26, HEADER + 150, HEADER + 254
     left = _row_labels(d, {y_out: f"cⁱ ∈ ℝ{sup(l * d_out)}", y_heads: f"{l} heads", y_in: "inputs xʲ"})
-    segment, head_width = 27, 104
-    pitch = max(l * segment + 18, 72)
+    segment, head_width = 26, 104
+    pitch = max(l * segment + 14, 72)
     width = max(m * pitch, l * (head_width + 12))
     xs = _columns(m, pitch, left + (width - m * pitch) / 2)
     colours = [HEADS[h % len(HEADS)] for h in range(l)]
@@ -474,8 +474,7 @@ def multi_head(m: int, l: int, d_out: int) -> Diagram:
         for parts in outputs:
             d.arrow(head.top, parts[h].bottom, colour, 1.3, opacity=0.8)
     _bus(d, _row(d, xs, y_in, _names("x", m), INPUT), heads, y_in - 40)
-    d.text((left, y_in + 44), f"cⁱ = [cⁱ_1; …; cⁱ_{l}]: l · d_{{out}} = {l} · {d_out} = {l * d_out} numbers; "
-           f"head h has its own W_qʰ, W_kʰ, W_vʰ")
+    d.text((left, y_in + 44), f"cⁱ = [cⁱ_1; …; cⁱ_{l}]: l · d_{{out}} = {l} · {d_out} = {l * d_out} numbers")
     return d
 
 
