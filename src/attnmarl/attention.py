@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .guards import check_finite, check_int, check_like
+
 __all__ = [
     "dot_score",
     "scaled_dot_score",
@@ -45,6 +47,9 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 
 def _check_pair(q: Tensor, k: Tensor, same_dim: bool = True) -> None:
+    """Queries and keys of a score function: (..., n, d) tensors of one dtype and device, finite."""
+    if not isinstance(q, Tensor) or not isinstance(k, Tensor):
+        raise ValueError(f"queries and keys must be torch.Tensors; got {type(q).__name__} and {type(k).__name__}")
     if q.dim() < 2 or k.dim() < 2:
         raise ValueError(
             f"queries and keys need at least 2 dimensions (..., n, d); got {tuple(q.shape)} and {tuple(k.shape)}"
@@ -53,6 +58,9 @@ def _check_pair(q: Tensor, k: Tensor, same_dim: bool = True) -> None:
         raise ValueError(
             f"queries and keys must have the same last dimension for this score; got {q.shape[-1]} and {k.shape[-1]}"
         )
+    check_like("keys k", k, q, "the queries q")
+    check_finite("queries q", q)
+    check_finite("keys k", k)
 
 
 def dot_score(q: Tensor, k: Tensor) -> Tensor:
@@ -72,6 +80,7 @@ def general_score(q: Tensor, k: Tensor, W: Tensor) -> Tensor:
     _check_pair(q, k, same_dim=False)
     if W.shape != (q.shape[-1], k.shape[-1]):
         raise ValueError(f"W must have shape (d_q, d_k) = {(q.shape[-1], k.shape[-1])}; got {tuple(W.shape)}")
+    check_like("W", W, q, "the queries q")
     return (q @ W) @ k.transpose(-1, -2)
 
 
@@ -88,6 +97,8 @@ def additive_score(q: Tensor, k: Tensor, W_q: Tensor, W_k: Tensor, v: Tensor) ->
             f"additive score needs W_q (d_a, d_q), W_k (d_a, d_k), v (d_a,); got {tuple(W_q.shape)}, "
             f"{tuple(W_k.shape)}, {tuple(v.shape)} for d_q={q.shape[-1]}, d_k={k.shape[-1]}"
         )
+    for name, weight in (("W_q", W_q), ("W_k", W_k), ("v", v)):
+        check_like(name, weight, q, "the queries q")
     hidden = torch.tanh((q @ W_q.T).unsqueeze(-2) + (k @ W_k.T).unsqueeze(-3))  # (..., n_q, n_k, d_a)
     return hidden @ v
 
@@ -109,10 +120,21 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
 
     ``mask`` is boolean, True = takes part, and must broadcast to ``scores``. A row (a slice along
     ``dim``) in which nothing takes part has no softmax; it raises ``ValueError`` instead of
-    returning NaN.
+    returning NaN. So do scores that are NaN or +inf, or a row whose every key scores -inf: the
+    weights are checked (one sum), and this function never returns NaN.
     """
-    if mask is None:
-        return torch.softmax(scores, dim=dim)
+    if mask is not None:
+        scores = scores.masked_fill(~_check_mask(scores, mask, dim), float("-inf"))
+    alpha = torch.softmax(scores, dim=dim)
+    try:
+        check_finite("alpha", alpha)
+    except ValueError:
+        raise ValueError(_softmax_error(scores, dim)) from None
+    return alpha
+
+
+def _check_mask(scores: Tensor, mask: Tensor, dim: int) -> Tensor:
+    """``mask`` broadcast to ``scores``, after checking that it is boolean and leaves every row a key."""
     if mask.dtype != torch.bool:
         raise ValueError(f"mask must be a bool tensor (True = takes part); got dtype {mask.dtype}")
     try:
@@ -128,11 +150,20 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
             f"{int(empty.sum())} attention row(s) have every key masked, the first at index {first} "
             "(leading dimensions, then the query); each query needs at least one key with mask True"
         )
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=dim)
+    return mask
+
+
+def _softmax_error(scores: Tensor, dim: int) -> str:
+    """Why the softmax of ``scores`` (masked keys already at -inf) is not a set of weights."""
+    nan, plus_inf = int(torch.isnan(scores).sum()), int((scores == math.inf).sum())
+    dead = int((scores == -math.inf).all(dim=dim).sum())
+    return (f"the scores have no softmax: they hold {nan} NaN and {plus_inf} +inf value(s), and {dead} row(s) "
+            "score every key -inf; scores must be finite numbers (leave keys out with the mask, not with -inf)")
 
 
 def causal_mask(m: int) -> Tensor:
     """The (m, m) mask of a left-to-right decoder: query i may look at keys j <= i."""
+    m = check_int("m", m)
     return torch.ones(m, m, dtype=torch.bool).tril()
 
 
@@ -140,14 +171,18 @@ def causal_mask(m: int) -> Tensor:
 # Self-attention
 # ---------------------------------------------------------------------------------------------
 
-def _prepare(x: Tensor, d_in: int, mask: Tensor | None) -> tuple[Tensor, Tensor | None, bool]:
-    """Validate (batch, m, d_in) or (m, d_in) input and its mask; return batched x and a mask of
-    shape (batch, 1, m) or (batch, m, m), in which every query has at least one key."""
+def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor | None, bool]:
+    """Validate (batch, m, d_in) or (m, d_in) input — finite, of the weights' dtype and device — and its
+    mask; return batched x and a mask of shape (batch, 1, m) or (batch, m, m), in which every query has
+    at least one key."""
     if not isinstance(x, Tensor):
         raise ValueError(f"x must be a torch.Tensor of shape (batch, m, d_in) or (m, d_in); got {type(x).__name__}")
     unbatched = x.dim() == 2
     if x.dim() not in (2, 3):
         raise ValueError(f"x must have shape (batch, m, d_in) or (m, d_in); got {tuple(x.shape)}")
+    check_like("x", x, W_q)
+    check_finite("x", x)
+    d_in = W_q.shape[-1]
     if unbatched:
         x = x.unsqueeze(0)
         if mask is not None:
@@ -161,6 +196,8 @@ def _prepare(x: Tensor, d_in: int, mask: Tensor | None) -> tuple[Tensor, Tensor 
         return x, None, unbatched
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise ValueError("mask must be a bool tensor (True = takes part)")
+    if mask.device != x.device:
+        raise ValueError(f"mask is on device {mask.device} but x is on {x.device}; move one of them")
     if mask.shape == (batch, m):
         mask = mask.unsqueeze(1)  # key padding: the same keys for every query
     elif mask.shape != (batch, m, m):
@@ -184,9 +221,10 @@ def _init_weight(*shape: int) -> nn.Parameter:
 
 
 def _check_sizes(**sizes: int | None) -> None:
+    """Every size that is given must be a positive integer."""
     for name, value in sizes.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a positive integer; got {value!r}")
+        if value is not None:
+            check_int(name, value)
 
 
 def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tensor | None = None,
@@ -205,7 +243,9 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     single = W_q.dim() == 2
     if single:
         W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
-    x, attn_mask, unbatched = _prepare(x, W_q.shape[-1], mask)
+    for name, weight in (("W_k", W_k), ("W_v", W_v)):
+        check_like(name, weight, W_q, "W_q")
+    x, attn_mask, unbatched = _prepare(x, W_q, mask)
     (batch, m, _), (heads, d_q, _), d_out = x.shape, W_q.shape, W_v.shape[1]
     # q^i = W_q x^i, k^i = W_k x^i, v^i = W_v x^i for every head, as one matrix product:
     qkv = x @ torch.cat([W_q, W_k, W_v], dim=1).flatten(0, 1).T  # (batch, m, l * (2 d_q + d_out))

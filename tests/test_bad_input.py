@@ -1,0 +1,85 @@
+"""The package under bad input and interruption (issue 15): no silent wrong answer, no lost checkpoint.
+
+TABLE
+"""
+import pytest
+import torch
+
+from attnmarl.attention import (
+    MultiHeadSelfAttention,
+    SelfAttention,
+    additive_score,
+    causal_mask,
+    dot_score,
+    general_score,
+    masked_softmax,
+    self_attention,
+)
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    """Everything here is small: one torch thread (conftest's fixture) for every test."""
+
+
+def with_value(shape: tuple[int, ...], value: float, where: tuple[int, ...] | None = None) -> torch.Tensor:
+    """Random numbers of ``shape`` with ``value`` (NaN, inf) at index ``where`` (default: the first entry)."""
+    x = torch.randn(*shape)
+    x[where or (0,) * len(shape)] = value
+    return x
+
+
+# ---- attention: NaN, dtype and device, sizes ---------------------------------------------------
+
+@pytest.mark.parametrize("value", [NAN, INF, -INF])
+def test_self_attention_refuses_non_finite_input(value):
+    layer = MultiHeadSelfAttention(4, 3, 2, heads=2)
+    for need_weights in (True, False):
+        with pytest.raises(ValueError, match=r"x holds .* \(the first at index \(1, 2, 3\)\)"):
+            layer(with_value((2, 3, 4), value, (1, 2, 3)), need_weights=need_weights)
+
+
+@pytest.mark.parametrize("score", [
+    dot_score,
+    lambda q, k: general_score(q, k, torch.eye(4)),
+    lambda q, k: additive_score(q, k, torch.ones(3, 4), torch.ones(3, 4), torch.ones(3)),
+])
+def test_score_functions_refuse_non_finite_queries_and_keys(score):
+    with pytest.raises(ValueError, match="queries q holds 1 NaN"):
+        score(with_value((2, 4), NAN), torch.randn(3, 4))
+    with pytest.raises(ValueError, match="keys k holds 0 NaN and 1 infinite"):
+        score(torch.randn(2, 4), with_value((3, 4), INF))
+
+
+@pytest.mark.parametrize("scores,problem", [
+    (torch.tensor([[1.0, NAN, 0.0]]), "1 NaN and 0 \\+inf"),
+    (torch.tensor([[1.0, INF, 0.0]]), "0 NaN and 1 \\+inf"),
+    (torch.tensor([[1.0, 2.0], [-INF, -INF]]), "1 row\\(s\\) score every key -inf"),
+])
+def test_masked_softmax_never_returns_nan(scores, problem):
+    with pytest.raises(ValueError, match=problem):
+        masked_softmax(scores)
+    partly = torch.tensor([[0.0, -INF, 0.0]])  # -inf on some keys still gives weights, as before
+    torch.testing.assert_close(masked_softmax(partly), torch.tensor([[0.5, 0.0, 0.5]]))
+
+
+def test_dtype_and_device_mismatches_are_named_before_torch_sees_them():
+    layer = SelfAttention(4, 3, 2)
+    with pytest.raises(ValueError, match=r"x has dtype torch.float64, the layer's weights torch.float32"):
+        layer(torch.randn(5, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="W_v has dtype torch.float64, W_q torch.float32"):
+        self_attention(torch.randn(5, 4), torch.randn(3, 4), torch.randn(3, 4), torch.randn(2, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="keys k has dtype torch.float64, the queries q torch.float32"):
+        dot_score(torch.randn(2, 4), torch.randn(3, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="W has dtype torch.float64"):
+        general_score(torch.randn(2, 4), torch.randn(3, 4), torch.eye(4, dtype=torch.float64))
+    layer.double()  # converting the layer is the way out the message suggests
+    assert layer(torch.randn(5, 4, dtype=torch.float64))[0].dtype == torch.float64
+
+
+@pytest.mark.parametrize("m", [-1, 0, 2.0, True])
+def test_causal_mask_refuses_sizes_that_are_not_positive_integers(m):
+    with pytest.raises(ValueError, match=f"m must be a positive integer; got {m!r}"):
+        causal_mask(m)
