@@ -83,3 +83,21 @@ def test_dtype_and_device_mismatches_are_named_before_torch_sees_them():
 def test_causal_mask_refuses_sizes_that_are_not_positive_integers(m):
     with pytest.raises(ValueError, match=f"m must be a positive integer; got {m!r}"):
         causal_mask(m)
+
+
+def test_fused_path_never_builds_the_m_by_m_scores_even_when_d_q_differs_from_d_out():
+    """Only the fused (flash) kernel is allowed here: it needs one width for q, k and v, and it never
+    stores the m x m scores. Before, d_q != d_out made PyTorch fall back to its plain kernel."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    torch.manual_seed(0)
+    x = torch.randn(3, 11, 6)
+    mask = torch.arange(11) < torch.tensor([[11], [4], [1]])
+    for d_q, d_out in [(3, 8), (8, 3), (5, 5)]:
+        for scale in (False, True):
+            layer = MultiHeadSelfAttention(6, d_q, d_out, heads=2, scale=scale)
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                fused, none = layer(x, mask, need_weights=False)
+            plain, alpha = layer(x, mask)
+            assert none is None and alpha.shape == (3, 2, 11, 11) and fused.shape == (3, 11, 2 * d_out)
+            torch.testing.assert_close(fused, plain, atol=1e-5, rtol=1e-5)

@@ -239,6 +239,7 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     ``need_weights=False`` returns (c, None) and computes c with PyTorch's fused
     ``scaled_dot_product_attention``, which never stores the m x m weights: the same function,
     faster for large m (see ``make bench``). Use it for training; keep the default to look at alpha.
+    (A full (batch, m, m) mask is itself m x m; a key-padding mask (batch, m) is not.)
     """
     single = W_q.dim() == 2
     if single:
@@ -258,13 +259,30 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
         c = alpha @ v  # eq. (2): (batch, l, m, d_out)
     else:
         alpha = None
-        c = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=None if scale else 1.0)
+        c = _fused_attention(q, k, v, attn_mask, 1.0 / math.sqrt(d_q) if scale else 1.0)
     c = c.transpose(1, 2).flatten(2)  # heads concatenated: (batch, m, l * d_out)
     if alpha is not None and single:
         alpha = alpha.squeeze(1)
     if unbatched:
         return c[0], None if alpha is None else alpha[0]
     return c, alpha
+
+
+def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float) -> Tensor:
+    """c = softmax(scale * q k^T) v by ``scaled_dot_product_attention``, without the m x m weights.
+
+    Its fused kernels need q, k and v of one width; given d_q != d_out it would fall back to a plain
+    implementation that stores the m x m scores. So the narrower side is zero-padded to
+    d = max(d_q, d_out) — zeros change neither <q, k> nor the first d_out columns of c — and the
+    padding of c is cut off again: extra memory grows as m d, not m^2.
+    """
+    d_q, d_out = q.shape[-1], v.shape[-1]
+    d = max(d_q, d_out)
+    if d_q < d:
+        q, k = F.pad(q, (0, d - d_q)), F.pad(k, (0, d - d_q))
+    if d_out < d:
+        v = F.pad(v, (0, d - d_out))
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)[..., :d_out]
 
 
 class SelfAttention(nn.Module):
