@@ -15,6 +15,7 @@ from attnmarl.attention import (
     masked_softmax,
     self_attention,
 )
+from attnmarl.nets import Actor, AgentHeads, AgentLinear, AttentionCritic, AttentionPolicy, ConcatCritic, EntityActor
 
 NAN, INF = float("nan"), float("inf")
 
@@ -101,3 +102,43 @@ def test_fused_path_never_builds_the_m_by_m_scores_even_when_d_q_differs_from_d_
             plain, alpha = layer(x, mask)
             assert none is None and alpha.shape == (3, 2, 11, 11) and fused.shape == (3, 11, 2 * d_out)
             torch.testing.assert_close(fused, plain, atol=1e-5, rtol=1e-5)
+
+
+# ---- networks: sizes, observations --------------------------------------------------------------
+
+@pytest.mark.parametrize("build,named", [
+    (lambda: AgentLinear(3, -1, 4), "d_in must be a positive integer; got -1"),
+    (lambda: AgentLinear(0, 2, 4), "m must be a positive integer; got 0"),
+    (lambda: AgentHeads(3, 4, -2), "d_hidden must be a positive integer; got -2"),
+    (lambda: ConcatCritic(3, 18, d_x=-1), "d_x must be a positive integer; got -1"),
+    (lambda: ConcatCritic(3, 18, d_hidden=0), "d_hidden must be a positive integer; got 0"),
+    (lambda: AttentionCritic(3, 18, depth=0), "depth must be a positive integer; got 0"),
+    (lambda: AttentionCritic(3, -18), "obs_dim must be a positive integer; got -18"),
+    (lambda: Actor(3, 18, -1), "d_y must be a positive integer; got -1"),
+    (lambda: Actor(3, 18, 0), "d_y must be a positive integer; got 0"),
+    (lambda: Actor(3, 18, 5, d_hidden=-64), "d_hidden must be a positive integer; got -64"),
+    (lambda: EntityActor("simple_spread", {"N": 3}, 3, 18, 5, d_ff=-1), "d_ff must be a positive integer; got -1"),
+])
+def test_negative_or_zero_sizes_are_named(build, named):
+    with pytest.raises(ValueError, match=named):
+        build()
+
+
+NETS = {
+    "attention critic": lambda: AttentionCritic(3, 18),
+    "concat critic": lambda: ConcatCritic(3, 18),
+    "flat actor": lambda: Actor(3, 18, 5),
+    "attention policy": lambda: AttentionPolicy(3, 18, 5),
+    "entity actor": lambda: EntityActor("simple_spread", {"N": 3}, 3, 18, 5),
+}
+
+
+@pytest.mark.parametrize("net", NETS.values(), ids=NETS.keys())
+def test_networks_refuse_non_finite_observations_and_foreign_dtypes(net):
+    net = net()
+    for value in (NAN, INF):
+        with pytest.raises(ValueError, match=r"observations holds .* \(the first at index \(1, 2, 3\)\)"):
+            net(with_value((2, 3, 18), value, (1, 2, 3)))
+    with pytest.raises(ValueError, match="observations has dtype torch.float64, the network's weights torch.float32"):
+        net(torch.randn(2, 3, 18, dtype=torch.float64))
+    assert torch.isfinite(net(torch.randn(2, 3, 18))).all()

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_finite, check_int, check_like
+from .guards import check_finite, check_int, check_like, check_sizes
 
 __all__ = [
     "dot_score",
@@ -220,13 +220,6 @@ def _init_weight(*shape: int) -> nn.Parameter:
     return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
 
 
-def _check_sizes(**sizes: int | None) -> None:
-    """Every size that is given must be a positive integer."""
-    for name, value in sizes.items():
-        if value is not None:
-            check_int(name, value)
-
-
 def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tensor | None = None,
                    scale: bool = False, need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
     """Eqs. (1)-(2) for every query at once, for one head or l stacked heads.
@@ -296,7 +289,7 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
         super().__init__()
-        _check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
+        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
         self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, scale
         self.W_q = _init_weight(d_q, d_in)
         self.W_k = _init_weight(d_q, d_in)
@@ -326,7 +319,7 @@ class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int = 1, scale: bool = False,
                  d_proj: int | None = None) -> None:
         super().__init__()
-        _check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
+        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
         self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, scale
         self.W_q = _init_weight(heads, d_q, d_in)
         self.W_k = _init_weight(heads, d_q, d_in)
@@ -378,6 +371,7 @@ class AttentionFC(nn.Module):
 
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int, d_hidden: int, scale: bool = False) -> None:
         super().__init__()
+        check_sizes(d_hidden=d_hidden)
         self.attention = MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale)
         self.fc = nn.Linear(heads * d_out, d_hidden)
 
@@ -398,7 +392,7 @@ class SelfAttentionStack(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int, d_hidden: int, depth: int,
                  scale: bool = False) -> None:
         super().__init__()
-        _check_sizes(depth=depth)
+        check_sizes(depth=depth)
         self.blocks = nn.ModuleList(
             AttentionFC(d_in if b == 0 else d_hidden, d_q, d_out, heads, d_hidden, scale) for b in range(depth)
         )

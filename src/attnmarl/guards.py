@@ -3,7 +3,7 @@
 Bad input gets a ``ValueError`` that names the argument and the bad value, at the boundary a reader
 touches, instead of a NaN, a silent wrap-around or an error from deep inside torch or numpy:
 
-- :func:`check_int`, :func:`check_seed`, :func:`check_index`, :func:`check_real` for sizes, seeds,
+- :func:`check_int`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`, :func:`check_real` for sizes, seeds,
   indices and hyperparameters;
 - :func:`check_finite` for tensors (one reduction, cheap enough for the training loop) and
   :func:`check_like` for a tensor whose dtype or device differs from the weights it meets;
@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["check_int", "check_seed", "check_index", "check_real", "check_finite", "check_like", "load_trusted",
-           "check_finite_weights", "write_atomically"]
+__all__ = ["check_int", "check_sizes", "check_seed", "check_index", "check_real", "check_finite", "check_like",
+           "load_trusted", "check_finite_weights", "write_atomically"]
 
 
 def _is_int(value: Any) -> bool:
@@ -42,6 +42,13 @@ def check_int(name: str, value: Any, minimum: int = 1) -> int:
         kind = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
         raise ValueError(f"{name} must be {kind}; got {value!r}")
     return int(value)
+
+
+def check_sizes(**sizes: Any) -> None:
+    """Every size given by name must be a positive integer (``None`` means "not used" and passes)."""
+    for name, value in sizes.items():
+        if value is not None:
+            check_int(name, value)
 
 
 def check_seed(value: Any, name: str = "seed") -> int:
