@@ -2,9 +2,12 @@
 
 TABLE
 """
+from dataclasses import replace
+
 import pytest
 import torch
 
+from attnmarl.algos.mappo import EnvSpec, MAPPOConfig, make_agent, sample_actions
 from attnmarl.attention import (
     MultiHeadSelfAttention,
     SelfAttention,
@@ -18,6 +21,8 @@ from attnmarl.attention import (
 from attnmarl.nets import Actor, AgentHeads, AgentLinear, AttentionCritic, AttentionPolicy, ConcatCritic, EntityActor
 
 NAN, INF = float("nan"), float("inf")
+TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
+                   d_out=4, critic_hidden=8, actor_hidden=8, entity_d=8, entity_ff=8)
 
 
 @pytest.fixture(autouse=True)
@@ -142,3 +147,67 @@ def test_networks_refuse_non_finite_observations_and_foreign_dtypes(net):
     with pytest.raises(ValueError, match="observations has dtype torch.float64, the network's weights torch.float32"):
         net(torch.randn(2, 3, 18, dtype=torch.float64))
     assert torch.isfinite(net(torch.randn(2, 3, 18))).all()
+
+
+# ---- MAPPO: configs, actions ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("change,named", [
+    ({"gamma": 0.0}, r"gamma must be a finite number in \(0, 1\]; got 0.0"),
+    ({"gamma": 1.5}, r"gamma must be a finite number in \(0, 1\]; got 1.5"),
+    ({"gamma": NAN}, "gamma must be a finite number"),
+    ({"gae_lambda": -0.1}, r"gae_lambda must be a finite number in \[0, 1\]"),
+    ({"lr_actor": -1e-3}, r"lr_actor must be a finite number in \[0, inf\]; got -0.001"),
+    ({"lr_critic": INF}, "lr_critic must be a finite number"),
+    ({"clip_coef": -0.2}, "clip_coef must be a finite number in"),
+    ({"ent_coef": -0.01}, "ent_coef must be a finite number in"),
+    ({"max_grad_norm": 0.0}, r"max_grad_norm must be a finite number in \(0, inf\]"),
+    ({"gamma": "0.95"}, "gamma must be a real number; got '0.95'"),
+    ({"depth": 0}, "depth must be a positive integer; got 0"),
+    ({"heads": -2}, "heads must be a positive integer; got -2"),
+    ({"d_q": 2.5}, "d_q must be a positive integer; got 2.5"),
+    ({"total_steps": 0}, "total_steps must be a positive integer; got 0"),
+    ({"total_steps": 199}, "total_steps = 199 is less than one update, num_envs \\* rollout_steps = 200"),
+    ({"seed": -1}, "seed must be a non-negative integer; got -1"),
+    ({"seed": 1.5}, "seed must be a non-negative integer; got 1.5"),
+])
+def test_nonsense_configs_are_refused(change, named):
+    with pytest.raises(ValueError, match=named):
+        replace(TINY, **change)
+
+
+def test_legitimate_edge_configs_still_work():
+    """A learning rate of 0 freezes a network (a test of chapter 10 does so), gamma = 1 is undiscounted,
+    and a budget of exactly one update runs that update."""
+    config = replace(TINY, lr_actor=0.0, gamma=1, gae_lambda=0.0, ent_coef=0.0, clip_coef=0.0)
+    assert config.num_updates == 1
+
+
+def test_every_named_config_and_shipped_checkpoint_passes_the_checks():
+    from attnmarl.checkpoints import ASSETS, load_checkpoint
+    from attnmarl.train import CONFIGS
+
+    assert all(isinstance(config, MAPPOConfig) for config in CONFIGS.values())
+    checkpoints = [p for p in ASSETS.glob("*/*.pt") if p.parent.name != "seq2seq"]
+    assert len(checkpoints) >= 30
+    for path in checkpoints:
+        load_checkpoint(path)
+
+
+def test_an_env_spec_without_actions_is_refused():
+    with pytest.raises(ValueError, match="n_actions must be a positive integer; got 0"):
+        make_agent(TINY, EnvSpec(3, 18, 0, False, (0, 0, 0)))
+    with pytest.raises(ValueError, match="one type per agent"):
+        EnvSpec(3, 18, 5, False, (0, 0))
+
+
+def test_nan_logits_are_refused_instead_of_sampling_an_action():
+    with pytest.raises(ValueError, match="logits holds 1 NaN"):
+        sample_actions(with_value((4, 3, 5), NAN), torch.Generator().manual_seed(0))
+    o = torch.randn(4, 3, 18)
+    for scenario_kwargs in ({"N": 3}, {"N": 3, "continuous_actions": True}):
+        agent = make_agent(replace(TINY, scenario_kwargs=scenario_kwargs))
+        with torch.no_grad():
+            agent.actor.pis[0][-1].bias[0] = NAN  # a diverged actor
+        for deterministic in (True, False):
+            with pytest.raises(ValueError, match="the policy's outputs y holds 12 NaN"):
+                agent.act(o, deterministic=deterministic)
