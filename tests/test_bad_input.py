@@ -18,6 +18,8 @@ from attnmarl.attention import (
     masked_softmax,
     self_attention,
 )
+from attnmarl.envs import evaluate, make_batched, random_policy
+from attnmarl.explorers.mpe import record_episode
 from attnmarl.nets import Actor, AgentHeads, AgentLinear, AttentionCritic, AttentionPolicy, ConcatCritic, EntityActor
 
 NAN, INF = float("nan"), float("inf")
@@ -211,3 +213,19 @@ def test_nan_logits_are_refused_instead_of_sampling_an_action():
         for deterministic in (True, False):
             with pytest.raises(ValueError, match="the policy's outputs y holds 12 NaN"):
                 agent.act(o, deterministic=deterministic)
+
+
+# ---- seeds ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda seed: make_batched("simple_spread", 2, seed=seed),
+    lambda seed: make_batched("simple_spread", 2).reset(seed=seed),
+    lambda seed: random_policy("simple_spread", seed=seed),
+    lambda seed: evaluate(random_policy("simple_spread"), "simple_spread", episodes=1, seed=seed),
+    lambda seed: record_episode("simple_spread", seed=seed),
+    lambda seed: replace(TINY, seed=seed),
+], ids=["make_batched", "reset", "random_policy", "evaluate", "record_episode", "MAPPOConfig"])
+@pytest.mark.parametrize("seed", [-1, 2.5, "0"])
+def test_a_seed_must_be_a_non_negative_integer(call, seed):
+    with pytest.raises(ValueError, match=f"seed must be a non-negative integer; got {seed!r}"):
+        call(seed)

@@ -22,11 +22,12 @@ import pickle
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import torch
-from torch import Tensor
+
+if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
+    from torch import Tensor
 
 __all__ = ["check_int", "check_sizes", "check_seed", "check_index", "check_real", "check_finite", "check_like",
            "load_trusted", "check_finite_weights", "write_atomically"]
@@ -85,10 +86,10 @@ def check_finite(name: str, x: Tensor) -> None:
     One sum decides the common case: it is finite whenever every entry is (NaN and infinities survive
     any sum), so only a tensor whose sum is not finite — bad, or finite but huge — is checked entry by entry.
     """
-    if math.isfinite(x.detach().sum().item()) or bool(torch.isfinite(x).all()):
+    if math.isfinite(x.detach().sum().item()) or bool(x.isfinite().all()):
         return
-    nan, inf = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
-    first = tuple(int(i) for i in (~torch.isfinite(x)).nonzero()[0])
+    nan, inf = int(x.isnan().sum()), int(x.isinf().sum())
+    first = tuple(int(i) for i in (~x.isfinite()).nonzero()[0])
     raise ValueError(f"{name} holds {nan} NaN and {inf} infinite value(s) (the first at index {first}); "
                      "every entry must be a finite number")
 
@@ -112,6 +113,8 @@ def load_trusted(path: str | Path, what: str) -> Any:
     loaded, or it is not a torch file at all — and a damaged or truncated file raise ``ValueError`` saying
     that this is not a loadable ``what``.
     """
+    import torch
+
     try:
         return torch.load(path, weights_only=True, map_location="cpu")
     except (FileNotFoundError, IsADirectoryError, PermissionError):
@@ -130,8 +133,10 @@ def load_trusted(path: str | Path, what: str) -> Any:
 def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:
     """Raise ``ValueError`` if a checkpoint's state dict holds a non-tensor or a NaN or infinite weight
     (a diverged run must not load and play as if it were trained)."""
+    import torch
+
     for key, tensor in state.items():
-        if not isinstance(tensor, Tensor):
+        if not isinstance(tensor, torch.Tensor):
             raise ValueError(f"{path}: state_dict entry {key!r} is a {type(tensor).__name__}, not a tensor")
         if tensor.is_floating_point():
             try:

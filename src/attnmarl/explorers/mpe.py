@@ -30,6 +30,7 @@ from attnmarl.envs import (
     token_layout,
 )
 from attnmarl.envs.actions import DISCRETE_DIRECTION
+from attnmarl.guards import check_seed
 from attnmarl.viz import Arena, Frame, Heatmap, Text
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -161,6 +162,7 @@ def record_episode(scenario: str, seed: int = 0, policy: Policy | None = None,
                    **scenario_kwargs: Any) -> Episode:
     """Play one mpe2 episode (reset with ``seed``) with ``policy`` (default: :func:`scripted_policy`)
     and record every step of it."""
+    check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
     policy = scripted_policy(scenario, **scenario_kwargs) if policy is None else policy
     obs, _ = env.reset(seed=seed)
