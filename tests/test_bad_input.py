@@ -2,11 +2,13 @@
 
 TABLE
 """
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 import torch
 
+from attnmarl import load_policy
+from attnmarl import seq2seq as s2s
 from attnmarl.algos.mappo import EnvSpec, MAPPOConfig, make_agent, sample_actions
 from attnmarl.attention import (
     MultiHeadSelfAttention,
@@ -18,6 +20,7 @@ from attnmarl.attention import (
     masked_softmax,
     self_attention,
 )
+from attnmarl.checkpoints import load_actor_from, load_agent, load_checkpoint, save_checkpoint
 from attnmarl.envs import evaluate, make_batched, random_policy
 from attnmarl.explorers.mpe import record_episode
 from attnmarl.nets import Actor, AgentHeads, AgentLinear, AttentionCritic, AttentionPolicy, ConcatCritic, EntityActor
@@ -229,3 +232,118 @@ def test_nan_logits_are_refused_instead_of_sampling_an_action():
 def test_a_seed_must_be_a_non_negative_integer(call, seed):
     with pytest.raises(ValueError, match=f"seed must be a non-negative integer; got {seed!r}"):
         call(seed)
+
+
+# ---- checkpoints: trust, completeness, NaN, atomic writes -----------------------------------------
+
+class Payload:
+    """An object whose unpickling would run code: it would create the file ``marker``."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def untrusted_files(folder):
+    """Files that torch.load(weights_only=True) refuses: code to run on load, and bytes that are no torch file."""
+    torch.save({"format": "attnmarl.mappo/1", "config": Payload(folder / "pwned")}, folder / "payload.pt")
+    (folder / "junk.pt").write_bytes(b"not a checkpoint")
+    return [folder / "payload.pt", folder / "junk.pt"]
+
+
+@pytest.mark.parametrize("load", [load_checkpoint, s2s.load_checkpoint], ids=["mappo", "seq2seq"])
+def test_an_untrusted_file_is_refused_plainly_without_torchs_advice(tmp_path, load):
+    for path in untrusted_files(tmp_path):
+        with pytest.raises(ValueError, match="is not a checkpoint this book trusts") as error:
+            load(path)
+        assert "weights_only" not in str(error.value)  # torch's advice, weights_only=False, is the wrong one
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("load", [load_checkpoint, s2s.load_checkpoint], ids=["mappo", "seq2seq"])
+def test_empty_and_truncated_files_are_value_errors(tmp_path, load):
+    save_checkpoint(tmp_path / "whole.pt", make_agent(TINY), TINY)
+    whole = (tmp_path / "whole.pt").read_bytes()
+    (tmp_path / "half.pt").write_bytes(whole[: len(whole) // 2])
+    (tmp_path / "empty.pt").write_bytes(b"")
+    for name in ("half.pt", "empty.pt"):
+        with pytest.raises(ValueError, match="is not a loadable .* the file is empty, truncated or damaged"):
+            load(tmp_path / name)
+
+
+@pytest.mark.parametrize("missing", ["config", "state_dict", "metadata"])
+def test_a_checkpoint_without_one_of_its_parts_is_a_value_error(tmp_path, missing):
+    save_checkpoint(tmp_path / "tiny.pt", make_agent(TINY), TINY)
+    data = torch.load(tmp_path / "tiny.pt", weights_only=True)
+    del data[missing]
+    torch.save(data, tmp_path / "tiny.pt")
+    with pytest.raises(ValueError, match=f"incomplete attnmarl MAPPO checkpoint: it has no dict under \\['{missing}'"):
+        load_agent(tmp_path / "tiny.pt")
+
+
+def test_a_checkpoint_whose_config_is_nonsense_is_a_value_error(tmp_path):
+    save_checkpoint(tmp_path / "tiny.pt", make_agent(TINY), TINY)
+    data = torch.load(tmp_path / "tiny.pt", weights_only=True)
+    data["config"]["gamma"] = 2.0
+    torch.save(data, tmp_path / "tiny.pt")
+    with pytest.raises(ValueError, match="holds a config this version refuses: gamma must be"):
+        load_checkpoint(tmp_path / "tiny.pt")
+
+
+def test_nan_weights_are_neither_saved_nor_loaded(tmp_path):
+    agent = make_agent(TINY)
+    save_checkpoint(tmp_path / "tiny.pt", agent, TINY)
+    with torch.no_grad():
+        agent.critic.heads.out.b[1, 0] = NAN
+    with pytest.raises(ValueError, match=r"critic.heads.out.b holds 1 NaN .* index \(1, 0\)"):
+        save_checkpoint(tmp_path / "tiny.pt", agent, TINY)
+    data = torch.load(tmp_path / "tiny.pt", weights_only=True)  # a NaN checkpoint made by hand
+    data["state_dict"]["actor.pis.0.0.0.weight"][0, 0] = INF
+    torch.save(data, tmp_path / "nan.pt")
+    for load in (load_policy, load_agent, lambda path: load_actor_from(make_agent(TINY), TINY, path)):
+        with pytest.raises(ValueError, match="nan.pt holds non-finite weights: actor.pis.0.0.0.weight holds 0 NaN"):
+            load(tmp_path / "nan.pt")
+    model = s2s.new_model(attention=True)
+    s2s.save_checkpoint(model, tmp_path / "s2s.pt")
+    with torch.no_grad():
+        next(model.parameters())[0] = NAN
+    with pytest.raises(ValueError, match="holds .* NaN"):
+        s2s.save_checkpoint(model, tmp_path / "s2s.pt")
+    torch.save({"config": asdict(model.cfg), "state_dict": model.state_dict()}, tmp_path / "s2s-nan.pt")
+    with pytest.raises(ValueError, match="s2s-nan.pt holds non-finite weights"):
+        s2s.load_checkpoint(tmp_path / "s2s-nan.pt")
+    s2s.load_checkpoint(tmp_path / "s2s.pt")  # the good file was not touched
+
+
+@pytest.mark.parametrize("save", [
+    lambda path: save_checkpoint(path, make_agent(TINY), TINY),
+    lambda path: s2s.save_checkpoint(s2s.new_model(attention=False), path),
+], ids=["mappo", "seq2seq"])
+def test_a_save_that_fails_half_way_leaves_the_old_checkpoint_whole(tmp_path, monkeypatch, save):
+    path = tmp_path / "model.pt"
+    save(path)
+    before = path.read_bytes()
+
+    def half_then_fail(data, handle):
+        handle.write(b"PK half a zip archive")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", half_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        save(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("--threads", "0", "argument --threads: must be a positive integer; got 0"),
+    ("--steps", "-5", "argument --steps: must be a positive integer; got -5"),
+    ("--seed", "-1", "argument --seed: must be a non-negative integer; got -1"),
+    ("--n-test", "many", "argument --n-test: must be an integer; got 'many'"),
+])
+def test_the_seq2seq_command_line_refuses_bad_numbers_with_a_usage_error(capsys, option, value, message):
+    with pytest.raises(SystemExit) as exit_:
+        s2s.main(["--train", option, value])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err

@@ -3,19 +3,21 @@
 Bad input gets a ``ValueError`` that names the argument and the bad value, at the boundary a reader
 touches, instead of a NaN, a silent wrap-around or an error from deep inside torch or numpy:
 
-- :func:`check_int`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`, :func:`check_real` for sizes, seeds,
-  indices and hyperparameters;
+- :func:`check_int`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`, :func:`check_real` for
+  sizes, seeds, indices and hyperparameters, and :func:`cli_int` for the command lines' integer options;
 - :func:`check_finite` for tensors (one reduction, cheap enough for the training loop) and
   :func:`check_like` for a tensor whose dtype or device differs from the weights it meets;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
   file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights.
 
-Files survive interruption: :func:`write_atomically` writes each file to a temporary file in the same
-folder and renames it over the old one only once it is complete, so a killed process leaves either
-the old file or the new one, never half of one.
+Files survive interruption: :func:`check_writable_folder` fails before work whose results could not be
+saved, and :func:`write_atomically` writes each file to a temporary file in the same folder and renames
+it over the old one only once it is complete, so a killed process leaves either the old file or the
+new one, never half of one.
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import pickle
@@ -29,8 +31,8 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["check_int", "check_sizes", "check_seed", "check_index", "check_real", "check_finite", "check_like",
-           "load_trusted", "check_finite_weights", "write_atomically"]
+__all__ = ["check_int", "check_sizes", "cli_int", "check_seed", "check_index", "check_real", "check_finite",
+           "check_like", "load_trusted", "check_finite_weights", "check_writable_folder", "write_atomically"]
 
 
 def _is_int(value: Any) -> bool:
@@ -40,9 +42,12 @@ def _is_int(value: Any) -> bool:
 def check_int(name: str, value: Any, minimum: int = 1) -> int:
     """``value`` as an int if it is an integer (not a bool) of at least ``minimum``; else ``ValueError``."""
     if not _is_int(value) or value < minimum:
-        kind = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
-        raise ValueError(f"{name} must be {kind}; got {value!r}")
+        raise ValueError(f"{name} must be {_int_kind(minimum)}; got {value!r}")
     return int(value)
+
+
+def _int_kind(minimum: int) -> str:
+    return {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
 
 
 def check_sizes(**sizes: Any) -> None:
@@ -50,6 +55,22 @@ def check_sizes(**sizes: Any) -> None:
     for name, value in sizes.items():
         if value is not None:
             check_int(name, value)
+
+
+def cli_int(minimum: int = 1) -> Callable[[str], int]:
+    """An ``argparse`` type for an integer option of at least ``minimum``: a bad value ends in argparse's
+    usage error naming the option (``argument --threads: must be a positive integer; got 0``), not a traceback."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {_int_kind(minimum)}; got {value}")
+        return value
+
+    return parse
 
 
 def check_seed(value: Any, name: str = "seed") -> int:
@@ -143,6 +164,20 @@ def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:
                 check_finite(key, tensor)
             except ValueError as error:
                 raise ValueError(f"{path} holds non-finite weights: {error}") from None
+
+
+def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
+    """Create ``folder`` if needed and make sure a file can be written in it — before hours of training
+    whose results could not be saved. Raises ``ValueError`` naming ``name`` and the reason."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise ValueError(f"{name} = {str(folder)!r} is not a folder this process can write to: "
+                         f"{error.strerror or error}") from None
+    return folder
 
 
 def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> None:
