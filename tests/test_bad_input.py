@@ -2,13 +2,24 @@
 
 TABLE
 """
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import warnings
 from dataclasses import asdict, replace
+from pathlib import Path
 
 import pytest
 import torch
 
 from attnmarl import load_policy
 from attnmarl import seq2seq as s2s
+from attnmarl import train as train_module
 from attnmarl.algos.mappo import EnvSpec, MAPPOConfig, make_agent, sample_actions
 from attnmarl.attention import (
     MultiHeadSelfAttention,
@@ -24,6 +35,8 @@ from attnmarl.checkpoints import load_actor_from, load_agent, load_checkpoint, s
 from attnmarl.envs import evaluate, make_batched, random_policy
 from attnmarl.explorers.mpe import record_episode
 from attnmarl.nets import Actor, AgentHeads, AgentLinear, AttentionCritic, AttentionPolicy, ConcatCritic, EntityActor
+from attnmarl.train import main as train_main
+from attnmarl.train import named_config, run, write_index
 
 NAN, INF = float("nan"), float("inf")
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
@@ -347,3 +360,177 @@ def test_the_seq2seq_command_line_refuses_bad_numbers_with_a_usage_error(capsys,
     with pytest.raises(SystemExit) as exit_:
         s2s.main(["--train", option, value])
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+# ---- the training command line: refuse before training, never lose or mislabel a run ---------------
+
+def no_training(monkeypatch):
+    """Make any training fail the test: the checks under test must come first."""
+    monkeypatch.setattr(train_module, "train", lambda *args, **kwargs: pytest.fail("training started"))
+
+
+@pytest.mark.parametrize("steps,message", [
+    (0, "total_steps must be a positive integer; got 0"),
+    (-3200, "total_steps must be a positive integer; got -3200"),
+    (100, "total_steps = 100 is less than one update"),
+])
+def test_named_config_refuses_a_budget_it_would_not_train(steps, message):
+    with pytest.raises(ValueError, match=message):
+        named_config("spread3-concat", steps=steps)
+    assert named_config("spread3-concat", steps=None).total_steps == 5_000_000
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (["--steps", "0"], "argument --steps: must be a positive integer; got 0"),
+    (["--steps", "100"], "total_steps = 100 is less than one update"),
+    (["--threads", "0"], "argument --threads: must be a positive integer; got 0"),
+    (["--seed", "-1"], "argument --seed: must be a non-negative integer; got -1"),
+    (["--seed", "1.5"], "argument --seed: must be an integer; got '1.5'"),
+    (["--final-episodes", "0"], "argument --final-episodes: must be a positive integer; got 0"),
+    (["--eval-episodes", "0"], "argument --eval-episodes: must be a positive integer; got 0"),
+    (["--evals", "-1"], "argument --evals: must be a non-negative integer; got -1"),
+    (["--out", "{file}/runs"], "--out = '.*' is not a folder this process can write to"),
+])
+def test_the_command_line_refuses_bad_arguments_before_training(tmp_path, monkeypatch, capsys, arguments, message):
+    no_training(monkeypatch)
+    (tmp_path / "file").write_text("a file, not a folder")
+    arguments = [a.format(file=tmp_path / "file") for a in arguments]
+    with pytest.raises(SystemExit) as exit_:
+        train_main(["--config", "spread3-concat", "--out", str(tmp_path / "runs"), *arguments])
+    assert exit_.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"final_episodes": 0}, "final_episodes must be a positive integer; got 0"),
+    ({"eval_episodes": -1}, "eval_episodes must be a positive integer; got -1"),
+    ({"steps": 0}, "total_steps must be a positive integer; got 0"),
+    ({"seed": -2}, "seed must be a non-negative integer; got -2"),
+])
+def test_run_refuses_bad_arguments_before_training(tmp_path, monkeypatch, kwargs, message):
+    no_training(monkeypatch)
+    with pytest.raises(ValueError, match=message):
+        run("spread3-concat", out=tmp_path, progress=False, **kwargs)
+
+
+def test_run_refuses_a_folder_it_cannot_write_before_training(tmp_path, monkeypatch):
+    no_training(monkeypatch)
+    (tmp_path / "file").write_text("a file, not a folder")
+    with pytest.raises(ValueError, match="out = '.*file/runs' is not a folder this process can write to"):
+        run("spread3-concat", out=tmp_path / "file" / "runs", progress=False)
+    if os.geteuid() != 0:  # root may write anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        with pytest.raises(ValueError, match="locked' is not a folder this process can write to"):
+            run("spread3-concat", out=locked, progress=False)
+
+
+RUN = "spread3-concat-seed0"
+KILL_DRIVER = """
+import os, signal, sys
+
+import torch
+
+import attnmarl.algos.mappo as mappo
+import attnmarl.guards as guards
+from attnmarl.train import main
+
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+moment = sys.argv[1]
+if moment == "training":  # in the middle of the first update
+    mappo.gae = die
+elif moment == "torch.save":  # half-way through writing the checkpoint
+    def half_then_die(data, handle):
+        handle.write(b"PK half a zip archive")
+        handle.flush()
+        die()
+    torch.save = half_then_die
+elif moment.startswith("rename"):  # right after the k-th of the three renames (.pt, .csv, .json)
+    k, renames, real_replace = int(moment[-1]), [], os.replace
+    def replace_then_die(source, target):
+        real_replace(source, target)
+        renames.append(target)
+        if len(renames) == k:
+            die()
+    guards.os.replace = replace_then_die
+main(["--config", "spread3-concat", "--steps", "3200", "--evals", "0", "--final-episodes", "1", "--out", sys.argv[2]])
+"""
+
+
+def make_run(folder, moment: str) -> int:
+    """Run the training command line in a fresh process, killed with SIGKILL at ``moment`` ("0": never)."""
+    import attnmarl
+
+    env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
+    process = subprocess.run([sys.executable, "-c", KILL_DRIVER, moment, str(folder)], env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert process.returncode in (0, -signal.SIGKILL), process.stderr
+    return process.returncode
+
+
+def run_id(folder) -> str:
+    return json.loads((folder / f"{RUN}.json").read_text())["run_id"]
+
+
+def listed_runs(folder) -> list[str]:
+    """The run ids ``write_index`` lists, after checking that each listed run's files are what the index says."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a run the index leaves out is warned about; here the result is checked
+        runs = write_index(folder)
+    for entry in runs:
+        _, _, metadata = load_checkpoint(folder / entry["checkpoint"])
+        assert metadata["run_id"] == entry["run_id"] and metadata["final_return"] == entry["final_return"]
+        assert hashlib.sha256((folder / entry["curve"]).read_bytes()).hexdigest() == entry["curve_sha256"]
+    return [entry["run_id"] for entry in runs]
+
+
+@pytest.fixture(scope="module")
+def complete_runs(tmp_path_factory) -> tuple[Path, Path]:
+    """Two folders, each with one complete run of the same name and seed (different run ids)."""
+    folders = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    for folder in folders:
+        assert make_run(folder, "0") == 0
+    return folders
+
+
+def test_a_summary_beside_files_of_another_run_is_left_out_of_the_index(tmp_path, complete_runs):
+    """Two runs' files mixed by hand: the index lists neither mixture, and says why."""
+    a, b = complete_runs
+    for suffix in (".pt", ".csv"):
+        mixed = tmp_path / f"mixed{suffix}"
+        mixed.mkdir()
+        for part in (".pt", ".csv", ".json"):
+            source = (b if part == suffix else a) / f"{RUN}{part}"
+            (mixed / source.name).write_bytes(source.read_bytes())
+        with pytest.warns(UserWarning, match=f"{RUN}.json left out of the index: {RUN}{suffix}"):
+            assert write_index(mixed) == []
+    assert listed_runs(shutil.copytree(a, tmp_path / "a")) == [run_id(a)]  # unmixed, it is listed
+
+
+@pytest.mark.parametrize("moment,outcome", [
+    ("training", "old"), ("torch.save", "old"), ("rename1", "none"), ("rename2", "none"), ("rename3", "new"),
+])
+def test_a_run_killed_at_any_moment_never_leaves_files_that_load_as_something_they_are_not(
+        tmp_path, complete_runs, moment, outcome):
+    """A complete run sits in the folder; a rerun of the same name and seed is killed (SIGKILL) at
+    ``moment``. Every file left loads whole, and the index lists the old run untouched, the new run
+    complete, or (killed between renames) neither — never a summary beside another run's files."""
+    old = complete_runs[0]
+    folder = tmp_path / "rerun"
+    shutil.copytree(old, folder)
+    assert make_run(folder, moment) == -signal.SIGKILL
+    for path in folder.glob("*.pt"):
+        load_checkpoint(path)  # whole, never half a file
+    assert sorted(p.suffix for p in folder.glob(f"{RUN}.*")) == [".csv", ".json", ".pt"]
+    listed = listed_runs(folder)
+    if outcome == "old":
+        assert listed == [run_id(old)]
+        assert all((folder / p.name).read_bytes() == p.read_bytes() for p in old.glob(f"{RUN}.*"))
+    elif outcome == "none":
+        assert listed == []
+    else:
+        assert listed == [run_id(folder)] != [run_id(old)]

@@ -138,7 +138,7 @@ class MAPPOConfig:
             check_real(name, getattr(self, name), low, high, low_open=low_open)
         if self.total_steps < self.batch_size:
             raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
-                             f"= {self.batch_size} env steps: give at least that many (or fewer environments)")
+                             f"= {self.batch_size} env steps; a run needs at least one update")
         if self.batch_size % self.num_minibatches:
             raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
                              f"num_minibatches = {self.num_minibatches}")
