@@ -12,8 +12,10 @@ import subprocess
 import sys
 import warnings
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -34,9 +36,13 @@ from attnmarl.attention import (
 from attnmarl.checkpoints import load_actor_from, load_agent, load_checkpoint, save_checkpoint
 from attnmarl.envs import evaluate, make_batched, random_policy
 from attnmarl.explorers.mpe import record_episode
+from attnmarl.explorers.policy import PolicyAlpha, policy_episode_frame
+from attnmarl.explorers.seq2seq import alignment_explorer
+from attnmarl.explorers.value import alpha_episode_frame, make_probe, probe_values, select_head, value_checkpoint
 from attnmarl.nets import Actor, AgentHeads, AgentLinear, AttentionCritic, AttentionPolicy, ConcatCritic, EntityActor
 from attnmarl.train import main as train_main
 from attnmarl.train import named_config, run, write_index
+from attnmarl.widgets import Dropdown, Slider
 
 NAN, INF = float("nan"), float("inf")
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
@@ -534,3 +540,67 @@ def test_a_run_killed_at_any_moment_never_leaves_files_that_load_as_something_th
         assert listed == []
     else:
         assert listed == [run_id(folder)] != [run_id(old)]
+
+
+# ---- explorers: no wrap-around, no IndexError from deep inside -------------------------------------
+
+@pytest.fixture(scope="module")
+def episode():
+    """A recorded simple_spread episode (25 steps, 3 agents) with made-up values and two heads of alpha."""
+    recorded = record_episode("simple_spread", seed=0, N=3)
+    alpha = torch.softmax(torch.randn(26, 2, 3, 6, generator=torch.Generator().manual_seed(0)), -1).numpy()
+    return recorded, alpha
+
+
+def episode_frames(episode):
+    """alpha_episode_frame (critic: alpha over agents) and policy_episode_frame (policy: over entities)."""
+    recorded, alpha = episode
+    critic = partial(alpha_episode_frame, recorded, np.zeros((26, 3)), alpha[..., :3])
+    weights = PolicyAlpha(alpha, tuple(range(6)), recorded.entities)
+    policy = partial(policy_episode_frame, recorded, weights, np.full((26, 3, 5), 0.2))
+    return {"critic": critic, "policy": policy}
+
+
+@pytest.mark.parametrize("which", ["critic", "policy"])
+def test_episode_explorers_refuse_heads_steps_and_agents_that_do_not_exist(episode, which):
+    frame = episode_frames(episode)[which]
+    for head in ("0", "3", "-1", 0, "first"):
+        with pytest.raises(ValueError, match=re.escape(f"head must be one of ['mean', '1', '2']; got {head!r}")):
+            frame(t=3, agent=0, head=head)
+    for t in (26, -1, 2.0):
+        with pytest.raises(ValueError, match=r"t must be an int in \[0, 25\]"):
+            frame(t=t, agent=0, head="1")
+    for agent in (3, -1):
+        with pytest.raises(ValueError, match=rf"agent must be an agent index in \[0, 3\); got {agent}"):
+            frame(t=3, agent=agent, head="1")
+    assert frame(t=3, agent=2, head=2).caption == frame(t=3, agent=2, head="2").caption  # an int head still works
+    assert "head 2" not in frame(t=3, agent=2, head="1").caption
+
+
+def test_head_1_is_the_first_head_and_mean_is_the_mean():
+    alpha = np.arange(2 * 3 * 3, dtype=float).reshape(2, 3, 3)
+    np.testing.assert_array_equal(select_head(alpha, "1"), alpha[0])
+    np.testing.assert_array_equal(select_head(alpha, "2"), alpha[1])
+    np.testing.assert_array_equal(select_head(alpha, "mean"), alpha.mean(0))
+
+
+def test_the_alignment_explorer_refuses_an_example_that_is_not_there():
+    examples = [("1/2/2000", "2000-02-01"), ("3 May 1987", "1987-05-03")]
+    explorer = alignment_explorer(examples=examples)
+    for example in (-1, 2, 99):
+        with pytest.raises(ValueError, match=rf"example must be an example index in \[0, 2\); got {example}"):
+            explorer.update(example=example)
+    assert "1987-05-03" in explorer.update(example=1)["caption"] + str(explorer.frame)
+
+
+@pytest.mark.parametrize("control", [Slider, Dropdown])
+def test_a_control_without_values_is_a_value_error(control):
+    with pytest.raises(ValueError, match="control 'x' has no values"):
+        control("x", [])
+
+
+def test_the_arena_probe_refuses_a_fractional_agent():
+    agent, config = load_agent(value_checkpoint("spread3-attention"))
+    probe = make_probe(agent, config, seed=0, t=3)
+    with pytest.raises(ValueError, match=r"moved must be an agent index in \[0, 3\); got 1.5"):
+        probe_values(probe, 1.5, (0.0, 0.0))
