@@ -39,9 +39,19 @@ from attnmarl.explorers.mpe import record_episode
 from attnmarl.explorers.policy import PolicyAlpha, policy_episode_frame
 from attnmarl.explorers.seq2seq import alignment_explorer
 from attnmarl.explorers.value import alpha_episode_frame, make_probe, probe_values, select_head, value_checkpoint
-from attnmarl.nets import Actor, AgentHeads, AgentLinear, AttentionCritic, AttentionPolicy, ConcatCritic, EntityActor
+from attnmarl.nets import (
+    Actor,
+    AgentHeads,
+    AgentLinear,
+    AttentionCritic,
+    AttentionPolicy,
+    ConcatCritic,
+    EntityActor,
+    EntityAttention,
+)
 from attnmarl.train import main as train_main
 from attnmarl.train import named_config, run, write_index
+from attnmarl.transfer import main as transfer_main
 from attnmarl.widgets import Dropdown, Slider
 
 NAN, INF = float("nan"), float("inf")
@@ -604,3 +614,23 @@ def test_the_arena_probe_refuses_a_fractional_agent():
     probe = make_probe(agent, config, seed=0, t=3)
     with pytest.raises(ValueError, match=r"moved must be an agent index in \[0, 3\); got 1.5"):
         probe_values(probe, 1.5, (0.0, 0.0))
+
+
+def test_agent_linear_and_entity_attention_name_a_dtype_mismatch():
+    with pytest.raises(ValueError, match="h has dtype torch.float64, the layer's weights torch.float32"):
+        AgentLinear(3, 4, 2)(torch.randn(5, 3, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="tokens has dtype torch.float64"):
+        EntityAttention(7, 5)(torch.randn(2, 3, 4, 7, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (["--episodes", "0"], "argument --episodes: must be a positive integer; got 0"),
+    (["--seeds", "-1"], "argument --seeds: must be a non-negative integer; got -1"),
+    (["--out", "{file}/zero-shot.json"], "the folder of --out = '.*' is not a folder this process can write to"),
+])
+def test_the_transfer_command_line_refuses_bad_arguments_before_evaluating(tmp_path, capsys, arguments, message):
+    (tmp_path / "file").write_text("a file, not a folder")
+    arguments = [a.format(file=tmp_path / "file") for a in arguments]
+    with pytest.raises(SystemExit) as exit_:
+        transfer_main(["--run", "policy/pi-spread6-entity", "--out", str(tmp_path / "out.json"), *arguments])
+    assert exit_.value.code == 2 and re.search(message, capsys.readouterr().err)

@@ -99,6 +99,7 @@ class AgentLinear(nn.Module):
         return f"m={self.m}, d_in={self.d_in}, d_out={self.d_out}"
 
     def forward(self, h: Tensor) -> Tensor:
+        check_like("h", h, self.W)
         if h.dim() == 2:  # one shared input: a single (batch, d_in) x (d_in, m d_out) product
             return (h @ self.W.flatten(0, 1).T).view(h.shape[0], self.m, self.d_out) + self.b
         return torch.einsum("bmi,moi->bmo", h, self.W) + self.b

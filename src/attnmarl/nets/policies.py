@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from ..attention import masked_softmax
 from ..envs.tokens import TokenLayout, token_layout
-from ..guards import check_sizes
+from ..guards import check_like, check_sizes
 from .central import AttentionNet, ConcatNet
 from .common import check_obs, check_types, linear, mlp
 
@@ -163,6 +163,7 @@ class EntityAttention(nn.Module):
         with different numbers of entities, padded to the same n. Padded tokens get exactly zero weight
         (chapter 2's masked softmax), so they change nothing; the self token (n = 0) must be real.
         """
+        check_like("tokens", tokens, self.embed.weight)
         e = self.embed(tokens)  # (batch, m_type, n, d)
         e_self = self.embed(tokens[..., 0, :])  # the self token again: cheaper than slicing e in backward
         *lead, n, d = e.shape
