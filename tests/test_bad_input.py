@@ -1,6 +1,134 @@
 """The package under bad input and interruption (issue 15): no silent wrong answer, no lost checkpoint.
 
-TABLE
+Bad input to the public API gets a ``ValueError`` that names the argument and the bad value (on a
+command line, argparse's usage error, before any training) — never a NaN, a silent wrap-around, a
+default taken for a zero, or an error from deep inside torch or numpy. A training run killed at any
+moment leaves no file that loads as something it is not. The checks live in :mod:`attnmarl.guards`.
+Hot-path cost: one sum per forward pass of a network (its observations), per attention layer (x),
+per masked softmax (its weights) and per rollout step (the policy's outputs, the sampled logits).
+
+Every bad-input check of the test suite, in one place (test names without their ``test_``; a line in
+parentheses is a case that must keep working):
+
+======================================================  ============================================================
+this module (test_...)                                  what is refused
+======================================================  ============================================================
+self_attention_refuses_non_finite_input                 NaN or ±inf in x, with and without alpha
+score_functions_refuse_non_finite_queries_and_keys      NaN or inf in q or k of the score functions
+masked_softmax_never_returns_nan                        scores NaN or +inf, or a row all -inf (-inf on some keys
+                                                        still works)
+dtype_and_device_mismatches_are_named_before_torch_sees_them
+                                                        float64 x, W_v, keys or W against float32 weights
+causal_mask_refuses_sizes_that_are_not_positive_integers
+                                                        m = -1, 0, 2.0, True
+fused_path_never_builds_the_m_by_m_scores_even_when_d_q_differs_from_d_out
+                                                        need_weights=False with d_q != d_out runs on the fused
+                                                        kernel alone (no m x m scores) and gives the c of the
+                                                        unfused path
+negative_or_zero_sizes_are_named                        negative or zero sizes of AgentLinear, AgentHeads,
+                                                        ConcatCritic, AttentionCritic (depth = 0), Actor (d_y = 0
+                                                        actions), EntityActor
+networks_refuse_non_finite_observations_and_foreign_dtypes
+                                                        NaN, inf or float64 observations, in every critic and actor
+agent_linear_and_entity_attention_name_a_dtype_mismatch
+                                                        float64 h or tokens
+nonsense_configs_are_refused                            MAPPOConfig: gamma outside (0, 1], lambda outside [0, 1],
+                                                        negative learning rates, clip or entropy coefficients,
+                                                        max_grad_norm <= 0, non-numbers, depth = 0, bad sizes,
+                                                        total_steps 0 or less than one update, a negative or
+                                                        fractional seed
+legitimate_edge_configs_still_work                      (lr = 0, gamma = 1 and a single update stay allowed)
+every_named_config_and_shipped_checkpoint_passes_the_checks
+                                                        (every CONFIGS entry and every shipped .pt still loads)
+an_env_spec_without_actions_is_refused                  EnvSpec with n_actions = 0, or a type for too few agents
+nan_logits_are_refused_instead_of_sampling_an_action    NaN logits in sample_actions; a NaN policy in act(),
+                                                        discrete and continuous, greedy and sampled
+a_seed_must_be_a_non_negative_integer                   seeds -1, 2.5, "0" in the ports and their reset, evaluate,
+                                                        random_policy, record_episode, MAPPOConfig
+an_untrusted_file_is_refused_plainly_without_torchs_advice
+                                                        a pickle that would run code, bytes that are no torch file:
+                                                        "not a checkpoint this book trusts", without torch's
+                                                        weights_only advice (MAPPO and seq2seq)
+empty_and_truncated_files_are_value_errors              empty or half-written checkpoint files
+a_checkpoint_without_one_of_its_parts_is_a_value_error  no 'config', 'state_dict' or 'metadata' (was KeyError)
+a_checkpoint_whose_config_is_nonsense_is_a_value_error  a stored config the checks refuse
+nan_weights_are_neither_saved_nor_loaded                saving or loading NaN or inf weights (load_checkpoint,
+                                                        load_agent, load_policy, load_actor_from, seq2seq)
+a_save_that_fails_half_way_leaves_the_old_checkpoint_whole
+                                                        an interrupted save: the old file stays whole, no temporary
+                                                        file is left (MAPPO and seq2seq)
+named_config_refuses_a_budget_it_would_not_train        steps 0 (was: the full default budget), negative, less than
+                                                        one update
+the_command_line_refuses_bad_arguments_before_training  --steps 0 or too few, --threads 0, --seed -1 or 1.5,
+                                                        --final-episodes 0, --eval-episodes 0, --evals -1, an --out
+                                                        that cannot be a folder
+run_refuses_bad_arguments_before_training               the same through run(): final_episodes 0, eval_episodes -1,
+                                                        steps 0, seed -2
+run_refuses_a_folder_it_cannot_write_before_training    an out below a file, or read-only (unless root)
+the_transfer_command_line_refuses_bad_arguments_before_evaluating
+                                                        --episodes 0, --seeds -1, an --out in no writable folder
+the_seq2seq_command_line_refuses_bad_numbers_with_a_usage_error
+                                                        --threads 0, --steps -5, --seed -1, --n-test many
+a_summary_beside_files_of_another_run_is_left_out_of_the_index
+                                                        a run summary beside another run's .pt or .csv
+a_run_killed_at_any_moment_never_leaves_files_that_load_as_something_they_are_not
+                                                        SIGKILL in training, inside torch.save, after each of the
+                                                        three renames: only whole files, and the index lists the old
+                                                        run, the new run or neither
+episode_explorers_refuse_heads_steps_and_agents_that_do_not_exist
+                                                        head "0" (was: head 2 labelled head 0), "3", "-1", 0; t =
+                                                        26, -1, 2.0; agent 3, -1 (critic and policy explorers)
+head_1_is_the_first_head_and_mean_is_the_mean           (what the head labels select)
+the_alignment_explorer_refuses_an_example_that_is_not_there
+                                                        example -1 (was: the last one), 2, 99
+a_control_without_values_is_a_value_error               Slider or Dropdown with no values (was IndexError)
+the_arena_probe_refuses_a_fractional_agent              moved = 1.5
+======================================================  ============================================================
+
+=========================  =========================================================================================
+elsewhere in the suite     tests (test_...) and what they refuse
+=========================  =========================================================================================
+test_attention.py          bad_input_raises_value_error (shapes, m = 0, masks of the wrong shape or dtype, every key
+                           masked), bad_sizes_raise_value_error, score_function_shape_errors (score shapes, a mask
+                           that does not broadcast, x not a tensor), matches_torch_multihead_attention (an
+                           nn.MultiheadAttention with biases)
+test_nets.py               wrong_observations_are_refused (shape, dtype, not a tensor),
+                           bad_construction_and_masks_are_refused (agent types, m = 0, masks)
+test_policies.py           bad_input_is_refused_with_a_clear_message, a_checkpoint_of_one_actor_refuses_another,
+                           absolute_tokens_are_the_world_state_of_the_port (simple_spread only),
+                           one_entity_actor_runs_any_number_of_agents (a flat actor's weights at another m)
+test_mappo.py              bad_configs_are_refused (critic, actor, minibatches, config name),
+                           not_a_checkpoint_is_refused, a_checkpoint_refuses_another_architecture,
+                           a_diverging_run_stops_loudly (RuntimeError on non-finite targets or loss)
+test_transfer.py           an_actor_whose_shapes_depend_on_m_cannot_move_to_another_m,
+                           fine_tuning_starts_from_the_checkpoint_actor_and_refuses_another_design,
+                           closed_share_and_the_m_argument,
+                           attention_concentration_is_between_one_entity_and_all_of_them,
+                           padded_and_masked_tokens_let_one_batch_mix_team_sizes
+test_envs.py               bad_input_is_a_value_error_naming_the_problem (scenarios, arguments, num_envs, episodes,
+                           tokens), bad_actions_are_value_errors (shape, range, dtype, NaN)
+test_envs_parity.py        load_state_refuses_a_mismatched_env
+test_seq2seq.py            split_is_disjoint_complete_and_seeded (test_fraction), vocab_round_trip_and_bad_input,
+                           translate_returns_aligned_tokens_and_refuses_bad_text, checkpoint_round_trip_and_refusals
+                           (architecture, config, keys)
+test_hard_attention.py     batches_hold_the_right_answer_and_are_reproducible (n_pairs),
+                           sampling_adds_variance_on_top_of_minibatch_noise (estimators), bad_mode_is_refused
+test_scoring_explorers.py  bad_input_raises_value_error (score name, temperature, non-finite query, shapes, all keys
+                           masked, unknown control)
+test_mpe_explorers.py      bad_input_is_a_value_error (scenario, t, agent index, policy, a batch for one
+                           observation)
+test_seq2seq_explorers.py  bad_input_is_a_value_error (untranslatable text), explorers_check_their_models
+test_value_explorers.py    value_sensitivity_rejects_bad_shapes, binned_mean,
+                           critic_alpha_needs_an_attention_critic,
+                           the_probe_starts_from_the_mpe2_state_and_moving_an_agent_changes_alpha_and_values (agent
+                           index, t), the_shipped_curves_and_index_agree (no such curve),
+                           alpha_statistics_of_extreme_weightings (shape)
+test_policy_explorers.py   policies_without_attention_or_with_continuous_actions_are_refused,
+                           the_probe_starts_from_the_mpe2_state_and_moving_a_landmark_moves_the_weights (entity
+                           index, t)
+test_widgets.py            bad_controls_raise_value_error (defaults, static values, names, controls, frames, size),
+                           arena_panel_draws_and_checks_its_input
+=========================  =========================================================================================
 """
 import hashlib
 import json
@@ -181,6 +309,13 @@ def test_networks_refuse_non_finite_observations_and_foreign_dtypes(net):
     with pytest.raises(ValueError, match="observations has dtype torch.float64, the network's weights torch.float32"):
         net(torch.randn(2, 3, 18, dtype=torch.float64))
     assert torch.isfinite(net(torch.randn(2, 3, 18))).all()
+
+
+def test_agent_linear_and_entity_attention_name_a_dtype_mismatch():
+    with pytest.raises(ValueError, match="h has dtype torch.float64, the layer's weights torch.float32"):
+        AgentLinear(3, 4, 2)(torch.randn(5, 3, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="tokens has dtype torch.float64"):
+        EntityAttention(7, 5)(torch.randn(2, 3, 4, 7, dtype=torch.float64))
 
 
 # ---- MAPPO: configs, actions ---------------------------------------------------------------------
@@ -366,19 +501,7 @@ def test_a_save_that_fails_half_way_leaves_the_old_checkpoint_whole(tmp_path, mo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt"]  # no temporary file left behind
 
 
-@pytest.mark.parametrize("option,value,message", [
-    ("--threads", "0", "argument --threads: must be a positive integer; got 0"),
-    ("--steps", "-5", "argument --steps: must be a positive integer; got -5"),
-    ("--seed", "-1", "argument --seed: must be a non-negative integer; got -1"),
-    ("--n-test", "many", "argument --n-test: must be an integer; got 'many'"),
-])
-def test_the_seq2seq_command_line_refuses_bad_numbers_with_a_usage_error(capsys, option, value, message):
-    with pytest.raises(SystemExit) as exit_:
-        s2s.main(["--train", option, value])
-    assert exit_.value.code == 2 and message in capsys.readouterr().err
-
-
-# ---- the training command line: refuse before training, never lose or mislabel a run ---------------
+# ---- command lines: refuse before training; a killed run never loses or mislabels a checkpoint -----
 
 def no_training(monkeypatch):
     """Make any training fail the test: the checks under test must come first."""
@@ -439,6 +562,31 @@ def test_run_refuses_a_folder_it_cannot_write_before_training(tmp_path, monkeypa
         locked.mkdir(mode=0o500)
         with pytest.raises(ValueError, match="locked' is not a folder this process can write to"):
             run("spread3-concat", out=locked, progress=False)
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (["--episodes", "0"], "argument --episodes: must be a positive integer; got 0"),
+    (["--seeds", "-1"], "argument --seeds: must be a non-negative integer; got -1"),
+    (["--out", "{file}/zero-shot.json"], "the folder of --out = '.*' is not a folder this process can write to"),
+])
+def test_the_transfer_command_line_refuses_bad_arguments_before_evaluating(tmp_path, capsys, arguments, message):
+    (tmp_path / "file").write_text("a file, not a folder")
+    arguments = [a.format(file=tmp_path / "file") for a in arguments]
+    with pytest.raises(SystemExit) as exit_:
+        transfer_main(["--run", "policy/pi-spread6-entity", "--out", str(tmp_path / "out.json"), *arguments])
+    assert exit_.value.code == 2 and re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("--threads", "0", "argument --threads: must be a positive integer; got 0"),
+    ("--steps", "-5", "argument --steps: must be a positive integer; got -5"),
+    ("--seed", "-1", "argument --seed: must be a non-negative integer; got -1"),
+    ("--n-test", "many", "argument --n-test: must be an integer; got 'many'"),
+])
+def test_the_seq2seq_command_line_refuses_bad_numbers_with_a_usage_error(capsys, option, value, message):
+    with pytest.raises(SystemExit) as exit_:
+        s2s.main(["--train", option, value])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
 RUN = "spread3-concat-seed0"
@@ -614,23 +762,3 @@ def test_the_arena_probe_refuses_a_fractional_agent():
     probe = make_probe(agent, config, seed=0, t=3)
     with pytest.raises(ValueError, match=r"moved must be an agent index in \[0, 3\); got 1.5"):
         probe_values(probe, 1.5, (0.0, 0.0))
-
-
-def test_agent_linear_and_entity_attention_name_a_dtype_mismatch():
-    with pytest.raises(ValueError, match="h has dtype torch.float64, the layer's weights torch.float32"):
-        AgentLinear(3, 4, 2)(torch.randn(5, 3, 4, dtype=torch.float64))
-    with pytest.raises(ValueError, match="tokens has dtype torch.float64"):
-        EntityAttention(7, 5)(torch.randn(2, 3, 4, 7, dtype=torch.float64))
-
-
-@pytest.mark.parametrize("arguments,message", [
-    (["--episodes", "0"], "argument --episodes: must be a positive integer; got 0"),
-    (["--seeds", "-1"], "argument --seeds: must be a non-negative integer; got -1"),
-    (["--out", "{file}/zero-shot.json"], "the folder of --out = '.*' is not a folder this process can write to"),
-])
-def test_the_transfer_command_line_refuses_bad_arguments_before_evaluating(tmp_path, capsys, arguments, message):
-    (tmp_path / "file").write_text("a file, not a folder")
-    arguments = [a.format(file=tmp_path / "file") for a in arguments]
-    with pytest.raises(SystemExit) as exit_:
-        transfer_main(["--run", "policy/pi-spread6-entity", "--out", str(tmp_path / "out.json"), *arguments])
-    assert exit_.value.code == 2 and re.search(message, capsys.readouterr().err)
