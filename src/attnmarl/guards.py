@@ -186,8 +186,9 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
     Each ``write(handle)`` fills a temporary file in its target's folder (named ``.NAME.*.tmp``, so no
     ``*.pt`` or ``*.json`` pattern matches it), which is flushed to disk; only when every file is
     complete are they renamed over their targets (``os.replace``, atomic on one file system), in the
-    order given. A process killed before the renames leaves the old files; killed between two renames,
-    the first files are new and the rest old — put last the file that says the others are complete.
+    order given. A process killed before the renames leaves the old files (and perhaps a ``.tmp`` file,
+    which nothing reads); killed between two renames, the first files are new and the rest old — put
+    last the file that says the others are complete.
     """
     staged: list[tuple[str, Path]] = []
     mode = 0o666 & ~_umask()  # what open() would have given the file (mkstemp's is 0o600)
