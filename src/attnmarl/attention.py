@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .guards import check_finite, check_int, check_like, check_sizes
+
 __all__ = [
     "dot_score",
     "scaled_dot_score",
@@ -45,6 +47,9 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 
 def _check_pair(q: Tensor, k: Tensor, same_dim: bool = True) -> None:
+    """Queries and keys of a score function: (..., n, d) tensors of one dtype and device, finite."""
+    if not isinstance(q, Tensor) or not isinstance(k, Tensor):
+        raise ValueError(f"queries and keys must be torch.Tensors; got {type(q).__name__} and {type(k).__name__}")
     if q.dim() < 2 or k.dim() < 2:
         raise ValueError(
             f"queries and keys need at least 2 dimensions (..., n, d); got {tuple(q.shape)} and {tuple(k.shape)}"
@@ -53,6 +58,9 @@ def _check_pair(q: Tensor, k: Tensor, same_dim: bool = True) -> None:
         raise ValueError(
             f"queries and keys must have the same last dimension for this score; got {q.shape[-1]} and {k.shape[-1]}"
         )
+    check_like("keys k", k, q, "the queries q")
+    check_finite("queries q", q)
+    check_finite("keys k", k)
 
 
 def dot_score(q: Tensor, k: Tensor) -> Tensor:
@@ -72,6 +80,7 @@ def general_score(q: Tensor, k: Tensor, W: Tensor) -> Tensor:
     _check_pair(q, k, same_dim=False)
     if W.shape != (q.shape[-1], k.shape[-1]):
         raise ValueError(f"W must have shape (d_q, d_k) = {(q.shape[-1], k.shape[-1])}; got {tuple(W.shape)}")
+    check_like("W", W, q, "the queries q")
     return (q @ W) @ k.transpose(-1, -2)
 
 
@@ -88,6 +97,8 @@ def additive_score(q: Tensor, k: Tensor, W_q: Tensor, W_k: Tensor, v: Tensor) ->
             f"additive score needs W_q (d_a, d_q), W_k (d_a, d_k), v (d_a,); got {tuple(W_q.shape)}, "
             f"{tuple(W_k.shape)}, {tuple(v.shape)} for d_q={q.shape[-1]}, d_k={k.shape[-1]}"
         )
+    for name, weight in (("W_q", W_q), ("W_k", W_k), ("v", v)):
+        check_like(name, weight, q, "the queries q")
     hidden = torch.tanh((q @ W_q.T).unsqueeze(-2) + (k @ W_k.T).unsqueeze(-3))  # (..., n_q, n_k, d_a)
     return hidden @ v
 
@@ -109,10 +120,21 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
 
     ``mask`` is boolean, True = takes part, and must broadcast to ``scores``. A row (a slice along
     ``dim``) in which nothing takes part has no softmax; it raises ``ValueError`` instead of
-    returning NaN.
+    returning NaN. So do scores that are NaN or +inf, or a row whose every key scores -inf: the
+    weights are checked (one sum), and this function never returns NaN.
     """
-    if mask is None:
-        return torch.softmax(scores, dim=dim)
+    if mask is not None:
+        scores = scores.masked_fill(~_check_mask(scores, mask, dim), float("-inf"))
+    alpha = torch.softmax(scores, dim=dim)
+    try:
+        check_finite("alpha", alpha)
+    except ValueError:
+        raise ValueError(_softmax_error(scores, dim)) from None
+    return alpha
+
+
+def _check_mask(scores: Tensor, mask: Tensor, dim: int) -> Tensor:
+    """``mask`` broadcast to ``scores``, after checking that it is boolean and leaves every row a key."""
     if mask.dtype != torch.bool:
         raise ValueError(f"mask must be a bool tensor (True = takes part); got dtype {mask.dtype}")
     try:
@@ -128,11 +150,20 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
             f"{int(empty.sum())} attention row(s) have every key masked, the first at index {first} "
             "(leading dimensions, then the query); each query needs at least one key with mask True"
         )
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=dim)
+    return mask
+
+
+def _softmax_error(scores: Tensor, dim: int) -> str:
+    """Why the softmax of ``scores`` (masked keys already at -inf) is not a set of weights."""
+    nan, plus_inf = int(torch.isnan(scores).sum()), int((scores == math.inf).sum())
+    dead = int((scores == -math.inf).all(dim=dim).sum())
+    return (f"the scores have no softmax: they hold {nan} NaN and {plus_inf} +inf value(s), and {dead} row(s) "
+            "score every key -inf; scores must be finite numbers (leave keys out with the mask, not with -inf)")
 
 
 def causal_mask(m: int) -> Tensor:
     """The (m, m) mask of a left-to-right decoder: query i may look at keys j <= i."""
+    m = check_int("m", m)
     return torch.ones(m, m, dtype=torch.bool).tril()
 
 
@@ -140,14 +171,18 @@ def causal_mask(m: int) -> Tensor:
 # Self-attention
 # ---------------------------------------------------------------------------------------------
 
-def _prepare(x: Tensor, d_in: int, mask: Tensor | None) -> tuple[Tensor, Tensor | None, bool]:
-    """Validate (batch, m, d_in) or (m, d_in) input and its mask; return batched x and a mask of
-    shape (batch, 1, m) or (batch, m, m), in which every query has at least one key."""
+def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor | None, bool]:
+    """Validate (batch, m, d_in) or (m, d_in) input — finite, of the weights' dtype and device — and its
+    mask; return batched x and a mask of shape (batch, 1, m) or (batch, m, m), in which every query has
+    at least one key."""
     if not isinstance(x, Tensor):
         raise ValueError(f"x must be a torch.Tensor of shape (batch, m, d_in) or (m, d_in); got {type(x).__name__}")
     unbatched = x.dim() == 2
     if x.dim() not in (2, 3):
         raise ValueError(f"x must have shape (batch, m, d_in) or (m, d_in); got {tuple(x.shape)}")
+    check_like("x", x, W_q)
+    check_finite("x", x)
+    d_in = W_q.shape[-1]
     if unbatched:
         x = x.unsqueeze(0)
         if mask is not None:
@@ -161,6 +196,8 @@ def _prepare(x: Tensor, d_in: int, mask: Tensor | None) -> tuple[Tensor, Tensor 
         return x, None, unbatched
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise ValueError("mask must be a bool tensor (True = takes part)")
+    if mask.device != x.device:
+        raise ValueError(f"mask is on device {mask.device} but x is on {x.device}; move one of them")
     if mask.shape == (batch, m):
         mask = mask.unsqueeze(1)  # key padding: the same keys for every query
     elif mask.shape != (batch, m, m):
@@ -183,12 +220,6 @@ def _init_weight(*shape: int) -> nn.Parameter:
     return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
 
 
-def _check_sizes(**sizes: int | None) -> None:
-    for name, value in sizes.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a positive integer; got {value!r}")
-
-
 def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tensor | None = None,
                    scale: bool = False, need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
     """Eqs. (1)-(2) for every query at once, for one head or l stacked heads.
@@ -201,11 +232,14 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     ``need_weights=False`` returns (c, None) and computes c with PyTorch's fused
     ``scaled_dot_product_attention``, which never stores the m x m weights: the same function,
     faster for large m (see ``make bench``). Use it for training; keep the default to look at alpha.
+    (A full (batch, m, m) mask is itself m x m; a key-padding mask (batch, m) is not.)
     """
     single = W_q.dim() == 2
     if single:
         W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
-    x, attn_mask, unbatched = _prepare(x, W_q.shape[-1], mask)
+    for name, weight in (("W_k", W_k), ("W_v", W_v)):
+        check_like(name, weight, W_q, "W_q")
+    x, attn_mask, unbatched = _prepare(x, W_q, mask)
     (batch, m, _), (heads, d_q, _), d_out = x.shape, W_q.shape, W_v.shape[1]
     # q^i = W_q x^i, k^i = W_k x^i, v^i = W_v x^i for every head, as one matrix product:
     qkv = x @ torch.cat([W_q, W_k, W_v], dim=1).flatten(0, 1).T  # (batch, m, l * (2 d_q + d_out))
@@ -218,13 +252,30 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
         c = alpha @ v  # eq. (2): (batch, l, m, d_out)
     else:
         alpha = None
-        c = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=None if scale else 1.0)
+        c = _fused_attention(q, k, v, attn_mask, 1.0 / math.sqrt(d_q) if scale else 1.0)
     c = c.transpose(1, 2).flatten(2)  # heads concatenated: (batch, m, l * d_out)
     if alpha is not None and single:
         alpha = alpha.squeeze(1)
     if unbatched:
         return c[0], None if alpha is None else alpha[0]
     return c, alpha
+
+
+def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float) -> Tensor:
+    """c = softmax(scale * q k^T) v by ``scaled_dot_product_attention``, without the m x m weights.
+
+    Its fused kernels need q, k and v of one width; given d_q != d_out it would fall back to a plain
+    implementation that stores the m x m scores. So the narrower side is zero-padded to
+    d = max(d_q, d_out) — zeros change neither <q, k> nor the first d_out columns of c — and the
+    padding of c is cut off again: extra memory grows as m d, not m^2.
+    """
+    d_q, d_out = q.shape[-1], v.shape[-1]
+    d = max(d_q, d_out)
+    if d_q < d:
+        q, k = F.pad(q, (0, d - d_q)), F.pad(k, (0, d - d_q))
+    if d_out < d:
+        v = F.pad(v, (0, d - d_out))
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)[..., :d_out]
 
 
 class SelfAttention(nn.Module):
@@ -238,7 +289,7 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
         super().__init__()
-        _check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
+        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
         self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, scale
         self.W_q = _init_weight(d_q, d_in)
         self.W_k = _init_weight(d_q, d_in)
@@ -268,7 +319,7 @@ class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int = 1, scale: bool = False,
                  d_proj: int | None = None) -> None:
         super().__init__()
-        _check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
+        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
         self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, scale
         self.W_q = _init_weight(heads, d_q, d_in)
         self.W_k = _init_weight(heads, d_q, d_in)
@@ -320,6 +371,7 @@ class AttentionFC(nn.Module):
 
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int, d_hidden: int, scale: bool = False) -> None:
         super().__init__()
+        check_sizes(d_hidden=d_hidden)
         self.attention = MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale)
         self.fc = nn.Linear(heads * d_out, d_hidden)
 
@@ -340,7 +392,7 @@ class SelfAttentionStack(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int, d_hidden: int, depth: int,
                  scale: bool = False) -> None:
         super().__init__()
-        _check_sizes(depth=depth)
+        check_sizes(depth=depth)
         self.blocks = nn.ModuleList(
             AttentionFC(d_in if b == 0 else d_hidden, d_q, d_out, heads, d_hidden, scale) for b in range(depth)
         )

@@ -26,10 +26,11 @@ import torch
 
 from .algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from .envs import Policy, make_reference, policy_from_arrays
+from .guards import check_finite_weights, load_trusted, write_atomically
 
-__all__ = ["FORMAT", "ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "save_checkpoint", "load_checkpoint",
-           "load_agent", "load_agent_at", "load_actor_from", "agent_policy", "load_policy", "shipped_runs",
-           "shipped_curve", "shipped_checkpoint"]
+__all__ = ["FORMAT", "ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
+           "load_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy", "load_policy",
+           "shipped_runs", "shipped_curve", "shipped_checkpoint"]
 
 FORMAT = "attnmarl.mappo/1"
 
@@ -47,28 +48,45 @@ ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "dept
 the entity actor's do not, so only its weights move to another number of agents."""
 
 
-def save_checkpoint(path: str | Path, agent: MAPPOAgent, config: MAPPOConfig, **metadata: Any) -> None:
-    """Write ``agent``'s parameters, ``config`` and any plain-data ``metadata`` (scores, time, command)."""
+def checkpoint_data(agent: MAPPOAgent, config: MAPPOConfig, **metadata: Any) -> dict[str, Any]:
+    """The plain data a checkpoint holds: ``agent``'s parameters, ``config`` and any plain-data ``metadata``
+    (scores, time, command). Raises ``ValueError`` for NaN or infinite weights: a diverged agent is not saved."""
     state = {name: tensor.detach().clone() for name, tensor in agent.state_dict().items()}
-    torch.save({"format": FORMAT, "config": asdict(config), "state_dict": state, "metadata": metadata}, path)
+    check_finite_weights("the agent", state)
+    return {"format": FORMAT, "config": asdict(config), "state_dict": state, "metadata": metadata}
+
+
+def save_checkpoint(path: str | Path, agent: MAPPOAgent, config: MAPPOConfig, **metadata: Any) -> None:
+    """Write :func:`checkpoint_data` to ``path`` atomically: an interrupted save leaves the old file whole."""
+    data = checkpoint_data(agent, config, **metadata)
+    write_atomically({path: lambda handle: torch.save(data, handle)})
 
 
 def load_checkpoint(path: str | Path) -> tuple[MAPPOConfig, dict[str, torch.Tensor], dict[str, Any]]:
-    """Read a checkpoint (``weights_only=True``): its config, state dict and metadata."""
-    try:
-        data = torch.load(path, weights_only=True, map_location="cpu")
-    except FileNotFoundError:
-        raise
-    except Exception as error:  # unpickling refused or a corrupt file
-        raise ValueError(f"{path} is not a loadable attnmarl checkpoint: {error}") from None
+    """Read a checkpoint (``weights_only=True``): its config, state dict and metadata.
+
+    ``ValueError`` says what is wrong with anything else: a file this book does not trust or cannot read
+    (:func:`attnmarl.guards.load_trusted`), another format, a missing part, a config this version refuses,
+    NaN or infinite weights.
+    """
+    data = load_trusted(path, "attnmarl checkpoint")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"{path} is not an attnmarl MAPPO checkpoint (format {FORMAT!r}); found {found!r}")
+    missing = [key for key in ("config", "state_dict", "metadata") if not isinstance(data.get(key), dict)]
+    if missing:
+        raise ValueError(f"{path} is an incomplete attnmarl MAPPO checkpoint: it has no dict under {missing} "
+                         "(a checkpoint holds 'config', 'state_dict' and 'metadata')")
     known = {f.name for f in fields(MAPPOConfig)}
     unknown = sorted(set(data["config"]) - known)
     if unknown:
         raise ValueError(f"{path} has config fields this version does not know: {unknown}")
-    return MAPPOConfig(**data["config"]), data["state_dict"], data["metadata"]
+    try:
+        config = MAPPOConfig(**data["config"])
+    except ValueError as error:
+        raise ValueError(f"{path} holds a config this version refuses: {error}") from None
+    check_finite_weights(path, data["state_dict"])
+    return config, data["state_dict"], data["metadata"]
 
 
 def load_agent(path: str | Path, config: MAPPOConfig | None = None) -> tuple[MAPPOAgent, MAPPOConfig]:

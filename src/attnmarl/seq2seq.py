@@ -53,6 +53,7 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
+from attnmarl.guards import check_finite_weights, check_writable_folder, cli_int, load_trusted, write_atomically
 
 __all__ = [
     "FORMATS", "RANGE_FORMATS", "render_date", "split_dates", "sample_example", "sample_examples", "make_examples",
@@ -527,19 +528,26 @@ ARCHITECTURES = {"no_attention": False, "attention": True}
 
 
 def save_checkpoint(model: Seq2Seq, path: str | Path) -> None:
-    """Save ``{"config": asdict(cfg), "state_dict": ...}`` to ``path``."""
-    torch.save({"config": asdict(model.cfg), "state_dict": model.state_dict()}, path)
+    """Save ``{"config": asdict(cfg), "state_dict": ...}`` to ``path``, atomically (an interrupted save
+    leaves the old file whole). NaN or infinite weights raise ``ValueError`` instead of being saved."""
+    state = model.state_dict()
+    check_finite_weights("the model", state)
+    data = {"config": asdict(model.cfg), "state_dict": state}
+    write_atomically({path: lambda handle: torch.save(data, handle)})
 
 
 def load_checkpoint(path: str | Path, attention: bool | None = None) -> Seq2Seq:
     """Rebuild the model saved at ``path``.
 
     If ``attention`` is given, the checkpoint must be of that architecture; otherwise (or if the
-    file holds anything but a matching config and state dict) a ValueError says what is wrong.
+    file is not one this book trusts or can read, holds anything but a matching config and state
+    dict, or holds NaN or infinite weights) a ValueError says what is wrong.
     """
-    checkpoint = torch.load(path, weights_only=True)
-    if not isinstance(checkpoint, dict) or set(checkpoint) != {"config", "state_dict"}:
+    checkpoint = load_trusted(path, "seq2seq checkpoint")
+    if (not isinstance(checkpoint, dict) or set(checkpoint) != {"config", "state_dict"}
+            or not isinstance(checkpoint["config"], dict) or not isinstance(checkpoint["state_dict"], dict)):
         raise ValueError(f"{path} is not a seq2seq checkpoint (expected keys 'config' and 'state_dict')")
+    check_finite_weights(path, checkpoint["state_dict"])
     try:
         cfg = Seq2SeqConfig(**checkpoint["config"])
     except TypeError as err:
@@ -588,16 +596,21 @@ def main(argv: list[str] | None = None) -> None:
     save ``no_attention.pt``, ``attention.pt`` and ``training_log.json`` (losses, times, tables)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", action="store_true", help="train both models and print accuracy by length")
-    parser.add_argument("--steps", type=int, default=TRAIN_STEPS, help="training steps per model")
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--n-test", type=int, default=2000, help="held-out examples to evaluate on")
+    parser.add_argument("--steps", type=cli_int(), default=TRAIN_STEPS, help="training steps per model")
+    parser.add_argument("--seed", type=cli_int(0), default=SEED)
+    parser.add_argument("--n-test", type=cli_int(), default=2000, help="held-out examples to evaluate on")
     parser.add_argument("--out", type=Path,
                         help="directory for the checkpoints and log (the book's: src/attnmarl/assets/seq2seq)")
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--threads", type=cli_int(), default=1,
                         help="torch threads; the models are small, one thread is as fast and copes with a busy CPU")
     args = parser.parse_args(argv)
     if not args.train:
         parser.error("nothing to do: pass --train")
+    if args.out is not None:
+        try:
+            check_writable_folder(args.out, "--out")
+        except ValueError as error:
+            parser.error(str(error))
     torch.set_num_threads(args.threads)
     train_dates, test_dates = split_dates(args.seed)
     test = make_examples(test_dates, args.n_test, args.seed)
@@ -612,10 +625,10 @@ def main(argv: list[str] | None = None) -> None:
         log[name] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu_seconds, 1),
                      "losses": [float(f"{x:.5g}") for x in losses], "accuracy": evaluate(model, test)}
         if args.out is not None:
-            args.out.mkdir(parents=True, exist_ok=True)
             save_checkpoint(model, args.out / f"{name}.pt")
     if args.out is not None:
-        (args.out / "training_log.json").write_text(json.dumps(log, indent=1))
+        text = json.dumps(log, indent=1).encode()
+        write_atomically({args.out / "training_log.json": lambda handle: handle.write(text)})
     print(accuracy_table({name: log[name]["accuracy"] for name in ARCHITECTURES}))
 
 

@@ -14,8 +14,16 @@ evaluates the current policy on the real mpe2 environment ``--evals`` times alon
   (mean over the episodes that ended since the previous row), and the mpe2 evaluation return ± sem;
 - ``NAME-seedS.json`` — a summary: config, exact command, CPU time, final score.
 
+Everything that can be checked is checked before training starts (the config, the numbers of
+episodes, that ``--out`` is writable). The three files are written to temporary files first and
+renamed into place only when all three are complete — the checkpoint, then the curve, then the
+summary — and the summary and the checkpoint carry the same ``run_id`` (and the summary the curve's
+SHA-256), so a run killed at any moment leaves each file whole, old or new, and never a summary that
+describes other files than those beside it.
+
 ``--index DIR`` collects the summaries in DIR into ``index.json`` and a ``README.md`` table (how
-the shipped assets in ``attnmarl/assets/value`` are listed). The CPU time of a run is printed at
+the shipped assets in ``attnmarl/assets/value`` are listed), leaving out (with a warning) any run
+whose checkpoint or curve is not the one its summary describes. The CPU time of a run is printed at
 its end; torch uses one thread unless ``--threads`` says otherwise (on a 2-core machine shared
 with other work, one thread per run is the fastest).
 """
@@ -23,11 +31,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import io
 import json
 import math
 import shlex
 import sys
 import time
+import uuid
+import warnings
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -37,8 +49,9 @@ import torch
 from tqdm.auto import tqdm
 
 from .algos.mappo import MAPPOAgent, MAPPOConfig, train
-from .checkpoints import agent_policy, save_checkpoint
+from .checkpoints import agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
+from .guards import check_int, check_writable_folder, cli_int, write_atomically
 
 __all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
 
@@ -95,10 +108,11 @@ INDEX_TITLES = {
 
 
 def named_config(name: str, seed: int = 0, steps: int | None = None) -> MAPPOConfig:
-    """The config called ``name`` with the given seed (and budget, if given)."""
+    """The config called ``name`` with the given seed (and budget, if given: ``None`` means the config's
+    own; 0, a negative number or less than one update raise ``ValueError``)."""
     if name not in CONFIGS:
         raise ValueError(f"unknown config {name!r}; the configs are {sorted(CONFIGS)}")
-    return replace(CONFIGS[name], seed=seed, total_steps=steps or CONFIGS[name].total_steps)
+    return replace(CONFIGS[name], seed=seed, total_steps=CONFIGS[name].total_steps if steps is None else steps)
 
 
 def evaluate_agent(agent: MAPPOAgent, config: MAPPOConfig, episodes: int) -> dict[str, Any]:
@@ -113,11 +127,14 @@ def evaluate_agent(agent: MAPPOAgent, config: MAPPOConfig, episodes: int) -> dic
 def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int = 20,
         eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
         progress: bool = True) -> dict[str, Any]:
-    """Train config ``name``, evaluate it, write ``NAME-seedS.{pt,csv,json}`` to ``out``; returns the summary."""
+    """Train config ``name``, evaluate it, write ``NAME-seedS.{pt,csv,json}`` to ``out``; returns the summary.
+
+    Bad arguments and an ``out`` that cannot be written raise ``ValueError`` before training starts."""
     config = named_config(name, seed, steps)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{name}-seed{seed}"
+    check_int("evals", evals, minimum=0)
+    check_int("eval_episodes", eval_episodes)
+    check_int("final_episodes", final_episodes)
+    stem = check_writable_folder(out) / f"{name}-seed{seed}"
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     eval_every = max(1, config.num_updates // max(1, evals))
     rows: list[dict[str, Any]] = []
@@ -152,10 +169,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
     agent = train(config, on_update)
     bar.close()
     cpu_seconds, wall_seconds = time.process_time() - cpu_start, time.perf_counter() - wall_start
-    with open(stem.with_suffix(".csv"), "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    curve = _csv_bytes(rows)
     summary = {
         "name": name,
         "seed": seed,
@@ -175,18 +189,64 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         "final_episodes": final_episodes,
         "critic_parameters": sum(p.numel() for p in agent.critic.parameters()),
         "actor_parameters": sum(p.numel() for p in agent.actor.parameters()),
+        "run_id": uuid.uuid4().hex,
+        "curve_sha256": hashlib.sha256(curve).hexdigest(),
         "config": asdict(config),
     }
-    save_checkpoint(stem.with_suffix(".pt"), agent, config, **{k: v for k, v in summary.items() if k != "config"})
-    stem.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
+    checkpoint = checkpoint_data(agent, config, **{k: v for k, v in summary.items() if k != "config"})
+    text = (json.dumps(summary, indent=1) + "\n").encode()
+    write_atomically({  # the summary last: it says that the checkpoint and the curve beside it are complete
+        stem.with_suffix(".pt"): lambda handle: torch.save(checkpoint, handle),
+        stem.with_suffix(".csv"): lambda handle: handle.write(curve),
+        stem.with_suffix(".json"): lambda handle: handle.write(text),
+    })
     return summary
+
+
+def _csv_bytes(rows: list[dict[str, Any]]) -> bytes:
+    """The learning curve as CSV text (a header, then one line per row)."""
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue().encode()
+
+
+def _disagreement(directory: Path, entry: dict[str, Any]) -> str | None:
+    """Why the files beside a run summary are not the ones it describes, or None if they are.
+
+    The checkpoint, where there is one, must carry the summary's ``run_id`` (both lack it in runs made
+    before runs had one) and load; the curve must have the summary's ``curve_sha256``, where it has one."""
+    stem = directory / f"{entry['name']}-seed{entry['seed']}"
+    if stem.with_suffix(".pt").exists():
+        try:
+            _, _, metadata = load_checkpoint(stem.with_suffix(".pt"))
+        except ValueError as error:
+            return str(error)
+        if metadata.get("run_id") != entry.get("run_id"):
+            return f"{stem.name}.pt is from run {metadata.get('run_id')}, the summary from run {entry.get('run_id')}"
+    if "curve_sha256" in entry:
+        curve = stem.with_suffix(".csv")
+        if not curve.exists() or hashlib.sha256(curve.read_bytes()).hexdigest() != entry["curve_sha256"]:
+            return f"{curve.name} is not the curve of run {entry['run_id']}"
+    return None
 
 
 def write_index(directory: str | Path) -> list[dict[str, Any]]:
     """Collect the run summaries (``NAME-seedS.json``) in ``directory`` into
-    ``index.json`` and a ``README.md`` that lists every run, its command, CPU time and mpe2 score."""
+    ``index.json`` and a ``README.md`` that lists every run, its command, CPU time and mpe2 score.
+
+    A run whose checkpoint or curve is not the one its summary describes (a run killed while its files
+    were being renamed into place, or files copied from elsewhere) is left out with a warning."""
     directory = Path(directory)
-    runs = [json.loads(p.read_text()) for p in sorted(directory.glob("*-seed*.json"))]  # run summaries only
+    runs = []
+    for path in sorted(directory.glob("*-seed*.json")):  # run summaries only
+        entry = json.loads(path.read_text())
+        reason = _disagreement(directory, entry)
+        if reason is None:
+            runs.append(entry)
+        else:
+            warnings.warn(f"{path.name} left out of the index: {reason}", stacklevel=2)
     for entry in runs:
         stem = f"{entry['name']}-seed{entry['seed']}"
         entry["curve"] = f"{stem}.csv"
@@ -194,7 +254,6 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         # say whether the actions were continuous even where the run left mpe2's default (discrete)
         entry["scenario_kwargs"] = {"continuous_actions": False, **entry["scenario_kwargs"]}
     runs.sort(key=lambda e: (list(CONFIGS).index(e["name"]) if e["name"] in CONFIGS else 99, e["seed"]))
-    (directory / "index.json").write_text(json.dumps(runs, indent=1) + "\n")
     title = INDEX_TITLES.get(directory.name, "Trained MAPPO agents")
     lines = [
         f"# {title}",
@@ -221,7 +280,9 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
             f"| {e['final_return']:.2f} ± {e['final_sem']:.2f} | {e['final_episodes']} | {per_agent} "
             f"| {e['checkpoint'] or '—'} | `{e['command']}` |"
         )
-    (directory / "README.md").write_text("\n".join(lines) + "\n")
+    index, readme = (json.dumps(runs, indent=1) + "\n").encode(), ("\n".join(lines) + "\n").encode()
+    write_atomically({directory / "index.json": lambda handle: handle.write(index),
+                      directory / "README.md": lambda handle: handle.write(readme)})
     return runs
 
 
@@ -231,14 +292,14 @@ def main(argv: list[str] | None = None) -> None:
     what.add_argument("--config", help="a named configuration (see --list)")
     what.add_argument("--list", action="store_true", help="list the named configurations")
     what.add_argument("--index", metavar="DIR", help="write index.json and README.md for the runs in DIR")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=None, help="env steps (default: the config's budget)")
+    parser.add_argument("--seed", type=cli_int(0), default=0)
+    parser.add_argument("--steps", type=cli_int(), default=None, help="env steps (default: the config's budget)")
     parser.add_argument("--out", default="runs", help="output directory (default: runs)")
-    parser.add_argument("--evals", type=int, default=20, help="mpe2 evaluations during training")
-    parser.add_argument("--eval-episodes", type=int, default=20, help="episodes per evaluation during training")
-    parser.add_argument("--final-episodes", type=int, default=FINAL_EPISODES,
+    parser.add_argument("--evals", type=cli_int(0), default=20, help="mpe2 evaluations during training")
+    parser.add_argument("--eval-episodes", type=cli_int(), default=20, help="episodes per evaluation during training")
+    parser.add_argument("--final-episodes", type=cli_int(), default=FINAL_EPISODES,
                         help=f"mpe2 episodes of the final evaluation (default: {FINAL_EPISODES})")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument("--threads", type=cli_int(), default=1, help="torch threads (default: 1)")
     args = parser.parse_args(argv)
     if args.list:
         for name, config in CONFIGS.items():
@@ -251,6 +312,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.config not in CONFIGS:
         parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
+    try:  # what run() would refuse, as a usage error before anything starts
+        named_config(args.config, args.seed, args.steps)
+        check_writable_folder(args.out, "--out")
+    except ValueError as error:
+        parser.error(str(error))
     torch.set_num_threads(args.threads)
     arguments = argv if argv is not None else sys.argv[1:]
     command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments)

@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy
 from .envs import evaluate, greedy_assignment_policy, random_policy
+from .guards import check_writable_folder, cli_int, write_atomically
 
 __all__ = ["closed_share", "baseline_scores", "zero_shot_scores", "parse_ms", "main"]
 
@@ -67,13 +68,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m attnmarl.transfer", description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", required=True,
                         help="a shipped run, FOLDER/NAME (for example policy/pi-spread6-entity); repeatable")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--seeds", type=cli_int(0), nargs="+", default=[0])
     parser.add_argument("--m", default="2-16", help="numbers of agents: a range LOW-HIGH or a list 3,6,12")
-    parser.add_argument("--episodes", type=int, default=200)
+    parser.add_argument("--episodes", type=cli_int(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     try:
         ms = parse_ms(args.m)
+        check_writable_folder(Path(args.out).parent, "the folder of --out")
     except ValueError as error:
         parser.error(str(error))
     torch.set_num_threads(1)
@@ -96,7 +98,8 @@ def main(argv: list[str] | None = None) -> None:
                       for m, b in baselines.items()},
         "runs": runs,
     }
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    text = (json.dumps(result, indent=1) + "\n").encode()
+    write_atomically({args.out: lambda handle: handle.write(text)})
     print(f"wrote {args.out} ({result['cpu_seconds']:.0f} CPU s)")
 
 

@@ -57,6 +57,8 @@ class _Choice:
 
     def __post_init__(self) -> None:
         self.values = list(self.values)
+        if not self.values:
+            raise ValueError(f"control {self.name!r} has no values")
         self.static = list(self.static) if self.static is not None else self.values
         self.default = self.values[0] if self.default is None else self.default
         _check_choice(self.name, self.default, self.values, self.static)
@@ -87,8 +89,6 @@ Control = Slider | Dropdown | Toggle
 
 
 def _check_choice(name: str, default: Any, values: list, static: list) -> None:
-    if not values:
-        raise ValueError(f"control {name!r} has no values")
     if default not in values:
         raise ValueError(f"control {name!r}: default {default!r} is not one of its values {values}")
     if default not in static:

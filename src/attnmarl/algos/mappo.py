@@ -50,6 +50,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
+from ..guards import check_finite, check_real, check_seed, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
@@ -126,14 +127,18 @@ class MAPPOConfig:
     """Act greedily (argmax) when evaluated on mpe2; sample from pi otherwise."""
 
     def __post_init__(self) -> None:
+        """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
         if self.critic not in CRITICS:
             raise ValueError(f"critic must be one of {sorted(CRITICS)}; got {self.critic!r}")
         if self.actor not in ACTORS:
             raise ValueError(f"actor must be one of {sorted(ACTORS)}; got {self.actor!r}")
-        for name in ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_minibatches"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int; got {value!r}")
+        check_sizes(**{name: getattr(self, name) for name in _SIZES})
+        check_seed(self.seed)
+        for name, low, high, low_open in _RANGES:
+            check_real(name, getattr(self, name), low, high, low_open=low_open)
+        if self.total_steps < self.batch_size:
+            raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
+                             f"= {self.batch_size} env steps; a run needs at least one update")
         if self.batch_size % self.num_minibatches:
             raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
                              f"num_minibatches = {self.num_minibatches}")
@@ -145,7 +150,20 @@ class MAPPOConfig:
 
     @property
     def num_updates(self) -> int:
-        return max(1, self.total_steps // self.batch_size)
+        """Whole updates in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
+        return self.total_steps // self.batch_size
+
+
+_SIZES = ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_minibatches", "d_x", "heads", "d_q",
+          "d_out", "depth", "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
+"""The fields of :class:`MAPPOConfig` that must be positive integers (sizes and counts)."""
+
+_RANGES = (("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False), ("lr_actor", 0.0, math.inf, False),
+           ("lr_critic", 0.0, math.inf, False), ("clip_coef", 0.0, math.inf, False),
+           ("ent_coef", 0.0, math.inf, False), ("max_grad_norm", 0.0, math.inf, True),
+           ("log_std_init", -math.inf, math.inf, False))
+"""(field, low, high, low end open) of the real-valued fields: gamma in (0, 1], gae_lambda in [0, 1], rates and
+coefficients >= 0 (a learning rate of 0 freezes that network), max_grad_norm > 0, all finite."""
 
 
 CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionCritic, "concat": ConcatCritic}
@@ -165,6 +183,11 @@ class EnvSpec:
     agent_types: tuple[int, ...]
     """Type of each agent (0, 1, ... in order of first appearance): agents named ``adversary_*``
     have one type, ``agent_*`` another, and so on."""
+
+    def __post_init__(self) -> None:
+        check_sizes(m=self.m, obs_dim=self.obs_dim, n_actions=self.n_actions)
+        if len(self.agent_types) != self.m:
+            raise ValueError(f"agent_types must give one type per agent (m = {self.m}); got {self.agent_types}")
 
 
 def env_spec(scenario: str, **scenario_kwargs: Any) -> EnvSpec:
@@ -240,6 +263,7 @@ class MAPPOAgent(nn.Module):
         sample around mu (unclipped; see :meth:`env_actions`) or mu itself.
         """
         y = self.actor(o)
+        check_finite("the policy's outputs y", y)  # argmax and clamp would turn NaN into a plausible action
         if not self.continuous:
             a = y.argmax(-1) if deterministic else sample_actions(y, generator)
             return a, log_prob(y, a)[0]
@@ -284,7 +308,10 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
 
 
 def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
-    """a ~ softmax(logits) by the Gumbel-max trick: argmax(logits - log E), E ~ Exp(1)."""
+    """a ~ softmax(logits) by the Gumbel-max trick: argmax(logits - log E), E ~ Exp(1).
+
+    NaN or infinite logits raise ``ValueError`` (argmax would read NaN as the largest and pick it)."""
+    check_finite("logits", logits)
     exponential = torch.empty_like(logits).exponential_(generator=generator)
     return (logits - exponential.log()).argmax(-1)
 

@@ -24,6 +24,7 @@ import numpy as np
 from mpe2.simple_spread.simple_spread import Scenario as SpreadScenario
 from scipy.optimize import linear_sum_assignment
 
+from ..guards import check_seed
 from .actions import DISCRETE_DIRECTION
 from .physics import WorldParams
 from .reference import Policy, make_reference
@@ -35,6 +36,7 @@ _SPREAD = WorldParams.from_world(SpreadScenario().make_world(1))
 
 def random_policy(scenario: str, seed: int = 0, **scenario_kwargs: Any) -> Policy:
     """Uniformly random actions from each agent's mpe2 action space (agent i's space seeded ``seed + i``)."""
+    check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
     action_spaces = {agent: env.action_space(agent) for agent in env.possible_agents}
     for i, space in enumerate(action_spaces.values()):

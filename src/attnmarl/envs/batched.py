@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from ..guards import check_seed
 from .actions import N_MOVES, action_force, check_actions
 from .physics import WorldParams, world_step
 from .reference import make_reference
@@ -59,7 +60,7 @@ class BatchedEnv(ABC):
         self.n_actions = N_MOVES
         self.continuous_actions: bool = self.kwargs["continuous_actions"]
         self.max_cycles: int = self.kwargs["max_cycles"]
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
         shape = (self.num_envs, self.n_agents, 2)
         self.agent_pos = np.zeros(shape)
         self.agent_vel = np.zeros(shape)
@@ -75,7 +76,7 @@ class BatchedEnv(ABC):
     def reset(self, seed: int | None = None) -> np.ndarray:
         """Start a new episode in every environment; returns ``obs`` ``(num_envs, n_agents, obs_dim)``."""
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.rng = np.random.default_rng(check_seed(seed))
         self._reset_envs(np.ones(self.num_envs, dtype=bool))
         return self.observe()
 

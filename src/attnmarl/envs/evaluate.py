@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from ..guards import check_seed
 from .reference import Policy, make_reference, mixed_teams
 
 
@@ -16,6 +17,7 @@ def episode_returns(
     seed ``seed + k``; ``policy`` maps the observation dict to the action dict."""
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be a positive int, got {episodes!r}")
+    check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
     returns = np.zeros((episodes, len(env.possible_agents)))
     for k in range(episodes):

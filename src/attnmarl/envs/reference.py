@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..guards import check_seed
 from .actions import check_actions
 from .scenarios import reference_kwargs, reference_module
 
@@ -84,6 +85,7 @@ def render_episode(
     (seeded by ``seed``). Works headless (pygame draws to an off-screen surface). The env is not
     closed: mpe2's ``close`` calls ``pygame.quit()``, which would break other envs still rendering.
     """
+    check_seed(seed)
     env = make_reference(scenario, render_mode="rgb_array", **scenario_kwargs)
     obs, _ = env.reset(seed=seed)
     for i, agent in enumerate(env.possible_agents):

@@ -32,6 +32,7 @@ from attnmarl.envs import (
     treasure_hunter_policy,
 )
 from attnmarl.envs.actions import DISCRETE_DIRECTION
+from attnmarl.guards import check_index, check_seed
 from attnmarl.viz import Arena, Frame, Heatmap, Text
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -40,6 +41,7 @@ __all__ = [
     "Episode",
     "scripted_policy",
     "record_episode",
+    "check_step",
     "token_table",
     "feature_legend",
     "arena_panel",
@@ -149,6 +151,7 @@ def record_episode(scenario: str, seed: int = 0, policy: Policy | None = None,
                    **scenario_kwargs: Any) -> Episode:
     """Play one mpe2 episode (reset with ``seed``) with ``policy`` (default: :func:`scripted_policy`)
     and record every step of it."""
+    check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
     policy = scripted_policy(scenario, **scenario_kwargs) if policy is None else policy
     obs, _ = env.reset(seed=seed)
@@ -218,7 +221,8 @@ def _screen_color(rgb: np.ndarray) -> str:
     return "#" + "".join(f"{int(min(max(200 * c, 0.0), 255.0)):02x}" for c in rgb)
 
 
-def _check_step(episode: Episode, t: int) -> int:
+def check_step(episode: Episode, t: int) -> int:
+    """``t`` as an int if it is a step of ``episode``, 0 … T (a negative t would count from the end)."""
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 0 <= t <= episode.steps:
         raise ValueError(f"t must be an int in [0, {episode.steps}], got {t!r}")
     return int(t)
@@ -227,7 +231,7 @@ def _check_step(episode: Episode, t: int) -> int:
 def arena_panel(episode: Episode, t: int, focus: int | None = None, title: str = "") -> Arena:
     """The world at step ``t``: every visible entity at its position, radius and colour.
     ``focus`` (an agent index) rings that agent."""
-    t = _check_step(episode, t)
+    t = check_step(episode, t)
     shown = np.flatnonzero(episode.visible[t])
     reach = (np.abs(episode.positions) + episode.radius[:, None])[episode.visible].max()
     lim = max(1.0, math.ceil(10 * reach + 0.5) / 10)  # everything of the episode in view
@@ -241,10 +245,8 @@ def arena_panel(episode: Episode, t: int, focus: int | None = None, title: str =
 def token_heatmap(episode: Episode, t: int, i: int) -> Heatmap:
     """Agent ``i``'s observation at step ``t`` as entity tokens: rows = tokens, columns = features,
     on a symmetric colour scale fixed for the whole episode."""
-    t = _check_step(episode, t)
-    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(episode.agents):
-        raise ValueError(f"i must be an agent index in [0, {len(episode.agents)}), got {i!r}")
-    agent = episode.agents[i]
+    t = check_step(episode, t)
+    agent = episode.agents[check_index("i", i, len(episode.agents), "agent index")]
     tokens = entity_tokens(episode.scenario, episode.obs[t, i], agent, **episode.kwargs)
     values, rows, cols = token_table(tokens)
     vmax = math.ceil(2 * np.abs(episode.obs).max()) / 2

@@ -27,11 +27,12 @@ import torch
 from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_reference
+from ..guards import check_index
 from ..nets import AttentionPolicy, EntityActor
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
-from .mpe import Episode, arena_panel, short_label
-from .value import freeze_state, trained_episode
+from .mpe import Episode, arena_panel, check_step, short_label
+from .value import freeze_state, head_names, select_head, trained_episode
 
 __all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
            "policy_alpha", "action_probabilities", "entity_attention_statistics", "policy_episode_frame",
@@ -182,8 +183,10 @@ def policy_episode_frame(episode: Episode, weights: PolicyAlpha, probs: np.ndarr
                          head: str = "mean") -> Frame:
     """Step ``t`` of an episode as agent ``agent``'s policy sees it: the arena with every entity
     ringed by its alpha (opacity alpha / max alpha), alpha per head, and every agent's pi over moves."""
+    t = check_step(episode, t)
+    agent = check_index("agent", agent, len(episode.agents), "agent index")
     alpha = weights.alpha[t]  # (l, m, n_entities)
-    row = alpha.mean(0)[agent] if head == "mean" else alpha[int(head) - 1, agent]
+    row = select_head(alpha, head)[agent]
     arena = arena_panel(episode, t, focus=agent)
     names = [short_label(a) for a in episode.agents]
     arena = replace(arena, emphasis=_ring_emphasis(row),
@@ -207,7 +210,7 @@ def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 
     episode = trained_episode(agent, config, seed)
     weights = policy_alpha(agent, config, episode.obs)
     probs = action_probabilities(agent, episode.obs)
-    heads = ["mean"] + [str(h + 1) for h in range(weights.alpha.shape[1])]
+    heads = head_names(weights.alpha.shape[1])
     agents = list(episode.agents)
 
     def frame(t: int = 0, agent_index: str = agents[0], head: str = "mean") -> Frame:
@@ -237,9 +240,7 @@ class PolicyProbe:
         """Move entity ``moved`` (an index into ``world.entities``: agents, then landmarks) to ``xy``
         (None: leave it), recompute the observations and run the policy: alpha and pi (1, m, 5)."""
         port = self.port
-        n_entities = port.n_agents + port.n_landmarks
-        if isinstance(moved, bool) or not isinstance(moved, (int, np.integer)) or not 0 <= moved < n_entities:
-            raise ValueError(f"moved must be an entity index in [0, {n_entities}), got {moved!r}")
+        moved = check_index("moved", moved, port.n_agents + port.n_landmarks, "entity index")
         positions = port.agent_pos if moved < port.n_agents else port.landmark_pos
         k = moved if moved < port.n_agents else moved - port.n_agents
         saved = positions[0, k].copy()
@@ -269,8 +270,7 @@ def policy_probe_frame(probe: PolicyProbe, moved: int = 0, x: float = 0.0, y: fl
     """The frozen state with entity ``moved`` at (x, y): the arena ringed by the alpha of agent
     ``query`` (mean of heads), every agent's alpha over the entities, and every agent's pi over moves."""
     m = probe.port.n_agents
-    if isinstance(query, bool) or not isinstance(query, (int, np.integer)) or not 0 <= query < m:
-        raise ValueError(f"query must be an agent index in [0, {m}), got {query!r}")
+    query = check_index("query", query, m, "agent index")
     weights, probs = probe.run(moved, (x, y))
     alpha = weights.alpha[0].mean(0)  # (m, n_entities)
     arena = arena_panel(probe.episode, probe.t, focus=query)

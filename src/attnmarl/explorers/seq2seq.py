@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from attnmarl import seq2seq as s2s
+from attnmarl.guards import check_index
 from attnmarl.viz import Frame, Heatmap, Text
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -128,7 +129,7 @@ def alignment_explorer(models: dict[str, s2s.Seq2Seq] | None = None,
     examples = showcase_examples() if examples is None else examples
 
     def frame(example: int = 0, model: str = "attention") -> Frame:
-        text, target = examples[example]
+        text, target = examples[check_index("example", example, len(examples), "example index")]
         return alignment_frame(text, models[model], target)
 
     return Explorer(frame, [

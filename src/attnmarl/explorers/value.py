@@ -27,15 +27,16 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..analysis import value_sensitivity
 from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
+from ..guards import check_index
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
-from .mpe import Episode, arena_panel, record_episode, short_label
+from .mpe import Episode, arena_panel, check_step, record_episode, short_label
 
 __all__ = ["VALUE_ASSETS", "freeze_state", "value_runs", "value_curve", "value_checkpoint", "agent_labels",
-           "trained_episode",
-           "critic_alpha", "alpha_statistics", "alpha_episode_frame", "alpha_episode_explorer", "relevance",
-           "binned_mean", "Probe", "make_probe", "probe_values", "probe_frame", "probe_explorer"]
+           "trained_episode", "critic_alpha", "alpha_statistics", "head_names", "select_head", "alpha_episode_frame",
+           "alpha_episode_explorer", "relevance", "binned_mean", "Probe", "make_probe", "probe_values", "probe_frame",
+           "probe_explorer"]
 
 VALUE_ASSETS = ASSETS / "value"
 """Where the trained value-network agents and their learning curves are shipped."""
@@ -107,8 +108,10 @@ def alpha_episode_frame(episode: Episode, v_hat: np.ndarray, alpha: np.ndarray, 
                         head: str = "mean") -> Frame:
     """Step ``t`` of an episode seen by agent ``agent``'s value: the arena with every agent j ringed
     by alpha^i_j (head ``head``, or the mean over heads), the alpha matrix, and v_hat."""
-    weights = alpha[t].mean(0) if head == "mean" else alpha[t, int(head) - 1]  # (m, m)
+    t = check_step(episode, t)
     m = len(episode.agents)
+    agent = check_index("agent", agent, m, "agent index")
+    weights = select_head(alpha[t], head)  # (m, m)
     arena = arena_panel(episode, t, focus=agent)
     names = list(arena.labels[:m])  # mpe2 lists the agents first among the world's entities
     emphasis = list(weights[agent]) + [0.0] * (len(arena.labels) - m)
@@ -119,6 +122,22 @@ def alpha_episode_frame(episode: Episode, v_hat: np.ndarray, alpha: np.ndarray, 
     return Frame([arena, matrix, values],
                  caption=f"step {t} of {episode.steps}: {names[agent]}'s value gives the most weight "
                          f"{_strongest(weights[agent], names)}; uniform would be {1 / m:.2f}")
+
+
+def head_names(heads: int) -> list[str]:
+    """The explorers' names of the choices of head: "mean" (of all heads), then "1" … "l"."""
+    return ["mean"] + [str(h + 1) for h in range(heads)]
+
+
+def select_head(alpha: np.ndarray, head: str | int) -> np.ndarray:
+    """alpha (l, ...) of head ``head`` ("1" … "l", counted from 1 as the explorers label them; an int
+    is taken as its string) or the mean over heads ("mean"). Anything else — "0", "-1" — raises
+    ``ValueError`` instead of silently drawing another head under that label."""
+    names = head_names(alpha.shape[0])
+    name = str(head) if isinstance(head, (int, np.integer)) and not isinstance(head, bool) else head
+    if name not in names:
+        raise ValueError(f"head must be one of {names}; got {head!r}")
+    return alpha.mean(0) if name == "mean" else alpha[int(name) - 1]
 
 
 def _strongest(row: np.ndarray, names: list[str]) -> str:
@@ -135,7 +154,7 @@ def alpha_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0
     """Step through one mpe2 episode of a trained agent and watch its critic's alpha."""
     episode = trained_episode(agent, config, seed)
     v_hat, alpha = critic_alpha(agent, episode)
-    heads = ["mean"] + [str(h + 1) for h in range(alpha.shape[1])]
+    heads = head_names(alpha.shape[1])
     steps = list(range(episode.steps + 1))
 
     def frame(t: int = 0, agent_index: str = episode.agents[0], head: str = "1") -> Frame:
@@ -234,8 +253,7 @@ def probe_values(probe: Probe, moved: int, xy: tuple[float, float] | None) -> tu
     returns the observations (m, d_o), v_hat (m,) in return units and alpha (l, m, m) of the first
     block (the port's state is restored afterwards)."""
     port = probe.port
-    if not 0 <= moved < port.n_agents:
-        raise ValueError(f"moved must be an agent index in [0, {port.n_agents}), got {moved!r}")
+    moved = check_index("moved", moved, port.n_agents, "agent index")
     saved = port.agent_pos.copy()
     try:
         if xy is not None:
@@ -252,8 +270,7 @@ def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, qu
     """The frozen state with agent ``moved`` at (x, y): the arena ringed by alpha^query (mean over
     heads), alpha^query per head, and every v_hat^i next to its value in the true state."""
     m = probe.port.n_agents
-    if not 0 <= query < m:
-        raise ValueError(f"query must be an agent index in [0, {m}), got {query!r}")
+    query = check_index("query", query, m, "agent index")
     v_true = probe.true_values
     _, v_hat, alpha = probe_values(probe, moved, (x, y))
     arena = arena_panel(probe.episode, probe.t, focus=query)

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from ..attention import MultiHeadSelfAttention
+from ..guards import check_sizes
 from .common import AgentHeads, check_obs, check_types, linear, mlp, n_type_features, type_features
 
 __all__ = ["ConcatNet", "AttentionBlock", "AttentionNet"]
@@ -43,12 +44,13 @@ class ConcatNet(nn.Module):
                  d_hidden: int = 64, out_gain: float = 1.0) -> None:
         super().__init__()
         self.agent_types = check_types(agent_types, m)
+        check_sizes(obs_dim=obs_dim, d_y=d_y, d_x=d_x, d_hidden=d_hidden)
         self.m, self.obs_dim = m, obs_dim
         self.phi = mlp([obs_dim + n_type_features(self.agent_types), d_x, d_x])
         self.heads = AgentHeads(m, m * d_x, d_hidden, d_y, out_gain)
 
     def forward(self, o: Tensor) -> Tensor:
-        check_obs(o, self.m, self.obs_dim)
+        check_obs(o, self.m, self.obs_dim, self.heads.out.W)
         f = self.phi(type_features(o, self.agent_types))  # (batch, m, d_x)
         return self.heads(f.flatten(1))  # [f^1; ...; f^m]: (batch, m d_x) -> (batch, m, d_y)
 
@@ -86,6 +88,8 @@ class AttentionNet(nn.Module):
                  out_gain: float = 1.0) -> None:
         super().__init__()
         self.agent_types = check_types(agent_types, m)
+        check_sizes(obs_dim=obs_dim, d_y=d_y, d_x=d_x, d_q=d_q, d_out=d_out, heads=heads, depth=depth,
+                    d_hidden=d_hidden)
         self.m, self.obs_dim = m, obs_dim
         self.phi = mlp([obs_dim + n_type_features(self.agent_types), d_x, d_x])
         self.blocks = nn.ModuleList(AttentionBlock(d_x, d_q, d_out, heads) for _ in range(depth))
@@ -93,7 +97,7 @@ class AttentionNet(nn.Module):
 
     def outputs(self, o: Tensor, mask: Tensor | None = None,
                 need_weights: bool = False) -> tuple[Tensor, list[Tensor | None]]:
-        check_obs(o, self.m, self.obs_dim)
+        check_obs(o, self.m, self.obs_dim, self.heads.out.W)
         if mask is not None and (not isinstance(mask, Tensor) or mask.shape != o.shape[:2]):
             raise ValueError(f"mask must be a bool tensor of shape (batch, m) = {tuple(o.shape[:2])}")
         h = self.phi(type_features(o, self.agent_types))  # x^i: (batch, m, d_x)

@@ -18,12 +18,15 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from ..guards import check_finite, check_like, check_sizes
+
 __all__ = ["AgentLinear", "AgentHeads", "check_obs", "check_types", "type_features", "n_type_features",
            "linear", "mlp"]
 
 
-def check_obs(o: Tensor, m: int, obs_dim: int) -> None:
-    """Raise ``ValueError`` unless ``o`` is a float tensor of shape (batch, m, obs_dim)."""
+def check_obs(o: Tensor, m: int, obs_dim: int, weight: Tensor | None = None) -> None:
+    """Raise ``ValueError`` unless ``o`` is a finite float tensor of shape (batch, m, obs_dim), of the dtype
+    and on the device of ``weight`` (a parameter of the network it enters), if given."""
     if not isinstance(o, Tensor):
         raise ValueError(f"observations must be a torch.Tensor of shape (batch, m, obs_dim); got {type(o).__name__}")
     if not o.is_floating_point():
@@ -32,6 +35,9 @@ def check_obs(o: Tensor, m: int, obs_dim: int) -> None:
         raise ValueError(
             f"observations must have shape (batch, m, obs_dim) = (batch, {m}, {obs_dim}); got {tuple(o.shape)}"
         )
+    if weight is not None:
+        check_like("observations", o, weight, "the network's weights")
+    check_finite("observations", o)
 
 
 def check_types(agent_types: Sequence[int] | None, m: int) -> tuple[int, ...]:
@@ -57,6 +63,7 @@ def type_features(o: Tensor, agent_types: tuple[int, ...]) -> Tensor:
 
 def linear(d_in: int, d_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
     """A linear layer with orthogonal weights of the given gain and zero bias (as in CleanRL's PPO)."""
+    check_sizes(d_in=d_in, d_out=d_out)
     layer = nn.Linear(d_in, d_out)
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
@@ -81,6 +88,7 @@ class AgentLinear(nn.Module):
 
     def __init__(self, m: int, d_in: int, d_out: int, gain: float = math.sqrt(2)) -> None:
         super().__init__()
+        check_sizes(m=m, d_in=d_in, d_out=d_out)
         self.m, self.d_in, self.d_out = m, d_in, d_out
         self.W = nn.Parameter(torch.empty(m, d_out, d_in))
         self.b = nn.Parameter(torch.zeros(m, d_out))
@@ -91,6 +99,7 @@ class AgentLinear(nn.Module):
         return f"m={self.m}, d_in={self.d_in}, d_out={self.d_out}"
 
     def forward(self, h: Tensor) -> Tensor:
+        check_like("h", h, self.W)
         if h.dim() == 2:  # one shared input: a single (batch, d_in) x (d_in, m d_out) product
             return (h @ self.W.flatten(0, 1).T).view(h.shape[0], self.m, self.d_out) + self.b
         return torch.einsum("bmi,moi->bmo", h, self.W) + self.b
@@ -104,6 +113,7 @@ class AgentHeads(nn.Module):
 
     def __init__(self, m: int, d_in: int, d_hidden: int, d_out: int = 1, out_gain: float = 1.0) -> None:
         super().__init__()
+        check_sizes(m=m, d_in=d_in, d_hidden=d_hidden, d_out=d_out)
         self.hidden = AgentLinear(m, d_in, d_hidden)
         self.out = AgentLinear(m, d_hidden, d_out, gain=out_gain)
 

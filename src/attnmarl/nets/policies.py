@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from ..attention import masked_softmax
 from ..envs.tokens import TokenLayout, token_layout
+from ..guards import check_like, check_sizes
 from .central import AttentionNet, ConcatNet
 from .common import check_obs, check_types, linear, mlp
 
@@ -66,6 +67,7 @@ class Actor(nn.Module):
                  d_hidden: int = 64) -> None:
         super().__init__()
         self.agent_types = check_types(agent_types, m)
+        check_sizes(obs_dim=obs_dim, d_y=d_y, d_hidden=d_hidden)
         self.m, self.obs_dim, self.d_y = m, obs_dim, d_y
         self.pis = nn.ModuleList(
             nn.Sequential(mlp([obs_dim, d_hidden, d_hidden]), linear(d_hidden, d_y, gain=POLICY_OUT_GAIN))
@@ -74,7 +76,7 @@ class Actor(nn.Module):
         self._groups = _TypeGroups(self.agent_types)
 
     def forward(self, o: Tensor) -> Tensor:
-        check_obs(o, self.m, self.obs_dim)
+        check_obs(o, self.m, self.obs_dim, self.pis[0][-1].weight)
         if len(self.pis) == 1:
             return self.pis[0](o)
         return self._groups.join([pi(o[:, members]) for pi, members in zip(self.pis, self._groups.members)])
@@ -137,6 +139,7 @@ class EntityAttention(nn.Module):
 
     def __init__(self, d_tokens: int, d_y: int, d: int = 32, heads: int = 2, d_ff: int = 64) -> None:
         super().__init__()
+        check_sizes(d_tokens=d_tokens, d_y=d_y, d=d, heads=heads, d_ff=d_ff)
         if d % heads:
             raise ValueError(f"d = {d} must be divisible by the number of heads ({heads})")
         self.d, self.heads = d, heads
@@ -160,6 +163,7 @@ class EntityAttention(nn.Module):
         with different numbers of entities, padded to the same n. Padded tokens get exactly zero weight
         (chapter 2's masked softmax), so they change nothing; the self token (n = 0) must be real.
         """
+        check_like("tokens", tokens, self.embed.weight)
         e = self.embed(tokens)  # (batch, m_type, n, d)
         e_self = self.embed(tokens[..., 0, :])  # the self token again: cheaper than slicing e in backward
         *lead, n, d = e.shape
@@ -207,6 +211,7 @@ class EntityActor(nn.Module):
                  frame: str = "egocentric") -> None:
         super().__init__()
         self.agent_types = check_types(agent_types, m)
+        check_sizes(obs_dim=obs_dim, d_y=d_y)
         self.m, self.obs_dim, self.d_y = m, obs_dim, d_y
         if frame not in ("egocentric", "absolute"):
             raise ValueError(f"frame must be 'egocentric' or 'absolute'; got {frame!r}")
@@ -230,7 +235,7 @@ class EntityActor(nn.Module):
 
     def tokens(self, o: Tensor) -> list[Tensor]:
         """Each type's token tensor (batch, m_type, n, d_tokens), gathered from ``o`` (batch, m, obs_dim)."""
-        check_obs(o, self.m, self.obs_dim)
+        check_obs(o, self.m, self.obs_dim, self.nets[0].W_y.weight)
         if self.frame == "absolute":
             table = torch.cat([o.flatten(1), o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
             main, offset = self._absolute

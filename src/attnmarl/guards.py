@@ -1,0 +1,217 @@
+"""The package's defences against bad input and interruption, shared by every module (DESIGN §6).
+
+Bad input gets a ``ValueError`` that names the argument and the bad value, at the boundary a reader
+touches, instead of a NaN, a silent wrap-around or an error from deep inside torch or numpy:
+
+- :func:`check_int`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`, :func:`check_real` for
+  sizes, seeds, indices and hyperparameters, and :func:`cli_int` for the command lines' integer options;
+- :func:`check_finite` for tensors (one reduction, cheap enough for the training loop) and
+  :func:`check_like` for a tensor whose dtype or device differs from the weights it meets;
+- :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
+  file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights.
+
+Files survive interruption: :func:`check_writable_folder` fails before work whose results could not be
+saved, and :func:`write_atomically` writes each file to a temporary file in the same folder and renames
+it over the old one only once it is complete, so a killed process leaves either the old file or the
+new one, never half of one.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import pickle
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import numpy as np
+
+if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
+    from torch import Tensor
+
+__all__ = ["check_int", "check_sizes", "cli_int", "check_seed", "check_index", "check_real", "check_finite",
+           "check_like", "load_trusted", "check_finite_weights", "check_writable_folder", "write_atomically"]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_int(name: str, value: Any, minimum: int = 1) -> int:
+    """``value`` as an int if it is an integer (not a bool) of at least ``minimum``; else ``ValueError``."""
+    if not _is_int(value) or value < minimum:
+        raise ValueError(f"{name} must be {_int_kind(minimum)}; got {value!r}")
+    return int(value)
+
+
+def _int_kind(minimum: int) -> str:
+    return {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
+
+
+def check_sizes(**sizes: Any) -> None:
+    """Every size given by name must be a positive integer (``None`` means "not used" and passes)."""
+    for name, value in sizes.items():
+        if value is not None:
+            check_int(name, value)
+
+
+def cli_int(minimum: int = 1) -> Callable[[str], int]:
+    """An ``argparse`` type for an integer option of at least ``minimum``: a bad value ends in argparse's
+    usage error naming the option (``argument --threads: must be a positive integer; got 0``), not a traceback."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {_int_kind(minimum)}; got {value}")
+        return value
+
+    return parse
+
+
+def check_seed(value: Any, name: str = "seed") -> int:
+    """A random seed: an integer >= 0 (numpy's generators refuse anything else, with a less clear message)."""
+    return check_int(name, value, minimum=0)
+
+
+def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
+    """``value`` as an int if it indexes one of ``n`` things, 0 … n - 1. A negative index would silently
+    count from the end (-1 = the last), so it is refused like any other out-of-range value."""
+    if not _is_int(value) or not 0 <= value < n:
+        raise ValueError(f"{name} must be an {what} in [0, {n}); got {value!r}")
+    return int(value)
+
+
+def check_real(name: str, value: Any, low: float = -math.inf, high: float = math.inf, low_open: bool = False,
+               high_open: bool = False) -> float:
+    """``value`` as a float if it is a finite real number in the interval from ``low`` to ``high`` (each end
+    included unless ``*_open``); else ``ValueError`` naming the interval."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number; got {value!r}")
+    number = float(value)
+    above = number > low if low_open else number >= low
+    below = number < high if high_open else number <= high
+    if not (math.isfinite(number) and above and below):
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be a finite number in {interval}; got {value!r}")
+    return number
+
+
+def check_finite(name: str, x: Tensor) -> None:
+    """Raise ``ValueError`` if ``x`` holds NaN or an infinity.
+
+    One sum decides the common case: it is finite whenever every entry is (NaN and infinities survive
+    any sum), so only a tensor whose sum is not finite — bad, or finite but huge — is checked entry by entry.
+    """
+    if math.isfinite(x.detach().sum().item()) or bool(x.isfinite().all()):
+        return
+    nan, inf = int(x.isnan().sum()), int(x.isinf().sum())
+    first = tuple(int(i) for i in (~x.isfinite()).nonzero()[0])
+    raise ValueError(f"{name} holds {nan} NaN and {inf} infinite value(s) (the first at index {first}); "
+                     "every entry must be a finite number")
+
+
+def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's weights") -> None:
+    """Raise ``ValueError`` unless ``x`` has the dtype and the device of ``reference`` (torch would refuse
+    to multiply them, with a message about its internals)."""
+    if x.dtype != reference.dtype:
+        raise ValueError(f"{name} has dtype {x.dtype}, {what} {reference.dtype}: they must agree; convert one "
+                         f"of them (for example {name}.to({reference.dtype}))")
+    if x.device != reference.device:
+        raise ValueError(f"{name} is on device {x.device}, {what} on {reference.device}: they must agree; "
+                         "move one of them")
+
+
+def load_trusted(path: str | Path, what: str) -> Any:
+    """``torch.load(path, weights_only=True)`` on the CPU, with errors that say what is wrong with the file.
+
+    A missing file raises ``FileNotFoundError``. A file that ``weights_only`` refuses to unpickle — it holds
+    Python objects other than tensors, numbers, strings and containers, the kind that can run code when
+    loaded, or it is not a torch file at all — and a damaged or truncated file raise ``ValueError`` saying
+    that this is not a loadable ``what``.
+    """
+    import torch
+
+    try:
+        return torch.load(path, weights_only=True, map_location="cpu")
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except pickle.UnpicklingError:
+        raise ValueError(f"{path} is not a loadable {what}: it is not a checkpoint this book trusts. Only files "
+                         "of plain tensors, numbers, strings and containers are read, and this one holds "
+                         "something else (objects that could run code when loaded) or is not a torch file at all, "
+                         "so it was not loaded") from None
+    except Exception as error:  # a damaged zip archive, an empty or truncated file
+        reason = str(error).split(". ")[0] or type(error).__name__
+        raise ValueError(f"{path} is not a loadable {what}: the file is empty, truncated or damaged "
+                         f"({reason})") from None
+
+
+def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` if a checkpoint's state dict holds a non-tensor or a NaN or infinite weight
+    (a diverged run must not load and play as if it were trained)."""
+    import torch
+
+    for key, tensor in state.items():
+        if not isinstance(tensor, torch.Tensor):
+            raise ValueError(f"{path}: state_dict entry {key!r} is a {type(tensor).__name__}, not a tensor")
+        if tensor.is_floating_point():
+            try:
+                check_finite(key, tensor)
+            except ValueError as error:
+                raise ValueError(f"{path} holds non-finite weights: {error}") from None
+
+
+def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
+    """Create ``folder`` if needed and make sure a file can be written in it — before hours of training
+    whose results could not be saved. Raises ``ValueError`` naming ``name`` and the reason."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise ValueError(f"{name} = {str(folder)!r} is not a folder this process can write to: "
+                         f"{error.strerror or error}") from None
+    return folder
+
+
+def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> None:
+    """Write several files so that an interruption never leaves half of one.
+
+    Each ``write(handle)`` fills a temporary file in its target's folder (named ``.NAME.*.tmp``, so no
+    ``*.pt`` or ``*.json`` pattern matches it), which is flushed to disk; only when every file is
+    complete are they renamed over their targets (``os.replace``, atomic on one file system), in the
+    order given. A process killed before the renames leaves the old files (and perhaps a ``.tmp`` file,
+    which nothing reads); killed between two renames, the first files are new and the rest old — put
+    last the file that says the others are complete.
+    """
+    staged: list[tuple[str, Path]] = []
+    mode = 0o666 & ~_umask()  # what open() would have given the file (mkstemp's is 0o600)
+    try:
+        for target, write in files.items():
+            target = Path(target)
+            descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            staged.append((temporary, target))
+            with open(descriptor, "wb") as handle:
+                write(handle)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+        for temporary, target in staged:
+            os.replace(temporary, target)
+    finally:
+        for temporary, _ in staged:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+
+
+def _umask() -> int:
+    """The process's file-creation mask (reading it means setting it, so it is set back at once)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
