@@ -101,6 +101,17 @@ def test_the_title_carries_the_chapter_number_of_the_file_name(chapter):
     assert title.startswith(f"# {int(Path(chapter).name[:2])}. "), title
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_exercise_has_a_hint(chapter):
+    """Each numbered exercise under "## Exercises" carries a *Hint:* (solutions sit in a dropdown after the list)."""
+    text = prose(chapter)
+    exercises = text[text.index("## Exercises"):].split(":::{admonition} Solutions")[0]
+    items = re.split(r"\n(?=\d+\. )", exercises)[1:]
+    assert len(items) >= 2, "a chapter ends with 2-4 exercises"
+    missing = [item.split("\n")[0][:60] for item in items if "*Hint:*" not in item]
+    assert not missing, f"exercises without a hint: {missing}"
+
+
 def prose(page: str) -> str:
     """The text a reader reads on a page: a notebook's markdown cells, or a markdown page."""
     path = ROOT / page
