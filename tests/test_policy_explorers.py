@@ -14,6 +14,7 @@ from attnmarl.explorers.policy import (
     policy_episode_explorer,
     policy_probe_explorer,
     policy_runs,
+    ranked_entities,
 )
 from attnmarl.explorers.value import trained_episode
 
@@ -39,6 +40,28 @@ def test_entity_alpha_is_a_distribution_over_every_entity(entity3):
     probabilities = action_probabilities(agent, episode.obs)
     assert probabilities.shape == (26, 3, 5)
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
+
+
+def test_ranked_treasure_tokens_are_mapped_to_the_entities_mpe2_sorted():
+    """collect_treasure lists other agents and treasures nearest first: the entity behind each token,
+    found from the recorded positions, must be the one whose offset the observation holds."""
+    from attnmarl.envs import token_layout
+    from attnmarl.explorers.mpe import record_episode
+
+    sizes = dict(num_collectors=4, num_deposits=2, num_treasures=4)
+    episode = record_episode("collect_treasure", seed=3, **sizes)  # the treasure-hunter script: pickups happen
+    assert not episode.visible.all()  # some treasure was collected on the way: the dead-last rule is exercised
+    for t in range(episode.steps + 1):
+        for i in range(len(episode.agents)):
+            layout, order = token_layout("collect_treasure", i, **sizes), ranked_entities(episode, t, i)
+            assert order[0] == i and sorted(order) == list(range(len(episode.positions[t])))
+            for columns, entity in zip(layout.columns[1:], order[1:]):
+                offset = episode.obs[t, i, list(columns[:2])]
+                if episode.visible[t, entity]:
+                    np.testing.assert_allclose(offset, episode.positions[t, entity] - episode.positions[t, i],
+                                               atol=1e-5)
+                else:
+                    assert (offset == 0).all()
 
 
 def test_centralized_alpha_has_the_agents_as_keys():

@@ -10,7 +10,7 @@ from attnmarl import load_policy
 from attnmarl.algos.mappo import MAPPOConfig, make_agent, train
 from attnmarl.checkpoints import load_actor_from, load_checkpoint, shipped_checkpoint
 from attnmarl.envs import evaluate, random_policy
-from attnmarl.transfer import closed_share, main, parse_ms, zero_shot_scores
+from attnmarl.transfer import closed_share, main, parse_ms, team_kwargs, zero_shot_scores
 
 ENTITY6 = shipped_checkpoint("policy", "pi-spread6-entity", 0)
 FLAT6 = shipped_checkpoint("policy", "pi-spread6-flat", 0)
@@ -81,6 +81,24 @@ def test_the_cli_writes_zero_shot_scores_beside_the_baselines(tmp_path, one_thre
     assert result["command"].startswith("python -m attnmarl.transfer --run policy/pi-spread6-entity")
 
 
+def test_team_sizes_and_the_treasure_baselines_cli(tmp_path):
+    assert team_kwargs("simple_spread_v3", 5) == {"N": 5}
+    assert team_kwargs("collect_treasure", 8) == {"num_collectors": 6, "num_deposits": 2, "num_treasures": 6}
+    for scenario, m, message in (("simple_tag", 4, "team sizes are defined"), ("collect_treasure", 2, "m must be"),
+                                 ("simple_spread", 2.0, "m must be")):
+        with pytest.raises(ValueError, match=message):
+            team_kwargs(scenario, m)
+    out = tmp_path / "treasure.json"
+    main(["--scenario", "collect_treasure", "--m", "3", "--episodes", "2", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["scenario"] == "collect_treasure" and result["runs"] == []
+    kwargs = team_kwargs("collect_treasure", 3)
+    assert result["baselines"]["3"]["random"][0] == pytest.approx(
+        evaluate(random_policy("collect_treasure", **kwargs), "collect_treasure", 2, **kwargs)[0], abs=1e-4)
+    with pytest.raises(SystemExit):  # a spread checkpoint scored on collect_treasure
+        main(["--scenario", "collect_treasure", "--run", "policy/pi-spread6-entity", "--m", "4", "--out", str(out)])
+
+
 # ---- the chapter's measurements (attnmarl.explorers.scale) ---------------------------------------------
 
 def test_only_the_entity_actor_keeps_its_size_at_every_m():
@@ -145,11 +163,14 @@ def test_every_scaling_point_has_three_seeds_and_the_same_budget_in_agent_decisi
     from attnmarl.checkpoints import shipped_runs
     from attnmarl.explorers.scale import SCALE_CONFIGS, scale_curve, scale_runs
 
-    for (m, actor), name in SCALE_CONFIGS.items():
-        runs = scale_runs(m, actor)
+    for (scenario, m, actor), name in SCALE_CONFIGS.items():
+        runs = scale_runs(m, actor, scenario)
         assert sorted(r["seed"] for r in runs) == [0, 1, 2], name
         for r in runs:
-            assert r["scenario_kwargs"]["N"] == m and r["actor"] == actor and r["critic"] == "attention"
+            team = team_kwargs(scenario, m)
+            assert r["scenario"] == scenario and {k: r["scenario_kwargs"][k] for k in team} == team
+            assert not r["scenario_kwargs"].get("continuous_actions", False)
+            assert r["actor"] == actor and r["critic"] == "attention"
             assert abs(m * r["env_steps"] - 12_000_000) <= m * 3200, name  # within one update of 12M
             curve = scale_curve(name, r["seed"])
             assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == 200
@@ -169,6 +190,42 @@ def test_the_zero_shot_table_covers_m_2_to_16_with_baselines_and_three_seeds():
         assert run["trained_m"] == 6 and sorted(run["scores"]) == list(range(2, 17))
         for m, (mean, _) in run["scores"].items():  # every zero-shot score is well above random
             assert mean > table["baselines"][m]["random"][0] + 5.0, m
+
+
+def test_the_treasure_baselines_cover_maacs_team_sizes_and_the_script_beats_random():
+    from attnmarl.explorers.scale import TREASURE_MS, treasure_baselines
+
+    table = treasure_baselines()
+    assert sorted(table["baselines"]) == list(TREASURE_MS) and table["episodes"] == 200
+    for m, scores in table["baselines"].items():
+        (random_mean, random_sem), (greedy_mean, greedy_sem) = scores["random"], scores["greedy"]
+        assert greedy_mean - random_mean > 5 * (random_sem + greedy_sem), m
+
+
+def test_the_treasure_explorer_puts_alpha_on_the_entities_behind_ranked_tokens(one_thread):
+    import numpy as np
+
+    from attnmarl.checkpoints import load_agent
+    from attnmarl.explorers.policy import policy_alpha, policy_episode_explorer, ranked_entities
+    from attnmarl.explorers.scale import scale_checkpoint
+    from attnmarl.explorers.value import trained_episode
+
+    agent, config = load_agent(scale_checkpoint("scale-treasure12-entity"))
+    episode = trained_episode(agent, config, seed=0)
+    weights = policy_alpha(agent, config, episode.obs, episode)
+    assert weights.alpha.shape == (26, 2, 12, 22)  # steps, heads, agents, 12 agents + 10 treasures
+    np.testing.assert_allclose(weights.alpha.sum(-1), 1.0, atol=1e-5)
+    with torch.no_grad():
+        _, raw = agent.actor.outputs_and_alpha(torch.from_numpy(episode.obs))
+    t, i = 10, 3  # the token ranked nearest treasure is the entity ranked_entities names
+    nearest_treasure = ranked_entities(episode, t, i)[12]
+    assert weights.alpha[t, :, i, nearest_treasure] == pytest.approx(raw[t, i, :, 12].numpy(), abs=1e-7)
+    with pytest.raises(ValueError, match="ranked by distance"):
+        policy_alpha(agent, config, episode.obs)
+    player = policy_episode_explorer(agent, config, seed=0)
+    assert len(player.update(t=0)["panels"][1]["cols"]) == 22
+    assert player.update(t=0)["panels"][1] != player.update(t=12)["panels"][1]
+    assert player.update(agent_index="deposit_1")["panels"][0]["focus"] == 11
 
 
 def test_the_large_m_explorer_shows_24_entities_and_redraws(one_thread):

@@ -52,6 +52,7 @@ from .algos.mappo import MAPPOAgent, MAPPOConfig, train
 from .checkpoints import agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
 from .guards import check_int, check_writable_folder, cli_int, write_atomically
+from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
 
@@ -97,12 +98,23 @@ self-attention critic, every m with the same budget in agent-decisions, m x env 
 m = 6 that is chapter 8's ``pi-spread6-*``, 2 million env steps). ``finetune-spread12-entity`` starts
 from chapter 8's m = 6 entity actor of the same seed (fresh critic) and trains 400k env steps at m = 12."""
 
+for _m in (4, 8, 12):
+    for _actor in ("flat", "entity"):
+        CONFIGS[f"scale-treasure{_m}-{_actor}"] = replace(
+            CONFIGS["pi-spread6-flat"], scenario="collect_treasure", actor=_actor, total_steps=_SCALE_AGENT_STEPS // _m,
+            scenario_kwargs=team_kwargs("collect_treasure", _m))
+"""Chapter 10 on MAAC's task, collect_treasure, at m = 4, 8 and 12 agents (MAAC's sizes): m − 2 collectors,
+2 deposits and as many treasures as collectors (:func:`attnmarl.transfer.team_kwargs`); the same 12 million
+agent-decisions per point as simple_spread, the same PPO settings and self-attention critic; only the
+actor differs."""
+
 FINAL_EPISODES = 200
 
 INDEX_TITLES = {
     "value": "Trained value-network agents (MAPPO, concatenation vs self-attention critic)",
     "policy": "Trained policy-network agents (MAPPO: flat, centralized and entity-attention policies)",
-    "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor, and fine-tuning across m)",
+    "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor on simple_spread and collect_treasure, "
+             "and fine-tuning across m)",
 }
 """The title of ``--index``'s README, by the name of the asset folder."""
 

@@ -1,12 +1,15 @@
 """Trained agents at numbers of agents they were not trained with: zero-shot scores on mpe2.
 
     python -m attnmarl.transfer --run policy/pi-spread6-entity --seeds 0 1 2 --m 2-16 --out zero-shot.json
+    python -m attnmarl.transfer --scenario collect_treasure --m 4,8,12 --out treasure-baselines.json
 
-For every m, the random and greedy baselines of simple_spread (:mod:`attnmarl.envs.baselines`) and every
-checkpoint, rebuilt for m by :func:`attnmarl.checkpoints.load_policy` (``N=m``), are scored on mpe2 over
-the same fixed-seed episodes (seeds 0, 1, ...). Only an actor whose weights do not depend on m (the
-entity actor) can run at another m; the others raise ``ValueError``. The JSON written records the
-command, the CPU time and every score as [mean, sem] of the per-agent return.
+For every m, the scenario's random and greedy baselines (:mod:`attnmarl.envs.baselines`; for
+collect_treasure the greedy one is the treasure-hunter script) and every checkpoint given with ``--run``,
+rebuilt for m by :func:`attnmarl.checkpoints.load_policy`, are scored on mpe2 over the same fixed-seed
+episodes (seeds 0, 1, ...); a team of m agents is :func:`team_kwargs`. Only an actor whose weights do not
+depend on m (the entity actor) can run at another m; the others raise ``ValueError``. Without ``--run``
+only the baselines are scored. The JSON written records the command, the CPU time and every score as
+[mean, sem] of the per-agent return.
 """
 from __future__ import annotations
 
@@ -22,10 +25,35 @@ import torch
 from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy
-from .envs import evaluate, greedy_assignment_policy, random_policy
+from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
 from .guards import check_writable_folder, cli_int, write_atomically
 
-__all__ = ["closed_share", "baseline_scores", "zero_shot_scores", "parse_ms", "main"]
+__all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
+           "parse_ms", "main"]
+
+TEAM_SCENARIOS = ("simple_spread", "collect_treasure")
+"""The cooperative scenarios whose team size the book varies."""
+
+
+def team_kwargs(scenario: str, m: int) -> dict[str, int]:
+    """mpe2 arguments for a team of m agents: simple_spread with N = m; collect_treasure with m − 2
+    collectors, 2 deposits and m − 2 treasures (mpe2's default team is 6 + 2 with 6 treasures)."""
+    name = scenario_name(scenario)
+    if name not in TEAM_SCENARIOS:
+        raise ValueError(f"team sizes are defined for {list(TEAM_SCENARIOS)}, not {name!r}")
+    if isinstance(m, bool) or not isinstance(m, int) or m < (3 if name == "collect_treasure" else 1):
+        raise ValueError(f"{name}: m must be an int >= {3 if name == 'collect_treasure' else 1}; got {m!r}")
+    if name == "simple_spread":
+        return {"N": m}
+    return {"num_collectors": m - 2, "num_deposits": 2, "num_treasures": m - 2}
+
+
+def greedy_policy(scenario: str, m: int) -> Policy:
+    """The scenario's greedy baseline for a team of m: the landmark assignment of simple_spread, the
+    treasure-hunter script of collect_treasure."""
+    if scenario_name(scenario) == "simple_spread":
+        return greedy_assignment_policy()
+    return treasure_hunter_policy(**team_kwargs(scenario, m))
 
 
 def closed_share(score: float, random: float, greedy: float) -> float:
@@ -36,17 +64,32 @@ def closed_share(score: float, random: float, greedy: float) -> float:
     return (score - random) / (greedy - random)
 
 
-def baseline_scores(ms: list[int], episodes: int = 200) -> dict[int, dict[str, tuple[float, float]]]:
-    """``{m: {"random": (mean, sem), "greedy": (mean, sem)}}`` on mpe2 simple_spread with N = m."""
-    return {m: {"random": evaluate(random_policy("simple_spread", N=m), "simple_spread", episodes, N=m),
-                "greedy": evaluate(greedy_assignment_policy(), "simple_spread", episodes, N=m)}
-            for m in tqdm(ms, desc="baselines")}
+def baseline_scores(ms: list[int], episodes: int = 200,
+                    scenario: str = "simple_spread") -> dict[int, dict[str, tuple[float, float]]]:
+    """``{m: {"random": (mean, sem), "greedy": (mean, sem)}}`` on mpe2 with a team of m (:func:`team_kwargs`)."""
+    scores = {}
+    for m in tqdm(ms, desc="baselines"):
+        kwargs = team_kwargs(scenario, m)
+        scores[m] = {"random": evaluate(random_policy(scenario, **kwargs), scenario, episodes, **kwargs),
+                     "greedy": evaluate(greedy_policy(scenario, m), scenario, episodes, **kwargs)}
+    return scores
 
 
-def zero_shot_scores(path: str | Path, ms: list[int], episodes: int = 200) -> dict[int, tuple[float, float]]:
-    """``{m: (mean, sem)}``: the checkpoint at ``path`` acting on mpe2 simple_spread with N = m."""
-    return {m: evaluate(load_policy(path, N=m), "simple_spread", episodes, N=m)
-            for m in tqdm(ms, desc=Path(path).stem)}
+def zero_shot_scores(path: str | Path, ms: list[int], episodes: int = 200,
+                     scenario: str = "simple_spread") -> dict[int, tuple[float, float]]:
+    """``{m: (mean, sem)}``: the checkpoint at ``path`` acting on mpe2 with a team of m (:func:`team_kwargs`)."""
+    scores = {}
+    for m in tqdm(ms, desc=Path(path).stem):
+        kwargs = team_kwargs(scenario, m)
+        scores[m] = evaluate(load_policy(path, **kwargs), scenario, episodes, **kwargs)
+    return scores
+
+
+def trained_m(scenario: str, scenario_kwargs: dict[str, Any]) -> int:
+    """The team size a run was trained with (the inverse of :func:`team_kwargs`)."""
+    if scenario_name(scenario) == "simple_spread":
+        return scenario_kwargs["N"]
+    return scenario_kwargs["num_collectors"] + scenario_kwargs["num_deposits"]
 
 
 def parse_ms(text: str) -> list[int]:
@@ -66,8 +109,9 @@ def parse_ms(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m attnmarl.transfer", description=__doc__.splitlines()[0])
-    parser.add_argument("--run", action="append", required=True,
+    parser.add_argument("--run", action="append", default=[],
                         help="a shipped run, FOLDER/NAME (for example policy/pi-spread6-entity); repeatable")
+    parser.add_argument("--scenario", default="simple_spread", choices=TEAM_SCENARIOS)
     parser.add_argument("--seeds", type=cli_int(0), nargs="+", default=[0])
     parser.add_argument("--m", default="2-16", help="numbers of agents: a range LOW-HIGH or a list 3,6,12")
     parser.add_argument("--episodes", type=cli_int(), default=200)
@@ -75,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         ms = parse_ms(args.m)
+        for m in ms:
+            team_kwargs(args.scenario, m)
         check_writable_folder(Path(args.out).parent, "the folder of --out")
     except ValueError as error:
         parser.error(str(error))
@@ -86,12 +132,15 @@ def main(argv: list[str] | None = None) -> None:
         for seed in args.seeds:
             path = ASSETS / f"{run}-seed{seed}.pt"
             config, _, _ = load_checkpoint(path)
-            scores = zero_shot_scores(path, ms, args.episodes)
-            runs.append({"run": run, "seed": seed, "trained_m": config.scenario_kwargs["N"],
+            if scenario_name(config.scenario) != args.scenario:
+                parser.error(f"{run} was trained on {config.scenario}, not --scenario {args.scenario}")
+            scores = zero_shot_scores(path, ms, args.episodes, args.scenario)
+            runs.append({"run": run, "seed": seed, "trained_m": trained_m(config.scenario, config.scenario_kwargs),
                          "scores": {str(m): [round(v, 4) for v in score] for m, score in scores.items()}})
-    baselines = baseline_scores(ms, args.episodes)
+    baselines = baseline_scores(ms, args.episodes, args.scenario)
     result = {
         "command": "python -m attnmarl.transfer " + " ".join(shlex.quote(a) for a in arguments),
+        "scenario": args.scenario,
         "episodes": args.episodes,
         "cpu_seconds": round(time.process_time() - cpu_start, 1),
         "baselines": {str(m): {k: [round(v, 4) for v in score] for k, score in b.items()}

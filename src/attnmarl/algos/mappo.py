@@ -49,7 +49,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..envs import make_batched
+from ..envs import make_batched, scenario_name
 from ..guards import check_finite, check_real, check_seed, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 
@@ -182,7 +182,10 @@ class EnvSpec:
     continuous: bool
     agent_types: tuple[int, ...]
     """Type of each agent (0, 1, ... in order of first appearance): agents named ``adversary_*``
-    have one type, ``agent_*`` another, and so on."""
+    have one type, ``agent_*`` another, and so on. Agents of a type share the actor's weights. In
+    collect_treasure each deposit is a type of its own: deposit d accepts only treasure of type d, and
+    its observation does not say which deposit it is, so deposits sharing weights could not tell
+    which collectors to meet."""
 
     def __post_init__(self) -> None:
         check_sizes(m=self.m, obs_dim=self.obs_dim, n_actions=self.n_actions)
@@ -190,10 +193,18 @@ class EnvSpec:
             raise ValueError(f"agent_types must give one type per agent (m = {self.m}); got {self.agent_types}")
 
 
+def agent_kind(scenario: str, agent: str) -> str:
+    """What makes agents interchangeable (see :attr:`EnvSpec.agent_types`): ``adversary_2`` → ``adversary``,
+    but each collect_treasure deposit is its own kind (``deposit_1`` → ``deposit_1``)."""
+    if scenario_name(scenario) == "collect_treasure" and agent.startswith("deposit_"):
+        return agent
+    return agent.rsplit("_", 1)[0]
+
+
 def env_spec(scenario: str, **scenario_kwargs: Any) -> EnvSpec:
     """The :class:`EnvSpec` of a ported scenario with these arguments."""
     env = make_batched(scenario, 1, **scenario_kwargs)
-    kinds = [name.rsplit("_", 1)[0] for name in env.agents]
+    kinds = [agent_kind(scenario, name) for name in env.agents]
     first = list(dict.fromkeys(kinds))
     return EnvSpec(env.n_agents, env.obs_dim, env.n_actions, env.continuous_actions,
                    tuple(first.index(k) for k in kinds))

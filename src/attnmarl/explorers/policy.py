@@ -35,9 +35,9 @@ from .mpe import Episode, arena_panel, check_step, short_label
 from .value import freeze_state, head_names, select_head, trained_episode
 
 __all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
-           "policy_alpha", "action_probabilities", "entity_attention_statistics", "policy_episode_frame",
-           "policy_episode_explorer", "PolicyProbe", "make_policy_probe", "policy_probe_frame",
-           "policy_probe_explorer"]
+           "ranked_entities", "policy_alpha", "action_probabilities", "entity_attention_statistics",
+           "policy_episode_frame", "policy_episode_explorer", "PolicyProbe", "make_policy_probe",
+           "policy_probe_frame", "policy_probe_explorer"]
 
 POLICY_ASSETS = ASSETS / "policy"
 """Where the trained policy-network agents and their learning curves are shipped."""
@@ -93,9 +93,27 @@ def _check_discrete(agent: MAPPOAgent) -> None:
         raise ValueError("this needs a discrete policy (pi over moves); this agent has continuous actions")
 
 
-def policy_alpha(agent: MAPPOAgent, config: MAPPOConfig, obs: np.ndarray) -> PolicyAlpha:
+def ranked_entities(episode: Episode, t: int, i: int) -> list[int]:
+    """The entity (an index into ``world.entities``) behind each of agent i's collect_treasure tokens at
+    step t: itself, then the other agents nearest first, then the live treasures nearest first and the
+    collected ones last, sorted exactly as mpe2's ``observation`` sorts them (Python's stable sort on
+    the same distances), from the positions the episode recorded."""
+    position, n_agents = episode.positions[t], len(episode.agents)
+
+    def distance(j: int) -> float:
+        return float(np.sqrt(np.sum(np.square(position[j] - position[i]))))
+
+    others = sorted((j for j in range(n_agents) if j != i), key=distance)
+    treasures = sorted(range(n_agents, len(position)), key=lambda k: distance(k) if episode.visible[t, k] else 1e6)
+    return [i, *others, *treasures]
+
+
+def policy_alpha(agent: MAPPOAgent, config: MAPPOConfig, obs: np.ndarray,
+                 episode: Episode | None = None) -> PolicyAlpha:
     """alpha of the agent's attention policy on observations ``obs`` (S, m, obs_dim), e.g. an
-    episode's ``obs``. Raises ``ValueError`` for a policy without attention."""
+    episode's ``obs``, spread over the world's entities. collect_treasure's tokens are ranked by
+    distance, not named, so there the recorded ``episode`` that ``obs`` comes from says which entity
+    each token is (:func:`ranked_entities`). Raises ``ValueError`` for a policy without attention."""
     entities = _entity_names(config.scenario, tuple(sorted(config.scenario_kwargs.items())))
     o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
     with torch.no_grad():
@@ -105,8 +123,16 @@ def policy_alpha(agent: MAPPOAgent, config: MAPPOConfig, obs: np.ndarray) -> Pol
                 raise ValueError("agents of different types see different numbers of entities")
             S, m, l, _ = alpha.shape
             out = np.zeros((S, l, m, len(entities)))
+            ranked = any(name.startswith("nearest_") for name in agent.actor.token_names[0])
+            if ranked and (episode is None or episode.obs.shape[0] != S or not np.array_equal(episode.obs, obs)):
+                raise ValueError(f"{config.scenario}'s tokens are ranked by distance: pass the recorded episode "
+                                 "whose observations these are, to tell which entity each token is")
             for i, names in enumerate(agent.actor.token_names):
-                out[:, :, i, [entities.index(n) for n in names]] = alpha[:, i].numpy()
+                if ranked:
+                    for t in range(S):
+                        out[t, :, i][:, ranked_entities(episode, t, i)] = alpha[t, i].numpy()
+                else:
+                    out[:, :, i, [entities.index(n) for n in names]] = alpha[:, i].numpy()
             return PolicyAlpha(out, tuple(range(len(entities))), entities)
         if isinstance(agent.actor, AttentionPolicy):
             alpha = agent.actor.outputs_and_alpha(o)[1][0].numpy()  # (S, l, m, m)
@@ -173,10 +199,10 @@ def _chance_distinct(m: int) -> float:
     return float(np.prod(np.arange(1, m + 1) / m))
 
 
-def _ring_emphasis(row: np.ndarray) -> list[float]:
+def _ring_emphasis(row: np.ndarray) -> np.ndarray:
     """Ring opacities for one agent's alpha over entities: alpha / max alpha (the strongest is opaque)."""
     top = row.max()
-    return [float(w / top) if top > 0 else 0.0 for w in row]
+    return row / top if top > 0 else np.zeros_like(row)
 
 
 def policy_episode_frame(episode: Episode, weights: PolicyAlpha, probs: np.ndarray, t: int = 0, agent: int = 0,
@@ -189,7 +215,7 @@ def policy_episode_frame(episode: Episode, weights: PolicyAlpha, probs: np.ndarr
     row = select_head(alpha, head)[agent]
     arena = arena_panel(episode, t, focus=agent)
     names = [short_label(a) for a in episode.agents]
-    arena = replace(arena, emphasis=_ring_emphasis(row),
+    arena = replace(arena, emphasis=_ring_emphasis(row)[episode.visible[t]].tolist(),  # collected treasures are off
                     title=f"t = {t}: rings = α of {names[agent]}'s policy (opacity α / max α)")
     keys = list(weights.keys)
     per_head = Heatmap(np.vstack([alpha[:, agent][:, keys], alpha.mean(0)[agent][keys]]),
@@ -208,7 +234,7 @@ def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 
     """Step through one mpe2 episode of a trained attention policy and watch each agent's alpha."""
     _check_discrete(agent)
     episode = trained_episode(agent, config, seed)
-    weights = policy_alpha(agent, config, episode.obs)
+    weights = policy_alpha(agent, config, episode.obs, episode)
     probs = action_probabilities(agent, episode.obs)
     heads = head_names(weights.alpha.shape[1])
     agents = list(episode.agents)
@@ -277,7 +303,7 @@ def policy_probe_frame(probe: PolicyProbe, moved: int = 0, x: float = 0.0, y: fl
     labels = list(arena.labels)
     xy = arena.xy.copy()
     xy[moved] = (x, y)
-    arena = replace(arena, xy=xy, emphasis=_ring_emphasis(alpha[query]), lim=max(arena.lim, 1.2),
+    arena = replace(arena, xy=xy, emphasis=_ring_emphasis(alpha[query]).tolist(), lim=max(arena.lim, 1.2),
                     title=f"{labels[moved]} moved; rings = α of {labels[query]}")
     keys = list(weights.keys)
     agents = labels[:m]

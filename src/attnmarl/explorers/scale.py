@@ -1,10 +1,12 @@
 """The more-agents chapter's shipped results and measurements: flat vs entity-attention actors as m grows,
 and one entity network run at every m.
 
-- :data:`SCALE_CONFIGS` names the run behind each point (m, actor) of the scaling experiment, and
-  :func:`scale_runs` / :func:`scale_curve` read them: m = 3, 9 and 12 from ``attnmarl/assets/scale``,
-  m = 6 from the policy chapter's ``attnmarl/assets/policy`` (the same budget in agent-decisions);
-- :func:`zero_shot_results` reads ``assets/scale/zero-shot.json`` (made by ``python -m attnmarl.transfer``);
+- :data:`SCALE_CONFIGS` names the run behind each point (scenario, m, actor) of the scaling experiment,
+  and :func:`scale_runs` / :func:`scale_curve` read them: simple_spread at m = 3, 9 and 12 and
+  collect_treasure at m = 4, 8 and 12 from ``attnmarl/assets/scale``, simple_spread at m = 6 from the
+  policy chapter's ``attnmarl/assets/policy`` (the same budget in agent-decisions);
+- :func:`zero_shot_results` reads ``assets/scale/zero-shot.json`` and :func:`treasure_baselines`
+  ``assets/scale/treasure-baselines.json`` (both made by ``python -m attnmarl.transfer``);
 - :func:`parameter_counts` counts every network's parameters at each m, as the training CLI builds them;
 - :func:`attention_concentration` measures how many of its 2m entities an entity actor's alpha spreads over;
 - :func:`pad_spread_tokens` places simple_spread tokens of m agents into the token slots of a larger team,
@@ -28,8 +30,9 @@ from .policy import policy_alpha
 from .self_attention import alpha_entropy
 from .value import trained_episode
 
-__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "SCALE_CONFIGS", "scale_runs", "scale_curve", "scale_checkpoint",
-           "zero_shot_results", "parameter_counts", "attention_concentration", "pad_spread_tokens"]
+__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "scale_runs", "scale_curve",
+           "scale_checkpoint", "zero_shot_results", "treasure_baselines", "parameter_counts",
+           "attention_concentration", "pad_spread_tokens"]
 
 MAAC_ADVANTAGE = {4: 17.0, 8: 98.0, 12: 208.0}
 """MAAC's reported advantage of its attention critic over the best baseline, whose critic concatenates
@@ -37,22 +40,31 @@ MAAC_ADVANTAGE = {4: 17.0, 8: 98.0, 12: 208.0}
 in percent, by the number of agents (Iqbal & Sha 2019, their scalability experiment)."""
 
 SCALE_MS = (3, 6, 9, 12)
-"""The m of the scaling experiment (simple_spread, N = m)."""
+"""The m of the scaling experiment on simple_spread (N = m)."""
 
-SCALE_CONFIGS = {(m, actor): (f"pi-spread6-{actor}" if m == 6 else f"scale-spread{m}-{actor}")
-                 for m in SCALE_MS for actor in ("flat", "entity")}
-"""The config behind each point (m, actor): every one has 12 million agent-decisions (m x env steps)."""
+TREASURE_MS = (4, 8, 12)
+"""The m of the scaling experiment on collect_treasure (m − 2 collectors and 2 deposits), MAAC's sizes."""
+
+SCALE_CONFIGS = {
+    **{("simple_spread", m, actor): (f"pi-spread6-{actor}" if m == 6 else f"scale-spread{m}-{actor}")
+       for m in SCALE_MS for actor in ("flat", "entity")},
+    **{("collect_treasure", m, actor): f"scale-treasure{m}-{actor}"
+       for m in TREASURE_MS for actor in ("flat", "entity")},
+}
+"""The config behind each point (scenario, m, actor), every one with the self-attention critic and 12 million
+agent-decisions (m x env steps)."""
 
 
 def _folder(name: str) -> str:
     return "policy" if name.startswith("pi-") else "scale"
 
 
-def scale_runs(m: int, actor: str) -> list[dict[str, Any]]:
-    """The shipped runs (every seed) of the scaling point (m, actor), as their asset index lists them."""
-    if (m, actor) not in SCALE_CONFIGS:
-        raise ValueError(f"no scaling point (m={m}, actor={actor!r}); the points are {sorted(SCALE_CONFIGS)}")
-    name = SCALE_CONFIGS[m, actor]
+def scale_runs(m: int, actor: str, scenario: str = "simple_spread") -> list[dict[str, Any]]:
+    """The shipped runs (every seed) of the scaling point (scenario, m, actor), as their asset index lists them."""
+    if (scenario, m, actor) not in SCALE_CONFIGS:
+        raise ValueError(f"no scaling point ({scenario!r}, m={m}, actor={actor!r}); "
+                         f"the points are {sorted(SCALE_CONFIGS)}")
+    name = SCALE_CONFIGS[scenario, m, actor]
     return [r for r in shipped_runs(_folder(name)) if r["name"] == name]
 
 
@@ -66,15 +78,25 @@ def scale_checkpoint(name: str, seed: int = 0) -> Path:
     return shipped_checkpoint(_folder(name), name, seed)
 
 
-def zero_shot_results() -> dict[str, Any]:
-    """The zero-shot table: ``baselines[m]`` (random and greedy [mean, sem]), ``runs`` (each with
-    ``trained_m`` and ``scores[m]`` = [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``;
-    m are the JSON's string keys, turned to ints here."""
-    data = json.loads((ASSETS / "scale" / "zero-shot.json").read_text())
+def _transfer_table(filename: str) -> dict[str, Any]:
+    """A JSON written by ``python -m attnmarl.transfer``, with its m keys (strings in JSON) as ints."""
+    data = json.loads((ASSETS / "scale" / filename).read_text())
     data["baselines"] = {int(m): b for m, b in data["baselines"].items()}
     for run in data["runs"]:
         run["scores"] = {int(m): s for m, s in run["scores"].items()}
     return data
+
+
+def zero_shot_results() -> dict[str, Any]:
+    """The zero-shot table of simple_spread: ``baselines[m]`` (random and greedy [mean, sem]), ``runs``
+    (each with ``trained_m`` and ``scores[m]`` = [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``."""
+    return _transfer_table("zero-shot.json")
+
+
+def treasure_baselines() -> dict[str, Any]:
+    """collect_treasure's baselines at :data:`TREASURE_MS`: ``baselines[m]`` (random and the treasure-hunter
+    script as "greedy", [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``."""
+    return _transfer_table("treasure-baselines.json")
 
 
 def parameter_counts(ms: list[int], config: MAPPOConfig | None = None) -> dict[str, list[int]]:
