@@ -57,11 +57,24 @@ def assign_landmarks(observations: np.ndarray) -> np.ndarray:
     return to_landmark[agents, landmarks]
 
 
+def _coast(velocity: np.ndarray, dt: float, damping: float) -> np.ndarray:
+    """``s(0) − p``: how far an agent moving at ``velocity`` travels before it stops, pushing no more."""
+    return velocity * dt + (1 - damping) * velocity * dt / damping
+
+
+def _discrete_steer(error: np.ndarray, sensitivity: np.ndarray, mass: np.ndarray, dt: float,
+                    damping: float) -> np.ndarray:
+    """The discrete move of each agent whose rest point lands closest to its target: ``error`` (n, 2) is
+    target − rest point without a push (see :func:`rest_point_error`); a move shifts the rest point by
+    direction × sensitivity × dt² / (mass × damping)."""
+    shift = (sensitivity * (dt * dt / (mass * damping)))[:, None, None]
+    remaining = error[:, None, :] - DISCRETE_DIRECTION[None] * shift
+    return np.argmin(np.linalg.norm(remaining, axis=2), axis=1)
+
+
 def rest_point_error(observations: np.ndarray, target: np.ndarray) -> np.ndarray:
     """``target − (s(0) − p)``: how far each agent would stop from its target if it pushed no more."""
-    velocity = observations[:, 0:2]
-    dt, damping = _SPREAD.dt, _SPREAD.damping
-    return target - (velocity * dt + (1 - damping) * velocity * dt / damping)
+    return target - _coast(observations[:, 0:2], _SPREAD.dt, _SPREAD.damping)
 
 
 def greedy_assignment_policy(continuous_actions: bool = False) -> Policy:
@@ -85,21 +98,11 @@ def greedy_assignment_policy(continuous_actions: bool = False) -> Policy:
             actions[:, [2, 4]] = np.maximum(push, 0.0)
             actions[:, [1, 3]] = np.maximum(-push, 0.0)
             return {agent: actions[i] for i, agent in enumerate(agents)}
-        remaining = error[:, None, :] - DISCRETE_DIRECTION[None] * sensitivity * shift_per_force
-        best = np.argmin(np.linalg.norm(remaining, axis=2), axis=1)
+        n = len(agents)
+        best = _discrete_steer(error, np.full(n, sensitivity), np.full(n, mass), dt, damping)
         return {agent: int(best[i]) for i, agent in enumerate(agents)}
 
     return policy
-
-
-def _discrete_steer(error: np.ndarray, sensitivity: np.ndarray, mass: np.ndarray, dt: float,
-                    damping: float) -> np.ndarray:
-    """The discrete move of each agent whose rest point lands closest to its target: ``error`` (n, 2) is
-    target − rest point without a push (see :func:`rest_point_error`); a move shifts the rest point by
-    direction × sensitivity × dt² / (mass × damping)."""
-    shift = (sensitivity * dt * dt / (mass * damping))[:, None, None]
-    remaining = error[:, None, :] - DISCRETE_DIRECTION[None] * shift
-    return np.argmin(np.linalg.norm(remaining, axis=2), axis=1)
 
 
 def treasure_hunter_policy(**scenario_kwargs: Any) -> Policy:
@@ -144,9 +147,8 @@ def treasure_hunter_policy(**scenario_kwargs: Any) -> Policy:
         index = [names.index(agent) for agent in agents]
         velocity = np.stack([obs[agent][2:4] for agent in agents]).astype(np.float64)
         offset = np.stack([target(i, np.asarray(obs[agent], dtype=np.float64)) for i, agent in zip(index, agents)])
-        dt, damping = params.dt, params.damping
-        error = offset - (velocity * dt + (1 - damping) * velocity * dt / damping)
-        moves = _discrete_steer(error, params.sensitivity[index], params.mass[index], dt, damping)
+        error = offset - _coast(velocity, params.dt, params.damping)
+        moves = _discrete_steer(error, params.sensitivity[index], params.mass[index], params.dt, params.damping)
         return {agent: int(move) for agent, move in zip(agents, moves)}
 
     return policy
