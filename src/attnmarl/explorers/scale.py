@@ -25,6 +25,7 @@ from torch import Tensor
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
+from ..guards import check_int
 from ..nets import EntityActor
 from .policy import policy_alpha
 from .self_attention import alpha_entropy
@@ -128,8 +129,7 @@ def attention_concentration(agent: MAPPOAgent, config: MAPPOConfig, episodes: in
     """
     if config.scenario != "simple_spread" or not isinstance(agent.actor, EntityActor):
         raise ValueError("attention_concentration is defined for the entity actor on simple_spread")
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise ValueError(f"top must be a positive int; got {top!r}")
+    top = check_int("top", top)
     alpha = np.concatenate([policy_alpha(agent, config, trained_episode(agent, config, seed).obs).alpha
                             for seed in range(episodes)])  # (steps, l, m, 2m)
     ranked = -np.sort(-alpha, axis=-1)
