@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy
 from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
-from .guards import check_writable_folder, cli_int, write_atomically
+from .guards import check_int, check_writable_folder, cli_int, write_atomically
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
            "parse_ms", "main"]
@@ -41,8 +41,7 @@ def team_kwargs(scenario: str, m: int) -> dict[str, int]:
     name = scenario_name(scenario)
     if name not in TEAM_SCENARIOS:
         raise ValueError(f"team sizes are defined for {list(TEAM_SCENARIOS)}, not {name!r}")
-    if isinstance(m, bool) or not isinstance(m, int) or m < (3 if name == "collect_treasure" else 1):
-        raise ValueError(f"{name}: m must be an int >= {3 if name == 'collect_treasure' else 1}; got {m!r}")
+    m = check_int(f"{name}: m", m, minimum=3 if name == "collect_treasure" else 1)
     if name == "simple_spread":
         return {"N": m}
     return {"num_collectors": m - 2, "num_deposits": 2, "num_treasures": m - 2}
