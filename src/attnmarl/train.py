@@ -108,6 +108,20 @@ for _m in (4, 8, 12):
 agent-decisions per point as simple_spread, the same PPO settings and self-attention critic; only the
 actor differs."""
 
+for _m in (4, 8, 12):
+    CONFIGS[f"critic-treasure{_m}-concat"] = replace(CONFIGS[f"scale-treasure{_m}-flat"], critic="concat")
+"""MAAC's comparison on collect_treasure: the flat actor with chapter 7's concatenation critic, to set beside
+``scale-treasure{m}-flat`` (the same actor and budget with the self-attention critic); only the critic differs."""
+
+_CURRICULUM = ((3, None), (6, 3), (12, 6))
+for _m, _previous in _CURRICULUM:
+    CONFIGS[f"curriculum-spread{_m}-entity"] = replace(
+        CONFIGS["scale-spread12-entity"], scenario_kwargs={"N": _m}, total_steps=_SCALE_AGENT_STEPS // 3 // _m,
+        init_actor="" if _previous is None else f"scale/curriculum-spread{_previous}-entity-seed{{seed}}.pt")
+"""A curriculum over m (as EPC grows its population): the entity actor trains at m = 3, then continues at
+m = 6, then at m = 12 (each stage starts from the previous stage's actor of the same seed, with a fresh
+critic), a third of the 12 million agent-decisions of a ``scale-`` point in each stage."""
+
 FINAL_EPISODES = 200
 
 INDEX_TITLES = {
