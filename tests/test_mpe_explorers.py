@@ -18,11 +18,14 @@ from attnmarl.envs import entity_tokens, make_reference, token_layout
 from attnmarl.explorers.mpe import (
     SCENARIOS,
     arena_panel,
+    choice_label,
     episode_explorer,
     episode_frame,
     feature_legend,
+    long_label,
     record_episode,
     scripted_policy,
+    short_label,
     token_table,
 )
 from attnmarl.viz import Arena, Heatmap, Text, animation_html
@@ -91,7 +94,7 @@ def test_token_heatmap_holds_every_number_of_the_mpe2_observation(scenario: str)
                     covered[row, col] = True
             np.testing.assert_array_equal(rebuilt, obs[agent].astype(float))
             assert np.all(heatmap.values[~covered] == 0.0)  # features a token lacks are drawn as 0
-            assert heatmap.rows[0] == f"{agent} (self)"
+            assert heatmap.rows[0] == f"{long_label(agent)} (self)"
             assert heatmap.vmin == -heatmap.vmax and np.abs(heatmap.values).max() <= heatmap.vmax
 
 
@@ -104,7 +107,7 @@ def test_recorded_episode_equals_the_mpe2_episode(scenario: str) -> None:
             np.testing.assert_array_equal(episode.obs[t, i, : len(obs[agent])], obs[agent])
             assert episode.rewards[t, i] == rewards[agent]
         caption = episode_frame(scenario, t, 0).caption
-        assert (f"r^i = {rewards[episode.agents[0]]:+.2f}" in caption) == (t > 0)
+        assert (f"r¹ = {rewards[episode.agents[0]]:+.2f}" in caption) == (t > 0)
 
 
 def test_scripted_episodes_show_what_the_chapter_says_happens() -> None:
@@ -125,7 +128,7 @@ def test_scripted_episodes_show_what_the_chapter_says_happens() -> None:
 def test_token_table_puts_each_feature_in_its_named_column() -> None:
     obs = np.arange(1, 19, dtype=np.float32)
     values, rows, cols = token_table(entity_tokens("simple_spread", obs, "agent_1", N=3))
-    assert rows == ["agent_1 (self)", "landmark 0", "landmark 1", "landmark 2", "agent_0", "agent_2"]
+    assert rows == ["agent 2 (self)", "landmark 1", "landmark 2", "landmark 3", "agent 1", "agent 3"]
     assert cols == ["vx", "vy", "px", "py", "dx", "dy", "c0", "c1"]
     assert feature_legend(cols) == "v = velocity, p = position, d = offset to the entity, c = message"
     np.testing.assert_array_equal(values[0, :4], [1, 2, 3, 4])
@@ -139,7 +142,8 @@ def test_token_table_puts_each_feature_in_its_named_column() -> None:
 def test_an_agent_index_beyond_the_scenario_says_so() -> None:
     frame = episode_frame("simple_spread", 3, 5)
     assert isinstance(frame.panels[0], Arena) and isinstance(frame.panels[1], Text)
-    assert "m = 3 agents" in frame.panels[1].text and "agent_2" in frame.panels[1].text
+    assert "m = 3 agents" in frame.panels[1].text and "3: a3 (agent_2)" in frame.panels[1].text
+    assert frame.panels[1].title == "there is no agent 6"
     assert isinstance(episode_frame("collect_treasure", 3, 7).panels[1], Heatmap)
 
 
@@ -166,9 +170,9 @@ def test_explorer_live_face_follows_its_controls() -> None:
     explorer.widgets["t"].value = 20
     assert explorer.frame["panels"][0]["xy"] != first["panels"][0]["xy"]
     explorer.widgets["scenario"].value = "collect_treasure"
-    explorer.widgets["i"].value = 6
+    explorer.widgets["i"].value = 7  # agents are numbered from 1 in the explorer: the 7th is deposit_0
     heatmap = explorer.frame["panels"][1]
-    assert heatmap["rows"][0] == "deposit_0 (self)" and len(heatmap["rows"]) == 14
+    assert heatmap["rows"][0] == "deposit 1 (self)" and len(heatmap["rows"]) == 14
 
 
 def test_explorer_static_face_embeds_every_combination_and_stays_small() -> None:
@@ -199,3 +203,13 @@ def test_animation_player_needs_no_network() -> None:
     plt.close(fig)
     assert "http" not in markup and "fa-" not in markup
     assert markup.count("data:image/png;base64") == 3 and "<button" in markup
+
+
+def test_readers_see_entities_numbered_from_1_like_the_formulas() -> None:
+    names = ("agent_0", "landmark 1", "adversary_2", "deposit_0", "treasure_9")
+    assert [short_label(n) for n in names] == ["a1", "L2", "A3", "d1", "t10"]
+    assert [long_label(n) for n in names] == ["agent 1", "landmark 2", "adversary 3", "deposit 1", "treasure 10"]
+    assert long_label("nearest_treasure_0") == "nearest treasure 1" and long_label("self") == "self"
+    assert choice_label("agent_0") == "a1 (agent_0)"
+    spread = record_episode("simple_spread", seed=0, **SCENARIOS["simple_spread"])
+    assert arena_panel(spread, 0).labels == ["a1", "a2", "a3", "L1", "L2", "L3"]

@@ -31,7 +31,7 @@ def test_entity_alpha_is_a_distribution_over_every_entity(entity3):
     weights = policy_alpha(agent, config, episode.obs)
     assert weights.alpha.shape == (26, 2, 3, 6) and weights.keys == tuple(range(6))
     np.testing.assert_allclose(weights.alpha.sum(-1), 1.0, atol=1e-5)
-    assert weights.key_labels == ["a0", "a1", "a2", "L0", "L1", "L2"]
+    assert weights.key_labels == ["a1", "a2", "a3", "L1", "L2", "L3"]
     # agent i's own column is its self token, the first of its tokens
     with torch.no_grad():
         _, raw = agent.actor.outputs_and_alpha(torch.from_numpy(episode.obs))
@@ -125,14 +125,14 @@ def test_the_explorers_redraw_when_their_controls_move(entity3):
     first = probe.update()
     moved = probe.update(x=-1.0, y=1.0)
     assert moved["panels"][0]["xy"][3] == [-1.0, 1.0] and moved["panels"][1] != first["panels"][1]
-    assert probe.update(query="agent_2")["panels"][0]["focus"] == 2
+    assert probe.update(query="a3 (agent_2)")["panels"][0]["focus"] == 2
     probe.live()
     before = probe.markup
-    probe.widgets["moved"].value = "agent_1"
+    probe.widgets["moved"].value = "a2 (agent_1)"
     assert probe.markup != before
     player = policy_episode_explorer(agent, config, seed=3)
     assert player.update(t=0)["panels"][1] != player.update(t=12)["panels"][1]
-    assert player.update(agent_index="agent_1")["panels"][0]["focus"] == 1
+    assert player.update(agent_index="a2 (agent_1)")["panels"][0]["focus"] == 1
 
 
 def test_the_shipped_runs_have_three_seeds_and_curves_that_end_on_the_final_score():

@@ -3,6 +3,7 @@ MAPPOConfig.init_actor) and the zero-shot tables of attnmarl.transfer."""
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 
@@ -180,16 +181,52 @@ def test_every_scaling_point_has_three_seeds_and_the_same_budget_in_agent_decisi
     assert all(r["config"]["init_actor"] == "policy/pi-spread6-entity-seed{seed}.pt" for r in finetuned)
 
 
+def test_maacs_critic_comparison_differs_only_in_the_critic():
+    from attnmarl.explorers.scale import CRITIC_CONFIGS, critic_runs
+
+    for m in (4, 8, 12):
+        pair = {critic: critic_runs(m, critic) for critic in ("concat", "attention")}
+        for critic, runs in pair.items():
+            assert sorted(r["seed"] for r in runs) == [0, 1, 2], (m, critic)
+            assert all(r["critic"] == critic and r["actor"] == "flat" for r in runs)
+        concat, attention = (dict(pair[c][0]["config"]) for c in ("concat", "attention"))
+        assert concat.pop("critic") == "concat" and attention.pop("critic") == "attention"
+        assert {k: v for k, v in concat.items() if k != "seed"} == {k: v for k, v in attention.items() if k != "seed"}
+    with pytest.raises(ValueError, match="no critic comparison"):
+        critic_runs(6, "concat")
+    assert CRITIC_CONFIGS[12, "attention"] == "scale-treasure12-flat"
+
+
+def test_the_curriculum_chains_its_stages_and_spends_the_budget_of_one_point():
+    from attnmarl.checkpoints import shipped_runs
+    from attnmarl.explorers.scale import CURRICULUM, curriculum_curve
+
+    runs = [r for r in shipped_runs("scale") if r["name"] in CURRICULUM.values()]
+    previous = None
+    for m, name in CURRICULUM.items():
+        stage = [r for r in runs if r["name"] == name]
+        assert sorted(r["seed"] for r in stage) == [0, 1, 2] and all(r["scenario_kwargs"]["N"] == m for r in stage)
+        expected = "" if previous is None else f"scale/{previous}-seed{{seed}}.pt"
+        assert all(r["config"]["init_actor"] == expected for r in stage), name
+        previous = name
+    for seed in range(3):
+        curve = curriculum_curve(seed)
+        assert np.all(np.diff(curve["agent_decisions"]) > 0) and np.all(np.diff(curve["cpu_seconds"]) > 0)
+        assert abs(curve["agent_decisions"][-1] - 12_000_000) <= 12 * 3200 * 3  # within one update per stage
+        assert list(dict.fromkeys(curve["m"].tolist())) == [3, 6, 12]
+
+
 def test_the_zero_shot_table_covers_m_2_to_16_with_baselines_and_three_seeds():
     from attnmarl.explorers.scale import zero_shot_results
 
-    table = zero_shot_results()
-    assert sorted(table["baselines"]) == list(range(2, 17)) and table["episodes"] == 200
-    assert sorted(r["seed"] for r in table["runs"]) == [0, 1, 2]
-    for run in table["runs"]:
-        assert run["trained_m"] == 6 and sorted(run["scores"]) == list(range(2, 17))
-        for m, (mean, _) in run["scores"].items():  # every zero-shot score is well above random
-            assert mean > table["baselines"][m]["random"][0] + 5.0, m
+    for filename, trained_m in (("zero-shot.json", 6), ("zero-shot-curriculum.json", 12)):
+        table = zero_shot_results(filename)
+        assert sorted(table["baselines"]) == list(range(2, 17)) and table["episodes"] == 200
+        assert sorted(r["seed"] for r in table["runs"]) == [0, 1, 2]
+        for run in table["runs"]:
+            assert run["trained_m"] == trained_m and sorted(run["scores"]) == list(range(2, 17))
+            for m, (mean, _) in run["scores"].items():  # every zero-shot score is well above random
+                assert mean > table["baselines"][m]["random"][0] + 5.0, (filename, m)
 
 
 def test_the_treasure_baselines_cover_maacs_team_sizes_and_the_script_beats_random():
@@ -225,7 +262,7 @@ def test_the_treasure_explorer_puts_alpha_on_the_entities_behind_ranked_tokens(o
     player = policy_episode_explorer(agent, config, seed=0)
     assert len(player.update(t=0)["panels"][1]["cols"]) == 22
     assert player.update(t=0)["panels"][1] != player.update(t=12)["panels"][1]
-    assert player.update(agent_index="deposit_1")["panels"][0]["focus"] == 11
+    assert player.update(agent_index="d2 (deposit_1)")["panels"][0]["focus"] == 11
 
 
 def test_the_large_m_explorer_shows_24_entities_and_redraws(one_thread):
@@ -238,7 +275,7 @@ def test_the_large_m_explorer_shows_24_entities_and_redraws(one_thread):
     first = player.update(t=0)
     assert len(first["panels"][1]["cols"]) == 24  # alpha per head over itself, 12 landmarks, 11 agents
     assert first["panels"][1] != player.update(t=12)["panels"][1]
-    assert player.update(agent_index="agent_11")["panels"][0]["focus"] == 11
+    assert player.update(agent_index="a12 (agent_11)")["panels"][0]["focus"] == 11
     player.live()
     before = player.markup
     player.widgets["head"].value = "2"

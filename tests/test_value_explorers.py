@@ -127,7 +127,7 @@ def test_the_explorers_redraw_when_their_controls_move(spread3):
     first = probe.update()
     moved = probe.update(x=-1.0, y=1.0)
     assert moved["panels"][0]["xy"][0] == [-1.0, 1.0] and moved["panels"][1] != first["panels"][1]
-    assert probe.update(query="agent_2")["panels"][0]["focus"] == 2
+    assert probe.update(query="a3 (agent_2)")["panels"][0]["focus"] == 2
     probe.live()  # the live face: a finer grid than the static one, every move recomputed
     before = probe.markup
     probe.widgets["y"].value = 0.95

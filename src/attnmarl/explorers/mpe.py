@@ -11,6 +11,10 @@ greedy baseline in simple_spread; in simple_tag the adversaries chase the good a
 in collect_treasure empty collectors head for the nearest treasure, loaded ones for the deposit of
 its type, and each deposit for the nearest collector carrying its type. Each agent of the two latter
 scripts reads only its own observation.
+
+What readers see is numbered from 1, like the formulas (o^1 … o^m): mpe2's ``agent_0`` is ``a1`` in a
+figure (:func:`short_label`), ``agent 1`` in a table (:func:`long_label`) and ``a1 (agent_0)`` in a menu
+(:func:`choice_label`). Functions take array indices, from 0.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from attnmarl.envs import (
 )
 from attnmarl.envs.actions import DISCRETE_DIRECTION
 from attnmarl.guards import check_index, check_seed
-from attnmarl.viz import Arena, Frame, Heatmap, Text
+from attnmarl.viz import Arena, Frame, Heatmap, Text, sup
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
 __all__ = [
@@ -46,6 +50,8 @@ __all__ = [
     "feature_legend",
     "arena_panel",
     "short_label",
+    "long_label",
+    "choice_label",
     "token_heatmap",
     "episode_frame",
     "episode_explorer",
@@ -206,14 +212,34 @@ def token_table(tokens: EntityTokens) -> tuple[np.ndarray, list[str], list[str]]
     for row, (token, features) in enumerate(zip(tokens.tokens, tokens.layout.features)):
         values[row, [names.index(f) for f in features]] = token
     cols = [_FEATURE_SYMBOLS[stem][0] + suffix for stem, suffix in map(_split_feature, names)]
-    rows = [f"{name} (self)" if kind == "self" else name for name, kind in zip(tokens.names, tokens.kinds)]
+    rows = [long_label(name) + (" (self)" if kind == "self" else "") for name, kind in zip(tokens.names, tokens.kinds)]
     return values, rows, cols
 
 
-def short_label(name: str) -> str:
-    """A short arena label: ``agent_0`` → ``a0``, ``landmark 1`` → ``L1``, ``adversary_2`` → ``A2``."""
+def _split_number(name: str) -> tuple[str, int | None]:
+    """``agent_0`` → (``agent``, 0), ``landmark 1`` → (``landmark``, 1), ``nearest_agent_2`` →
+    (``nearest_agent``, 2); a name without a trailing number → (name, None)."""
     kind, _, number = name.replace(" ", "_").rpartition("_")
-    return _SHORT.get(kind, kind[:1]) + number
+    return (kind, int(number)) if kind and number.isdigit() else (name, None)
+
+
+def short_label(name: str) -> str:
+    """A short label of an mpe2 entity, numbered from 1 like the formulas (mpe2 numbers from 0):
+    ``agent_0`` → ``a1``, ``landmark 1`` → ``L2``, ``adversary_2`` → ``A3``."""
+    kind, number = _split_number(name)
+    return _SHORT.get(kind, kind[:1]) + ("" if number is None else str(number + 1))
+
+
+def long_label(name: str) -> str:
+    """An entity or token name as the figures show it, numbered from 1: ``agent_0`` → ``agent 1``,
+    ``landmark 0`` → ``landmark 1``, ``nearest_treasure_0`` (the nearest treasure) → ``nearest treasure 1``."""
+    kind, number = _split_number(name)
+    return kind.replace("_", " ") + ("" if number is None else f" {number + 1}")
+
+
+def choice_label(name: str) -> str:
+    """An entity in an explorer's menu: the figures' label with mpe2's own name, ``agent_0`` → ``a1 (agent_0)``."""
+    return f"{short_label(name)} ({name})"
 
 
 def _screen_color(rgb: np.ndarray) -> str:
@@ -250,7 +276,7 @@ def token_heatmap(episode: Episode, t: int, i: int) -> Heatmap:
     tokens = entity_tokens(episode.scenario, episode.obs[t, i], agent, **episode.kwargs)
     values, rows, cols = token_table(tokens)
     vmax = math.ceil(2 * np.abs(episode.obs).max()) / 2
-    return Heatmap(values, rows, cols, title=f"o^i of {agent}", xlabel="feature",
+    return Heatmap(values, rows, cols, title=f"o{sup(i + 1)} of {long_label(agent)}", xlabel="feature",
                    ylabel="token (entity)", vmin=-vmax, vmax=vmax, cmap="RdBu_r")
 
 
@@ -266,21 +292,21 @@ def _sizes(columns: tuple[tuple[int, ...], ...]) -> str:
 
 
 def episode_frame(scenario: str = "simple_spread", t: int = 8, i: int = 0) -> Frame:
-    """Step ``t`` of the explorer's recorded episode of ``scenario``: the arena with agent ``i``
-    ringed, and agent ``i``'s observation cut into entity tokens."""
+    """Step ``t`` of the explorer's recorded episode of ``scenario``: the arena with agent ``i`` (an
+    array index, from 0) ringed, and agent ``i``'s observation cut into entity tokens."""
     episode = _explorer_episode(scenario)
     m = len(episode.agents)
     if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and i >= m:
-        message = (f"{scenario} has m = {m} agents,\ni = 0 … {m - 1}:\n"
-                   + "\n".join(f"  {k}: {a}" for k, a in enumerate(episode.agents)))
-        return Frame([arena_panel(episode, t, title=f"t = {t}"), Text(message, title=f"there is no agent {i}")],
-                     caption=f"{scenario}: choose an agent index below {m}.")
+        message = (f"{scenario} has m = {m} agents,\ni = 1 … {m}:\n"
+                   + "\n".join(f"  {k + 1}: {choice_label(a)}" for k, a in enumerate(episode.agents)))
+        return Frame([arena_panel(episode, t, title=f"t = {t}"), Text(message, title=f"there is no agent {i + 1}")],
+                     caption=f"{scenario}: choose an agent i of at most {m}.")
     heatmap = token_heatmap(episode, t, i)
     agent = episode.agents[i]
     layout = token_layout(scenario, agent, **episode.kwargs)
-    reward = f"r^i = {episode.rewards[t, i]:+.2f} on arriving at step t" if t else "t = 0: just reset"
-    return Frame([arena_panel(episode, t, focus=i, title=f"t = {t}, {agent} ringed"), heatmap],
-                 caption=f"o^i ∈ R^{layout.obs_dim}: {len(layout.names)} tokens of "
+    reward = f"r{sup(i + 1)} = {episode.rewards[t, i]:+.2f} on arriving at step t" if t else "t = 0: just reset"
+    return Frame([arena_panel(episode, t, focus=i, title=f"t = {t}, {choice_label(agent)} ringed"), heatmap],
+                 caption=f"o{sup(i + 1)} ∈ R^{layout.obs_dim}: {len(layout.names)} tokens of "
                          f"{_sizes(layout.columns)} numbers; {reward}. Features: "
                          f"{feature_legend(heatmap.cols)}.")
 
@@ -289,8 +315,12 @@ def episode_explorer() -> Explorer:
     """The episode explorer: scenario, time step t and agent i of a recorded mpe2 episode."""
     steps = min(_explorer_episode(s).steps for s in SCENARIOS)
     most_agents = max(len(_explorer_episode(s).agents) for s in SCENARIOS)
-    return Explorer(episode_frame, [
+
+    def frame(scenario: str = "simple_spread", t: int = 8, i: int = 1) -> Frame:
+        return episode_frame(scenario, t, i - 1)
+
+    return Explorer(frame, [
         Dropdown("scenario", list(SCENARIOS), default="simple_spread"),
         Slider("t", list(range(steps + 1)), default=8, label="time step t"),
-        Slider("i", list(range(most_agents)), default=0, label="agent i"),
+        Slider("i", list(range(1, most_agents + 1)), default=1, label="agent i"),
     ], title="Episode explorer: the arena at step t and agent i's observation as entity tokens")

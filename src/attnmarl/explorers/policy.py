@@ -31,7 +31,7 @@ from ..guards import check_index
 from ..nets import AttentionPolicy, EntityActor
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
-from .mpe import Episode, arena_panel, check_step, short_label
+from .mpe import Episode, arena_panel, check_step, choice_label, short_label
 from .value import freeze_state, head_names, select_head, trained_episode
 
 __all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
@@ -237,7 +237,7 @@ def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 
     weights = policy_alpha(agent, config, episode.obs, episode)
     probs = action_probabilities(agent, episode.obs)
     heads = head_names(weights.alpha.shape[1])
-    agents = list(episode.agents)
+    agents = [choice_label(a) for a in episode.agents]
 
     def frame(t: int = 0, agent_index: str = agents[0], head: str = "mean") -> Frame:
         return policy_episode_frame(episode, weights, probs, t, agents.index(agent_index), head)
@@ -325,7 +325,7 @@ def policy_probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0,
     0.25 in the static one."""
     probe = make_policy_probe(agent, config, seed, t)
     policy_alpha(agent, config, probe.episode.obs[:1])  # refuse a policy without attention now, not on first draw
-    entities = list(probe.episode.entities)  # mpe2's names: agents, then landmarks
+    entities = [choice_label(e) for e in probe.episode.entities]  # mpe2's entities: agents, then landmarks
     agents = entities[: probe.port.n_agents]
     values = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 41)]
     static = values[::5]

@@ -5,8 +5,11 @@ and one entity network run at every m.
   and :func:`scale_runs` / :func:`scale_curve` read them: simple_spread at m = 3, 9 and 12 and
   collect_treasure at m = 4, 8 and 12 from ``attnmarl/assets/scale``, simple_spread at m = 6 from the
   policy chapter's ``attnmarl/assets/policy`` (the same budget in agent-decisions);
-- :func:`zero_shot_results` reads ``assets/scale/zero-shot.json`` and :func:`treasure_baselines`
-  ``assets/scale/treasure-baselines.json`` (both made by ``python -m attnmarl.transfer``);
+- :data:`CRITIC_CONFIGS` and :func:`critic_runs`: MAAC's comparison on collect_treasure, the flat actor with
+  the concatenation or the self-attention critic;
+- :data:`CURRICULUM` and :func:`curriculum_curve`: the entity actor trained at m = 3, then 6, then 12;
+- :func:`zero_shot_results` reads ``assets/scale/zero-shot.json`` (or another zero-shot table) and
+  :func:`treasure_baselines` ``assets/scale/treasure-baselines.json`` (made by ``python -m attnmarl.transfer``);
 - :func:`parameter_counts` counts every network's parameters at each m, as the training CLI builds them;
 - :func:`attention_concentration` measures how many of its 2m entities an entity actor's alpha spreads over;
 - :func:`pad_spread_tokens` places simple_spread tokens of m agents into the token slots of a larger team,
@@ -31,9 +34,9 @@ from .policy import policy_alpha
 from .self_attention import alpha_entropy
 from .value import trained_episode
 
-__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "scale_runs", "scale_curve",
-           "scale_checkpoint", "zero_shot_results", "treasure_baselines", "parameter_counts",
-           "attention_concentration", "pad_spread_tokens"]
+__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_CONFIGS", "CURRICULUM",
+           "scale_runs", "scale_curve", "critic_runs", "curriculum_curve", "scale_checkpoint", "zero_shot_results",
+           "treasure_baselines", "parameter_counts", "attention_concentration", "pad_spread_tokens"]
 
 MAAC_ADVANTAGE = {4: 17.0, 8: 98.0, 12: 208.0}
 """MAAC's reported advantage of its attention critic over the best baseline, whose critic concatenates
@@ -56,6 +59,18 @@ SCALE_CONFIGS = {
 agent-decisions (m x env steps)."""
 
 
+CRITIC_CONFIGS = {
+    (m, critic): f"scale-treasure{m}-flat" if critic == "attention" else f"critic-treasure{m}-concat"
+    for m in TREASURE_MS for critic in ("concat", "attention")
+}
+"""MAAC's comparison on collect_treasure, the config behind each point (m, critic): the flat actor with
+chapter 7's concatenation critic or with the self-attention critic (the latter is the scaling experiment's
+flat point), the same budget and PPO settings."""
+
+CURRICULUM = {3: "curriculum-spread3-entity", 6: "curriculum-spread6-entity", 12: "curriculum-spread12-entity"}
+"""The stages of the curriculum over m, in order (m: config): each starts from the previous stage's actor."""
+
+
 def _folder(name: str) -> str:
     return "policy" if name.startswith("pi-") else "scale"
 
@@ -67,6 +82,28 @@ def scale_runs(m: int, actor: str, scenario: str = "simple_spread") -> list[dict
                          f"the points are {sorted(SCALE_CONFIGS)}")
     name = SCALE_CONFIGS[scenario, m, actor]
     return [r for r in shipped_runs(_folder(name)) if r["name"] == name]
+
+
+def critic_runs(m: int, critic: str) -> list[dict[str, Any]]:
+    """The shipped runs (every seed) of MAAC's comparison at m agents with the ``critic`` ("concat" or
+    "attention"), as their asset index lists them."""
+    if (m, critic) not in CRITIC_CONFIGS:
+        raise ValueError(f"no critic comparison at (m={m}, critic={critic!r}); the points are {sorted(CRITIC_CONFIGS)}")
+    return [r for r in shipped_runs("scale") if r["name"] == CRITIC_CONFIGS[m, critic]]
+
+
+def curriculum_curve(seed: int) -> dict[str, np.ndarray]:
+    """One seed's curriculum as one learning curve: the rows of the three stages in order, with
+    ``agent_decisions`` (m x env steps, summed over the stages so far), ``m`` (the stage's team size),
+    ``cpu_seconds`` summed over the stages, and each stage's own columns (``eval_return`` is at that m)."""
+    parts, decisions, cpu = [], 0.0, 0.0
+    for m, name in CURRICULUM.items():
+        curve = scale_curve(name, seed)
+        parts.append({"agent_decisions": decisions + m * curve["env_steps"], "m": np.full(len(curve["env_steps"]), m),
+                      "cpu_seconds": cpu + curve["cpu_seconds"], "env_steps": curve["env_steps"],
+                      "eval_return": curve["eval_return"], "eval_sem": curve["eval_sem"]})
+        decisions, cpu = parts[-1]["agent_decisions"][-1], parts[-1]["cpu_seconds"][-1]
+    return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
 
 
 def scale_curve(name: str, seed: int) -> dict[str, np.ndarray]:
@@ -88,10 +125,12 @@ def _transfer_table(filename: str) -> dict[str, Any]:
     return data
 
 
-def zero_shot_results() -> dict[str, Any]:
-    """The zero-shot table of simple_spread: ``baselines[m]`` (random and greedy [mean, sem]), ``runs``
-    (each with ``trained_m`` and ``scores[m]`` = [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``."""
-    return _transfer_table("zero-shot.json")
+def zero_shot_results(filename: str = "zero-shot.json") -> dict[str, Any]:
+    """A zero-shot table of simple_spread: ``baselines[m]`` (random and greedy [mean, sem]), ``runs``
+    (each with ``trained_m`` and ``scores[m]`` = [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``.
+    ``zero-shot.json`` holds chapter 8's m = 6 entity actor, ``zero-shot-curriculum.json`` the curriculum's
+    last stage."""
+    return _transfer_table(filename)
 
 
 def treasure_baselines() -> dict[str, Any]:

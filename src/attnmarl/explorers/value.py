@@ -31,7 +31,7 @@ from ..guards import check_index
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
-from .mpe import Episode, arena_panel, check_step, record_episode, short_label
+from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, short_label
 
 __all__ = ["VALUE_ASSETS", "freeze_state", "value_runs", "value_curve", "value_checkpoint", "agent_labels",
            "trained_episode", "critic_alpha", "alpha_statistics", "head_names", "select_head", "alpha_episode_frame",
@@ -58,8 +58,8 @@ def value_checkpoint(name: str, seed: int = 0) -> Path:
 
 
 def agent_labels(config: MAPPOConfig) -> list[str]:
-    """Short names of the agents of a run's scenario, as the arena labels them (``agent_0`` -> a0,
-    ``adversary_1`` -> A1), in the order of the critic's rows and columns."""
+    """Short names of the agents of a run's scenario, as the arena labels them (``agent_0`` -> a1,
+    ``adversary_1`` -> A2), in the order of the critic's rows and columns."""
     return [short_label(a) for a in make_reference(config.scenario, **config.scenario_kwargs).possible_agents]
 
 
@@ -157,12 +157,14 @@ def alpha_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0
     heads = head_names(alpha.shape[1])
     steps = list(range(episode.steps + 1))
 
-    def frame(t: int = 0, agent_index: str = episode.agents[0], head: str = "1") -> Frame:
-        return alpha_episode_frame(episode, v_hat, alpha, t, episode.agents.index(agent_index), head)
+    choices = [choice_label(a) for a in episode.agents]
+
+    def frame(t: int = 0, agent_index: str = choices[0], head: str = "1") -> Frame:
+        return alpha_episode_frame(episode, v_hat, alpha, t, choices.index(agent_index), head)
 
     return Explorer(frame, [
         Slider("t", steps, default=0, label="step t"),
-        Dropdown("agent_index", list(episode.agents), label="agent i (query)"),
+        Dropdown("agent_index", choices, label="agent i (query)"),
         Dropdown("head", heads, default="1", label="head"),
     ], title=f"α of the self-attention critic over one mpe2 episode ({config.scenario}, seed {seed})")
 
@@ -303,7 +305,7 @@ def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int
     probe = make_probe(agent, config, seed, t)
     values = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 41)]
     static = values[::5]
-    agents = list(probe.episode.agents)
+    agents = [choice_label(a) for a in probe.episode.agents]
     nearest = [min(static, key=lambda v: abs(v - c)) for c in probe.episode.positions[t, 0]]
 
     def frame(moved: str = agents[0], x: float = nearest[0], y: float = nearest[1], query: str = agents[0]) -> Frame:
