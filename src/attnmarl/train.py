@@ -108,10 +108,11 @@ for _m in (4, 8, 12):
 agent-decisions per point as simple_spread, the same PPO settings and self-attention critic; only the
 actor differs."""
 
-for _m in (4, 8, 12):
+for _m in (4, 12):
     CONFIGS[f"critic-treasure{_m}-concat"] = replace(CONFIGS[f"scale-treasure{_m}-flat"], critic="concat")
-"""MAAC's comparison on collect_treasure: the flat actor with chapter 7's concatenation critic, to set beside
-``scale-treasure{m}-flat`` (the same actor and budget with the self-attention critic); only the critic differs."""
+"""MAAC's comparison on collect_treasure at its smallest and largest teams: the flat actor with chapter 7's
+concatenation critic, to set beside ``scale-treasure{m}-flat`` (the same actor and budget with the
+self-attention critic); only the critic differs."""
 
 _CURRICULUM = ((3, None), (6, 3), (12, 6))
 for _m, _previous in _CURRICULUM:

@@ -281,9 +281,9 @@ def animation_html(animation: Animation) -> str:
 
 
 def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: str, color: str, label: str,
-                   final_offset: float = 0.3) -> None:
+                   final_offset: float = 0.3, x: str = "env_steps") -> None:
     """Learning curves of one configuration over seeds (``curves``: the CSV columns of each seed's run,
-    as ``attnmarl.checkpoints.shipped_curve`` returns them) against env steps in millions.
+    as ``attnmarl.checkpoints.shipped_curve`` returns them) against env steps (or the column ``x``) in millions.
 
     Thin lines: each seed's evaluations during training; thick: their mean; shaded: ± 1 std over
     seeds. The last row of every curve is the final score over more episodes (``eval_episodes``
@@ -293,7 +293,7 @@ def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: st
     if not curves:
         raise ValueError("plot_seed_band needs the curves of at least one seed")
     during = curves[0]["eval_episodes"] < curves[0]["eval_episodes"][-1]
-    steps = curves[0]["env_steps"][during] / 1e6
+    steps = curves[0][x][during] / 1e6
     values = np.array([c[column][during] for c in curves])
     for v in values:
         ax.plot(steps, v, color=color, alpha=0.3, lw=0.8)

@@ -34,7 +34,7 @@ from .policy import policy_alpha
 from .self_attention import alpha_entropy
 from .value import trained_episode
 
-__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_CONFIGS", "CURRICULUM",
+__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_MS", "CRITIC_CONFIGS", "CURRICULUM",
            "scale_runs", "scale_curve", "critic_runs", "curriculum_curve", "scale_checkpoint", "zero_shot_results",
            "treasure_baselines", "parameter_counts", "attention_concentration", "pad_spread_tokens"]
 
@@ -59,9 +59,12 @@ SCALE_CONFIGS = {
 agent-decisions (m x env steps)."""
 
 
+CRITIC_MS = (4, 12)
+"""The m of MAAC's critic comparison on collect_treasure: MAAC's smallest and largest teams."""
+
 CRITIC_CONFIGS = {
     (m, critic): f"scale-treasure{m}-flat" if critic == "attention" else f"critic-treasure{m}-concat"
-    for m in TREASURE_MS for critic in ("concat", "attention")
+    for m in CRITIC_MS for critic in ("concat", "attention")
 }
 """MAAC's comparison on collect_treasure, the config behind each point (m, critic): the flat actor with
 chapter 7's concatenation critic or with the self-attention critic (the latter is the scaling experiment's
@@ -101,7 +104,8 @@ def curriculum_curve(seed: int) -> dict[str, np.ndarray]:
         curve = scale_curve(name, seed)
         parts.append({"agent_decisions": decisions + m * curve["env_steps"], "m": np.full(len(curve["env_steps"]), m),
                       "cpu_seconds": cpu + curve["cpu_seconds"], "env_steps": curve["env_steps"],
-                      "eval_return": curve["eval_return"], "eval_sem": curve["eval_sem"]})
+                      "eval_return": curve["eval_return"], "eval_sem": curve["eval_sem"],
+                      "eval_episodes": curve["eval_episodes"]})
         decisions, cpu = parts[-1]["agent_decisions"][-1], parts[-1]["cpu_seconds"][-1]
     return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
 
