@@ -33,7 +33,7 @@ from attnmarl.viz import Arena, Heatmap, Text, animation_html
 STEPS = 25  # max_cycles of all three scenarios
 
 
-SYMBOLS = {"vel_": "v", "pos_": "p", "c_": "c", "holding_": "h", "deposit_": "D", "type_": "T"}
+SYMBOLS = {"vel_": "v", "pos_": "p", "c_": "cm", "holding_": "h", "deposit_": "D", "type_": "T"}
 
 
 def display_name(feature: str) -> str:
@@ -129,8 +129,8 @@ def test_token_table_puts_each_feature_in_its_named_column() -> None:
     obs = np.arange(1, 19, dtype=np.float32)
     values, rows, cols = token_table(entity_tokens("simple_spread", obs, "agent_1", N=3))
     assert rows == ["agent 2 (self)", "landmark 1", "landmark 2", "landmark 3", "agent 1", "agent 3"]
-    assert cols == ["vx", "vy", "px", "py", "dx", "dy", "c0", "c1"]
-    assert feature_legend(cols) == "v = velocity, p = position, d = offset to the entity, c = message"
+    assert cols == ["vx", "vy", "px", "py", "dx", "dy", "cm0", "cm1"]
+    assert feature_legend(cols) == "v = velocity, p = position, d = offset to the entity, cm = message (comm channel)"
     np.testing.assert_array_equal(values[0, :4], [1, 2, 3, 4])
     np.testing.assert_array_equal(values[1], [0, 0, 0, 0, 5, 6, 0, 0])
     np.testing.assert_array_equal(values[5], [0, 0, 0, 0, 13, 14, 17, 18])  # p_2 - p_1, then c_2
