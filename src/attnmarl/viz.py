@@ -61,8 +61,8 @@ class Points:
     xy: np.ndarray
     labels: Sequence[str]
     title: str = ""
-    xlabel: str = "x[0]"
-    ylabel: str = "x[1]"
+    xlabel: str = "1st coordinate"
+    ylabel: str = "2nd coordinate"
     lim: float = 3.0
     highlight: Sequence[int] = field(default_factory=list)
 
