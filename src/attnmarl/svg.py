@@ -160,10 +160,12 @@ def arena(p: dict) -> str:
                   f'stroke="#d62728" stroke-width="3" stroke-opacity="{_num(p["emphasis"][i])}"/>')
         if i == p["focus"]:
             s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r + 0.02))}" fill="none" stroke="#000" stroke-width="2"/>'
-        if R(r) < 8:  # too small to hold its label (a landmark): write it below and right of the circle
-            s += f'<text x="{_num(X(x) + R(r) + 1)}" y="{_num(Y(y) + R(r) + 8)}" font-size="9">{_esc(p["labels"][i])}</text>'
+        # a small entity (a landmark) is labelled below its circle, a large one in its upper half, so that an agent
+        # standing on a landmark and the landmark keep their labels apart; a white halo keeps a label readable on a disc
+        if R(r) < 8:
+            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + R(r) + 8)}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">{_esc(p["labels"][i])}</text>'
         else:
-            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + 3)}" text-anchor="middle" font-size="9">{_esc(p["labels"][i])}</text>'
+            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) - 0.4 * R(r) + 3)}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">{_esc(p["labels"][i])}</text>'
     s += f'<text x="{_num(left + size / 2)}" y="{h - 8}" text-anchor="middle" font-size="12">x</text>'
     s += f'<text transform="translate(12,{_num(top + size / 2)}) rotate(-90)" text-anchor="middle" font-size="12">y</text>'
     return s + "</svg>"

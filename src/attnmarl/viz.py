@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.animation import Animation
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -201,10 +202,14 @@ def arena(ax: Axes, panel: Arena) -> None:
                                     alpha=panel.emphasis[index], zorder=3))
         if index == panel.focus:
             ax.add_patch(plt.Circle((x, y), r + 0.02, fill=False, lw=2, color="black", zorder=4))
-        if r < 0.06:  # too small to hold its label (a landmark): write it below and right of the circle
-            ax.annotate(panel.labels[index], (x + r, y - r), ha="left", va="top", fontsize=7, zorder=5)
+        # a small entity (a landmark) is labelled below its circle, a large one in its upper half, so that an
+        # agent standing on a landmark and the landmark keep their labels apart; a white halo keeps them readable
+        if r < 0.06:
+            label = ax.annotate(panel.labels[index], (x, y - r), xytext=(0, -1), textcoords="offset points",
+                                ha="center", va="top", fontsize=7, zorder=5)
         else:
-            ax.annotate(panel.labels[index], (x, y), ha="center", va="center", fontsize=8, zorder=5)
+            label = ax.annotate(panel.labels[index], (x, y + 0.4 * r), ha="center", va="center", fontsize=8, zorder=5)
+        label.set_path_effects([patheffects.withStroke(linewidth=2, foreground="white", alpha=0.8)])
     ax.set_xlim(-panel.lim, panel.lim)
     ax.set_ylim(-panel.lim, panel.lim)
     ax.set_aspect("equal")

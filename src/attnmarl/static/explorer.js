@@ -109,8 +109,9 @@ if (typeof window.attnmarlExplorer === "undefined") {
         if (p.emphasis[i] > 0) s += `<circle class="ax-emphasis" cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.04)}" fill="none" ` +
           `stroke="#d62728" stroke-width="3" stroke-opacity="${p.emphasis[i]}"/>`;
         if (i === p.focus) s += `<circle cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;
-        if (R(r) < 8) s += `<text x="${X(x) + R(r) + 1}" y="${Y(y) + R(r) + 8}" font-size="9">${esc(p.labels[i])}</text>`;
-        else s += `<text x="${X(x)}" y="${Y(y) + 3}" text-anchor="middle" font-size="9">${esc(p.labels[i])}</text>`;
+        // a small entity (a landmark) is labelled below its circle, a large one in its upper half
+        if (R(r) < 8) s += `<text x="${X(x)}" y="${Y(y) + R(r) + 8}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(p.labels[i])}</text>`;
+        else s += `<text x="${X(x)}" y="${Y(y) - 0.4 * R(r) + 3}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(p.labels[i])}</text>`;
       });
       s += `<text x="${left + size / 2}" y="${h - 8}" text-anchor="middle" font-size="12">x</text>`;
       s += `<text transform="translate(12,${top + size / 2}) rotate(-90)" text-anchor="middle" font-size="12">y</text>`;
