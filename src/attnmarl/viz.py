@@ -252,7 +252,8 @@ def draw_frame(frame: Frame) -> Figure:
             scales.setdefault((panel.cmap, panel.vmin, panel.vmax), (image, []))[1].append(ax)
         else:
             {Points: points, Arena: arena, Text: text}[type(panel)](ax, panel)
-        ax.set_title(textwrap.fill(panel.title, max(12, int(11 * width * shrink))))  # about 11 characters an inch
+        room = max(12, int(11 * width * shrink))  # characters: about 11 an inch
+        ax.set_title("\n".join(textwrap.fill(line, room) for line in panel.title.splitlines()))
     for image, group in scales.values():
         fig.colorbar(image, ax=group, shrink=0.8, aspect=25)
     if frame.caption:
