@@ -24,6 +24,7 @@ from attnmarl.explorers.mpe import (
     feature_legend,
     long_label,
     record_episode,
+    scenario_text,
     scripted_policy,
     short_label,
     token_table,
@@ -213,3 +214,11 @@ def test_readers_see_entities_numbered_from_1_like_the_formulas() -> None:
     assert choice_label("agent_0") == "a1 (agent_0)"
     spread = record_episode("simple_spread", seed=0, **SCENARIOS["simple_spread"])
     assert arena_panel(spread, 0).labels == ["a1", "a2", "a3", "L1", "L2", "L3"]
+
+
+def test_scenario_text_reads_the_arguments_as_words() -> None:
+    assert scenario_text("simple_spread", {"N": 6}) == "simple_spread, m = 6"
+    assert scenario_text("collect_treasure", {"num_collectors": 10, "num_deposits": 2, "num_treasures": 1}) == (
+        "collect_treasure, 10 collectors, 2 deposits, 1 treasure")
+    assert scenario_text("simple_tag", {}) == "simple_tag"
+    assert scenario_text("simple_tag", {"continuous_actions": True}) == "simple_tag, continuous_actions = True"
