@@ -24,6 +24,7 @@ from attnmarl.explorers.mpe import (
     feature_legend,
     long_label,
     record_episode,
+    scenario_text,
     scripted_policy,
     short_label,
     token_table,
@@ -33,7 +34,7 @@ from attnmarl.viz import Arena, Heatmap, Text, animation_html
 STEPS = 25  # max_cycles of all three scenarios
 
 
-SYMBOLS = {"vel_": "v", "pos_": "p", "c_": "c", "holding_": "h", "deposit_": "D", "type_": "T"}
+SYMBOLS = {"vel_": "v", "pos_": "p", "c_": "cm", "holding_": "h", "deposit_": "D", "type_": "T"}
 
 
 def display_name(feature: str) -> str:
@@ -129,8 +130,8 @@ def test_token_table_puts_each_feature_in_its_named_column() -> None:
     obs = np.arange(1, 19, dtype=np.float32)
     values, rows, cols = token_table(entity_tokens("simple_spread", obs, "agent_1", N=3))
     assert rows == ["agent 2 (self)", "landmark 1", "landmark 2", "landmark 3", "agent 1", "agent 3"]
-    assert cols == ["vx", "vy", "px", "py", "dx", "dy", "c0", "c1"]
-    assert feature_legend(cols) == "v = velocity, p = position, d = offset to the entity, c = message"
+    assert cols == ["vx", "vy", "px", "py", "dx", "dy", "cm0", "cm1"]
+    assert feature_legend(cols) == "v = velocity, p = position, d = offset to the entity, cm = message (comm channel)"
     np.testing.assert_array_equal(values[0, :4], [1, 2, 3, 4])
     np.testing.assert_array_equal(values[1], [0, 0, 0, 0, 5, 6, 0, 0])
     np.testing.assert_array_equal(values[5], [0, 0, 0, 0, 13, 14, 17, 18])  # p_2 - p_1, then c_2
@@ -213,3 +214,11 @@ def test_readers_see_entities_numbered_from_1_like_the_formulas() -> None:
     assert choice_label("agent_0") == "a1 (agent_0)"
     spread = record_episode("simple_spread", seed=0, **SCENARIOS["simple_spread"])
     assert arena_panel(spread, 0).labels == ["a1", "a2", "a3", "L1", "L2", "L3"]
+
+
+def test_scenario_text_reads_the_arguments_as_words() -> None:
+    assert scenario_text("simple_spread", {"N": 6}) == "simple_spread, m = 6"
+    assert scenario_text("collect_treasure", {"num_collectors": 10, "num_deposits": 2, "num_treasures": 1}) == (
+        "collect_treasure, 10 collectors, 2 deposits, 1 treasure")
+    assert scenario_text("simple_tag", {}) == "simple_tag"
+    assert scenario_text("simple_tag", {"continuous_actions": True}) == "simple_tag, continuous_actions = True"

@@ -1,5 +1,7 @@
 """Both faces of the explorers: the live one driven from Python, the static one in Chromium."""
 
+import re
+
 import numpy as np
 import pytest
 from browser import offline_page
@@ -207,7 +209,19 @@ def test_static_frames_hold_the_models_numbers(static_page):
     sliders = explorer.locator("input[type=range]")
     for index, position in ((1, 3), (3, 4)):  # range inputs: m, d_q, seed, x1_0, x1_1 -> d_q = 8, x1_0 = 2.5
         sliders.nth(index).evaluate("(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }", position)
-    values = explorer.locator(".ax-heatmap").first.locator("rect").evaluate_all(
-        "rects => rects.map(r => Number(r.dataset.value))")
+    cells = explorer.locator(".ax-heatmap").first.locator("rect[data-value]")  # the cells, not the colour scale
+    values = cells.evaluate_all("rects => rects.map(r => Number(r.dataset.value))")
     expected = alpha_frame(m=4, d_q=8, scale=False, seed=0, x1_0=2.5, x1_1=0.0).panels[1].values
     np.testing.assert_allclose(np.array(values).reshape(expected.shape), expected, atol=6e-4)
+
+
+def test_long_panel_titles_wrap_to_fit_their_panel() -> None:
+    """A title wider than its panel is broken into lines at spaces (SVG text would be clipped); the JS twin draws
+    the same markup (the renderer test compares them)."""
+    title = "t = 12: rings = α of a1's policy over one long episode (opacity α / max α)"
+    frame = Frame([Arena(np.zeros((1, 2)), [0.1], ["#333"], ["a1"], title=title)])
+    markup = render_panels(frame_spec(frame))
+    lines = re.findall(r'<tspan x="[^"]+" dy="[^"]+">([^<]*)</tspan>', markup)
+    assert len(lines) > 1 and " ".join(lines) == title
+    width = float(re.search(r'<svg class="ax-panel ax-arena" width="([0-9.]+)"', markup).group(1))
+    assert all(7 * len(line) <= width for line in lines)

@@ -467,7 +467,7 @@ def multi_head(m: int, l: int, d_out: int) -> Diagram:
     colours = [HEADS[h % len(HEADS)] for h in range(l)]
     outputs = [d.concatenation((x, y_out), [f"c{sup(r)}_{h}" for h in range(1, l + 1)], colours, segment=segment)
                for r, x in enumerate(xs, start=1)]
-    heads = [d.box((x, y_heads), [f"head {h}", f"W_q{sup(h)}, W_k{sup(h)}, W_v{sup(h)}"], colour,
+    heads = [d.box((x, y_heads), [f"head {h}", f"W_{{q,{h}}}, W_{{k,{h}}}, W_{{v,{h}}}"], colour,
                    width=head_width, height=46)
              for h, (x, colour) in enumerate(zip(_columns(l, width / l, left), colours), start=1)]
     for h, (head, colour) in enumerate(zip(heads, colours)):

@@ -47,6 +47,24 @@ def _color(name: str, t: float) -> tuple[str, bool]:
     return f"rgb({','.join(map(str, rgb))})", 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140
 
 
+TITLE_CHAR = 7
+"""Pixels: a generous average width of one character of a 13 px bold title."""
+
+
+def _title(title: str, cx: float, w: float) -> tuple[str, int]:
+    """A panel title centred on ``cx`` in a panel ``w`` pixels wide, wrapped at spaces into lines that
+    fit (a word longer than a line stands alone): the ``<text>`` element and its number of lines."""
+    room = max(8, math.floor(2 * min(cx, w - cx) / TITLE_CHAR))
+    lines: list[str] = []
+    for word in str(title).split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    spans = "".join(f'<tspan x="{_num(cx)}" dy="{0 if i == 0 else 15}">{_esc(line)}</tspan>' for i, line in enumerate(lines))
+    return f'<text y="16" text-anchor="middle" font-weight="600" font-size="13">{spans}</text>', len(lines)
+
+
 def _square(lim: float, left: float, top: float, size: float) -> tuple[Callable, Callable]:
     """World x and y in [-lim, lim] to the pixels of a size x size square whose corner is (left, top)."""
     return (lambda v: left + ((v + lim) / (2 * lim)) * size,
@@ -54,14 +72,19 @@ def _square(lim: float, left: float, top: float, size: float) -> tuple[Callable,
 
 
 def heatmap(p: dict) -> str:
-    cell, top = 30, 26
+    cell = 30
     row_label = 8 + 7 * max(len(str(r)) for r in p["rows"])
     left = row_label + 22
     n_rows, n_cols = len(p["rows"]), len(p["cols"])
-    w, h = left + cell * n_cols + 8, top + cell * n_rows + 44
+    scale = left + cell * n_cols + 10  # the colour scale: a bar right of the cells, vmax on top, vmin below
+    scale_label = 6 + 6 * max(len(_fixed2(p["vmax"])), len(_fixed2(p["vmin"])))
+    w = scale + 10 + scale_label
+    title, n_lines = _title(p["title"], left + cell * n_cols / 2, w)
+    top = 10 + 16 * n_lines
+    h = top + cell * n_rows + 44
     span = (p["vmax"] - p["vmin"]) or 1
     s = f'<svg class="ax-panel ax-heatmap" width="{_num(w)}" height="{_num(h)}" role="img" aria-label="{_esc(p["title"])}">'
-    s += f'<text x="{_num(left + cell * n_cols / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
+    s += title
     for i, row in enumerate(p["values"]):
         for j, v in enumerate(row):
             css, light = _color(p["cmap"], (v - p["vmin"]) / span)
@@ -75,18 +98,27 @@ def heatmap(p: dict) -> str:
         s += f'<text x="{_num(left - 5)}" y="{_num(top + i * cell + cell / 2 + 4)}" text-anchor="end" font-size="11">{_esc(r)}</text>'
     for j, c in enumerate(p["cols"]):
         s += f'<text x="{_num(left + j * cell + cell / 2)}" y="{_num(top + cell * n_rows + 15)}" text-anchor="middle" font-size="11">{_esc(c)}</text>'
+    stops = COLORMAPS.get(p["cmap"], COLORMAPS["viridis"])
+    band = cell * n_rows / len(stops)
+    for k, stop in enumerate(reversed(stops)):
+        s += f'<rect class="ax-scale" x="{_num(scale)}" y="{_num(top + k * band)}" width="10" height="{_num(band)}" fill="{stop}"/>'
+    s += (f'<text x="{_num(scale + 13)}" y="{_num(top + 8)}" font-size="10">{_fixed2(p["vmax"])}</text>'
+          f'<text x="{_num(scale + 13)}" y="{_num(top + cell * n_rows)}" font-size="10">{_fixed2(p["vmin"])}</text>')
     s += f'<text x="{_num(left + cell * n_cols / 2)}" y="{_num(h - 6)}" text-anchor="middle" font-size="12">{_esc(p["xlabel"])}</text>'
     s += f'<text transform="translate(11,{_num(top + cell * n_rows / 2)}) rotate(-90)" text-anchor="middle" font-size="12">{_esc(p["ylabel"])}</text>'
     return s + "</svg>"
 
 
 def points(p: dict) -> str:
-    size, left, top = 210, 44, 26
-    w, h = left + size + 16, top + size + 40
+    size, left = 210, 44
+    w = left + size + 16
+    title, n_lines = _title(p["title"], left + size / 2, w)
+    top = 10 + 16 * n_lines
+    h = top + size + 40
     lim = p["lim"]
     X, Y = _square(lim, left, top, size)
     s = f'<svg class="ax-panel ax-points" width="{w}" height="{h}" role="img" aria-label="{_esc(p["title"])}">'
-    s += f'<text x="{_num(left + size / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
+    s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#444"/>'
     t = math.ceil(-lim)
     while t <= lim:
@@ -106,8 +138,11 @@ def points(p: dict) -> str:
 
 
 def arena(p: dict) -> str:
-    size, left, top = 260, 30, 26
-    w, h = left + size + 10, top + size + 30
+    size, left = 260, 30
+    w = left + size + 10
+    title, n_lines = _title(p["title"], left + size / 2, w)
+    top = 10 + 16 * n_lines
+    h = top + size + 30
     lim = p["lim"]
     X, Y = _square(lim, left, top, size)
 
@@ -115,7 +150,7 @@ def arena(p: dict) -> str:
         return (r / (2 * lim)) * size
 
     s = f'<svg class="ax-panel ax-arena" width="{w}" height="{h}" role="img" aria-label="{_esc(p["title"])}">'
-    s += f'<text x="{_num(left + size / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
+    s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="#fafafa" stroke="#444"/>'
     for i, (x, y) in enumerate(p["xy"]):
         r = p["radius"][i]
@@ -125,10 +160,12 @@ def arena(p: dict) -> str:
                   f'stroke="#d62728" stroke-width="3" stroke-opacity="{_num(p["emphasis"][i])}"/>')
         if i == p["focus"]:
             s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r + 0.02))}" fill="none" stroke="#000" stroke-width="2"/>'
-        if R(r) < 8:  # too small to hold its label (a landmark): write it beside the circle
-            s += f'<text x="{_num(X(x) + R(r) + 2)}" y="{_num(Y(y) + 3)}" font-size="9">{_esc(p["labels"][i])}</text>'
+        # a small entity (a landmark) is labelled below its circle, a large one in its upper half, so that an agent
+        # standing on a landmark and the landmark keep their labels apart; a white halo keeps a label readable on a disc
+        if R(r) < 8:
+            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + R(r) + 8)}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">{_esc(p["labels"][i])}</text>'
         else:
-            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + 3)}" text-anchor="middle" font-size="9">{_esc(p["labels"][i])}</text>'
+            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) - 0.4 * R(r) + 3)}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">{_esc(p["labels"][i])}</text>'
     s += f'<text x="{_num(left + size / 2)}" y="{h - 8}" text-anchor="middle" font-size="12">x</text>'
     s += f'<text transform="translate(12,{_num(top + size / 2)}) rotate(-90)" text-anchor="middle" font-size="12">y</text>'
     return s + "</svg>"

@@ -6,12 +6,15 @@ explorers do not use matplotlib: they draw SVG, see :mod:`attnmarl.svg`).
 """
 from __future__ import annotations
 
+import html
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.animation import Animation
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -59,8 +62,8 @@ class Points:
     xy: np.ndarray
     labels: Sequence[str]
     title: str = ""
-    xlabel: str = "x[0]"
-    ylabel: str = "x[1]"
+    xlabel: str = "1st coordinate"
+    ylabel: str = "2nd coordinate"
     lim: float = 3.0
     highlight: Sequence[int] = field(default_factory=list)
 
@@ -199,7 +202,14 @@ def arena(ax: Axes, panel: Arena) -> None:
                                     alpha=panel.emphasis[index], zorder=3))
         if index == panel.focus:
             ax.add_patch(plt.Circle((x, y), r + 0.02, fill=False, lw=2, color="black", zorder=4))
-        ax.annotate(panel.labels[index], (x, y), ha="center", va="center", fontsize=8, zorder=5)
+        # a small entity (a landmark) is labelled below its circle, a large one in its upper half, so that an
+        # agent standing on a landmark and the landmark keep their labels apart; a white halo keeps them readable
+        if r < 0.06:
+            label = ax.annotate(panel.labels[index], (x, y - r), xytext=(0, -1), textcoords="offset points",
+                                ha="center", va="top", fontsize=7, zorder=5)
+        else:
+            label = ax.annotate(panel.labels[index], (x, y + 0.4 * r), ha="center", va="center", fontsize=8, zorder=5)
+        label.set_path_effects([patheffects.withStroke(linewidth=2, foreground="white", alpha=0.8)])
     ax.set_xlim(-panel.lim, panel.lim)
     ax.set_ylim(-panel.lim, panel.lim)
     ax.set_aspect("equal")
@@ -236,12 +246,14 @@ def draw_frame(frame: Frame) -> Figure:
     axes = fig.subplots(1, len(frame.panels), width_ratios=widths, squeeze=False)[0]
     fig.canvas.draw()  # fix the layout once, so that heatmap() knows how wide its cells are
     scales: dict[tuple, tuple[AxesImage, list[Axes]]] = {}
-    for ax, panel in zip(axes, frame.panels):
+    for ax, panel, width in zip(axes, frame.panels, widths):
         if isinstance(panel, Heatmap):
             image = heatmap(ax, panel)
             scales.setdefault((panel.cmap, panel.vmin, panel.vmax), (image, []))[1].append(ax)
         else:
             {Points: points, Arena: arena, Text: text}[type(panel)](ax, panel)
+        room = max(12, int(11 * width * shrink))  # characters: about 11 an inch
+        ax.set_title("\n".join(textwrap.fill(line, room) for line in panel.title.splitlines()))
     for image, group in scales.values():
         fig.colorbar(image, ax=group, shrink=0.8, aspect=25)
     if frame.caption:
@@ -262,13 +274,15 @@ _BUTTON_ICONS = {"minus": "−", "fast-backward": "|◀", "step-backward": "◂"
 Font Awesome icon font from a CDN."""
 
 
-def animation_html(animation: Animation) -> str:
+def animation_html(animation: Animation, alt: str = "") -> str:
     """A matplotlib animation as a self-contained HTML player (``to_jshtml``) that works offline.
 
     matplotlib's player loads its button icons from a CDN; here the stylesheet link is dropped and
-    each icon is replaced by a text symbol, so that the page needs no network.
+    each icon is replaced by a text symbol, so that the page needs no network. ``alt`` describes the
+    animation for readers who cannot see it (the frame's ``<img>`` gets it as its alt text).
     """
     markup = animation.to_jshtml(default_mode="once")
+    markup = re.sub(r'<img id="', f'<img alt="{html.escape(alt)}" id="', markup, count=1)
     markup = re.sub(r"<link[^>]*font-awesome[^>]*>", "", markup)
 
     def icon(match: re.Match) -> str:

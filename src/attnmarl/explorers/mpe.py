@@ -52,6 +52,7 @@ __all__ = [
     "short_label",
     "long_label",
     "choice_label",
+    "scenario_text",
     "token_heatmap",
     "episode_frame",
     "episode_explorer",
@@ -66,7 +67,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 
 _FEATURE_SYMBOLS = {
     "vel": ("v", "velocity"), "pos": ("p", "position"), "d": ("d", "offset to the entity"),
-    "c": ("c", "message"), "holding": ("h", "holding type"), "deposit": ("D", "deposit of type"),
+    "c": ("cm", "message (comm channel)"), "holding": ("h", "holding type"), "deposit": ("D", "deposit of type"),
     "type": ("T", "treasure of type"),
 }
 """Feature name stem → (short symbol for a heatmap column, meaning): ``vel_x`` → ``vx``."""
@@ -242,6 +243,25 @@ def choice_label(name: str) -> str:
     return f"{short_label(name)} ({name})"
 
 
+_SCENARIO_WORDS = {
+    "N": ("m = {}", None), "num_good": ("{} prey", "{} prey"), "num_adversaries": ("{} predator", "{} predators"),
+    "num_obstacles": ("{} obstacle", "{} obstacles"), "num_collectors": ("{} collector", "{} collectors"),
+    "num_deposits": ("{} deposit", "{} deposits"), "num_treasures": ("{} treasure", "{} treasures"),
+    "max_cycles": ("{} steps", "{} steps"),
+}
+
+
+def scenario_text(scenario: str, scenario_kwargs: dict[str, Any] | None = None) -> str:
+    """A scenario and its arguments as a reader reads them: ``simple_spread, m = 6`` for
+    ``("simple_spread", {"N": 6})``, ``collect_treasure, 10 collectors, 2 deposits`` for
+    ``{"num_collectors": 10, "num_deposits": 2}`` (an unknown argument stays ``name = value``)."""
+    parts = [scenario]
+    for key, value in (scenario_kwargs or {}).items():
+        one, many = _SCENARIO_WORDS.get(key, (f"{key} = {{}}", None))
+        parts.append((one if many is None or value == 1 else many).format(value))
+    return ", ".join(parts)
+
+
 def _screen_color(rgb: np.ndarray) -> str:
     """An entity's colour as mpe2 draws it (``entity.color * 200``), as ``#rrggbb``."""
     return "#" + "".join(f"{int(min(max(200 * c, 0.0), 255.0)):02x}" for c in rgb)
@@ -306,7 +326,7 @@ def episode_frame(scenario: str = "simple_spread", t: int = 8, i: int = 0) -> Fr
     layout = token_layout(scenario, agent, **episode.kwargs)
     reward = f"r{sup(i + 1)} = {episode.rewards[t, i]:+.2f} on arriving at step t" if t else "t = 0: just reset"
     return Frame([arena_panel(episode, t, focus=i, title=f"t = {t}, {choice_label(agent)} ringed"), heatmap],
-                 caption=f"o{sup(i + 1)} ∈ R^{layout.obs_dim}: {len(layout.names)} tokens of "
+                 caption=f"o{sup(i + 1)} ∈ ℝ{sup(layout.obs_dim)}: {len(layout.names)} tokens of "
                          f"{_sizes(layout.columns)} numbers; {reward}. Features: "
                          f"{feature_legend(heatmap.cols)}.")
 

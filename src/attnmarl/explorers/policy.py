@@ -31,7 +31,7 @@ from ..guards import check_index
 from ..nets import AttentionPolicy, EntityActor
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
-from .mpe import Episode, arena_panel, check_step, choice_label, short_label
+from .mpe import Episode, arena_panel, check_step, choice_label, scenario_text, short_label
 from .value import freeze_state, head_names, select_head, trained_episode
 
 __all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
@@ -216,7 +216,7 @@ def policy_episode_frame(episode: Episode, weights: PolicyAlpha, probs: np.ndarr
     arena = arena_panel(episode, t, focus=agent)
     names = [short_label(a) for a in episode.agents]
     arena = replace(arena, emphasis=_ring_emphasis(row)[episode.visible[t]].tolist(),  # collected treasures are off
-                    title=f"t = {t}: rings = α of {names[agent]}'s policy (opacity α / max α)")
+                    title=f"t = {t}: rings = α of {names[agent]}'s policy")
     keys = list(weights.keys)
     per_head = Heatmap(np.vstack([alpha[:, agent][:, keys], alpha.mean(0)[agent][keys]]),
                        [f"head {h + 1}" for h in range(alpha.shape[0])] + ["mean"], weights.key_labels,
@@ -246,8 +246,8 @@ def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 
         Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
         Dropdown("agent_index", agents, label="agent i (who decides)"),
         Dropdown("head", heads, default="mean", label="head"),
-    ], title=f"α of the {config.actor} policy over one mpe2 episode ({config.scenario} "
-             f"{config.scenario_kwargs}, seed {seed})")
+    ], title=f"α of the {config.actor} policy over one mpe2 episode "
+             f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}); ring opacity = α / max α")
 
 
 @dataclass(frozen=True)
@@ -316,7 +316,7 @@ def policy_probe_frame(probe: PolicyProbe, moved: int = 0, x: float = 0.0, y: fl
     true_x, true_y = probe.episode.positions[probe.t, moved]
     return Frame([arena, matrix, pi],
                  caption=f"{labels[moved]} at ({x:+.2f}, {y:+.2f}); it really stood at ({true_x:+.2f}, "
-                         f"{true_y:+.2f}). Greedy moves that changed: {', '.join(changed) or 'none'}")
+                         f"{true_y:+.2f}). Most likely moves that changed: {', '.join(changed) or 'none'}")
 
 
 def policy_probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 5) -> Explorer:
@@ -341,6 +341,6 @@ def policy_probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0,
         Slider("x", values, default=nearest[0], label="x", static=static),
         Slider("y", values, default=nearest[1], label="y", static=static),
         Dropdown("query", agents, label="rings for agent"),
-    ], title=f"Policy probe: move a landmark or an agent, watch α and π ({config.scenario}, mpe2 seed {seed}, "
-             f"step {t})")
+    ], title=f"Policy probe: move a landmark or an agent, watch α and π "
+             f"({scenario_text(config.scenario, config.scenario_kwargs)}, mpe2 seed {seed}, step {t})")
 

@@ -50,6 +50,12 @@ def alpha_entropy(alpha: np.ndarray) -> np.ndarray:
     return -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(-1)
 
 
+def _ordinal(n: int) -> str:
+    """1 → '1st', 2 → '2nd', 11 → '11th': coordinates counted from 1, as chapter 2's explorer labels them."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
                 x1_0: float = 1.5, x1_1: float = 0.0, d_out: int = 2) -> Frame:
     """Single-head self-attention on m points of the plane (d_in = 2), x^1 placed at (x1_0, x1_1).
@@ -69,8 +75,8 @@ def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
             Points(x.numpy(), [f"x{n}" for n in names], title="inputs xⁱ (x¹ ringed)", highlight=[0]),
             Heatmap(alpha, [f"q{n}" for n in names], [f"k{n}" for n in names],
                     title=f"α{' (scaled by 1/√d_q)' if scale else ''}", xlabel="key kʲ", ylabel="query qⁱ"),
-            Heatmap(c, [f"c{n}" for n in names], [f"c[{k}]" for k in range(d_out)], title="outputs cⁱ",
-                    xlabel="component", ylabel="output", vmin=-2.0, vmax=2.0, cmap="RdBu_r"),
+            Heatmap(c, [f"c{n}" for n in names], [_ordinal(k + 1) for k in range(d_out)], title="outputs cⁱ",
+                    xlabel="coordinate", ylabel="output", vmin=-2.0, vmax=2.0, cmap="RdBu_r"),
         ],
         caption=f"mean row entropy of α: {entropy:.2f} nats (uniform: ln m = {math.log(m):.2f}); "
                 f"largest weight: {alpha.max():.3f}",
@@ -86,8 +92,8 @@ def alpha_explorer() -> Explorer:
         Slider("d_q", [1, 2, 4, 8, 16], default=4),
         Toggle("scale", default=False, label="scale by 1/√d_q"),
         Slider("seed", list(range(10)), default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
-        Slider("x1_0", grid, default=1.5, label="x¹[0]", static=coarse),
-        Slider("x1_1", grid, default=0.0, label="x¹[1]", static=coarse),
+        Slider("x1_0", grid, default=1.5, label="x¹, 1st coordinate", static=coarse),
+        Slider("x1_1", grid, default=0.0, label="x¹, 2nd coordinate", static=coarse),
     ], title="α explorer: single-head self-attention on points of the plane")
 
 

@@ -31,7 +31,7 @@ from ..guards import check_index
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
-from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, short_label
+from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
 __all__ = ["VALUE_ASSETS", "freeze_state", "value_runs", "value_curve", "value_checkpoint", "agent_labels",
            "trained_episode", "critic_alpha", "alpha_statistics", "head_names", "select_head", "alpha_episode_frame",
@@ -166,7 +166,8 @@ def alpha_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0
         Slider("t", steps, default=0, label="step t"),
         Dropdown("agent_index", choices, label="agent i (query)"),
         Dropdown("head", heads, default="1", label="head"),
-    ], title=f"α of the self-attention critic over one mpe2 episode ({config.scenario}, seed {seed})")
+    ], title=f"α of the self-attention critic over one mpe2 episode "
+             f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed})")
 
 
 def relevance(agent: MAPPOAgent, config: MAPPOConfig, episodes: int = 20) -> dict[str, np.ndarray]:
@@ -316,5 +317,6 @@ def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int
         Slider("x", values, default=nearest[0], label="x", static=static),
         Slider("y", values, default=nearest[1], label="y", static=static),
         Dropdown("query", agents, label="agent i (query)"),
-    ], title=f"Arena probe: move one agent, watch α and v̂ ({config.scenario}, "
+    ], title=f"Arena probe: move one agent, watch α and v̂ "
+             f"({scenario_text(config.scenario, config.scenario_kwargs)}, "
              f"mpe2 seed {seed}, step {t})")

@@ -21,18 +21,35 @@ if (typeof window.attnmarlExplorer === "undefined") {
       return [`rgb(${rgb.join(",")})`, 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140];
     }
 
+    // A panel title centred on cx in a panel w pixels wide, wrapped at spaces into lines that fit.
+    const TITLE_CHAR = 7;
+    function title(t, cx, w) {
+      const room = Math.max(8, Math.floor((2 * Math.min(cx, w - cx)) / TITLE_CHAR));
+      const lines = [];
+      String(t).split(" ").forEach((word) => {
+        if (lines.length && lines[lines.length - 1].length + 1 + word.length <= room) lines[lines.length - 1] += " " + word;
+        else lines.push(word);
+      });
+      const spans = lines.map((line, i) => `<tspan x="${cx}" dy="${i === 0 ? 0 : 15}">${esc(line)}</tspan>`).join("");
+      return [`<text y="16" text-anchor="middle" font-weight="600" font-size="13">${spans}</text>`, lines.length];
+    }
+
     // World x and y in [-lim, lim] to the pixels of a size x size square whose corner is (left, top).
     const square = (lim, left, top, size) => [(v) => left + ((v + lim) / (2 * lim)) * size,
       (v) => top + ((lim - v) / (2 * lim)) * size];
 
     function heatmap(p) {
-      const cell = 30, top = 26;
+      const cell = 30;
       const rowLabel = 8 + 7 * Math.max(...p.rows.map((r) => String(r).length)), left = rowLabel + 22;
       const nRows = p.rows.length, nCols = p.cols.length;
-      const w = left + cell * nCols + 8, h = top + cell * nRows + 44;
+      const scale = left + cell * nCols + 10; // the colour scale: a bar right of the cells, vmax on top, vmin below
+      const scaleLabel = 6 + 6 * Math.max(p.vmax.toFixed(2).length, p.vmin.toFixed(2).length);
+      const w = scale + 10 + scaleLabel;
+      const [head, nLines] = title(p.title, left + (cell * nCols) / 2, w);
+      const top = 10 + 16 * nLines, h = top + cell * nRows + 44;
       const span = p.vmax - p.vmin || 1;
       let s = `<svg class="ax-panel ax-heatmap" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
-      s += `<text x="${left + (cell * nCols) / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
+      s += head;
       p.values.forEach((row, i) => row.forEach((v, j) => {
         const [css, light] = color(p.cmap, (v - p.vmin) / span), x = left + j * cell, y = top + i * cell;
         s += `<rect x="${x}" y="${y}" width="${cell}" height="${cell}" fill="${css}" data-value="${v}">` +
@@ -42,16 +59,24 @@ if (typeof window.attnmarlExplorer === "undefined") {
       }));
       p.rows.forEach((r, i) => { s += `<text x="${left - 5}" y="${top + i * cell + cell / 2 + 4}" text-anchor="end" font-size="11">${esc(r)}</text>`; });
       p.cols.forEach((c, j) => { s += `<text x="${left + j * cell + cell / 2}" y="${top + cell * nRows + 15}" text-anchor="middle" font-size="11">${esc(c)}</text>`; });
+      const stops = COLORMAPS[p.cmap] || COLORMAPS.viridis, band = (cell * nRows) / stops.length;
+      stops.slice().reverse().forEach((stop, k) => {
+        s += `<rect class="ax-scale" x="${scale}" y="${top + k * band}" width="10" height="${band}" fill="${stop}"/>`;
+      });
+      s += `<text x="${scale + 13}" y="${top + 8}" font-size="10">${p.vmax.toFixed(2)}</text>` +
+        `<text x="${scale + 13}" y="${top + cell * nRows}" font-size="10">${p.vmin.toFixed(2)}</text>`;
       s += `<text x="${left + (cell * nCols) / 2}" y="${h - 6}" text-anchor="middle" font-size="12">${esc(p.xlabel)}</text>`;
       s += `<text transform="translate(11,${top + (cell * nRows) / 2}) rotate(-90)" text-anchor="middle" font-size="12">${esc(p.ylabel)}</text>`;
       return s + "</svg>";
     }
 
     function points(p) {
-      const size = 210, left = 44, top = 26, w = left + size + 16, h = top + size + 40, lim = p.lim;
+      const size = 210, left = 44, w = left + size + 16, lim = p.lim;
+      const [head, nLines] = title(p.title, left + size / 2, w);
+      const top = 10 + 16 * nLines, h = top + size + 40;
       const [X, Y] = square(lim, left, top, size);
       let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
-      s += `<text x="${left + size / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
+      s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#444"/>`;
       for (let t = Math.ceil(-lim); t <= lim; t++) {
         s += `<line x1="${X(t)}" y1="${top}" x2="${X(t)}" y2="${top + size}" stroke="#ddd"/>` +
@@ -70,11 +95,13 @@ if (typeof window.attnmarlExplorer === "undefined") {
     }
 
     function arena(p) {
-      const size = 260, left = 30, top = 26, w = left + size + 10, h = top + size + 30, lim = p.lim;
+      const size = 260, left = 30, w = left + size + 10, lim = p.lim;
+      const [head, nLines] = title(p.title, left + size / 2, w);
+      const top = 10 + 16 * nLines, h = top + size + 30;
       const [X, Y] = square(lim, left, top, size);
       const R = (r) => (r / (2 * lim)) * size;
       let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
-      s += `<text x="${left + size / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
+      s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="#fafafa" stroke="#444"/>`;
       p.xy.forEach(([x, y], i) => {
         const r = p.radius[i];
@@ -82,8 +109,9 @@ if (typeof window.attnmarlExplorer === "undefined") {
         if (p.emphasis[i] > 0) s += `<circle class="ax-emphasis" cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.04)}" fill="none" ` +
           `stroke="#d62728" stroke-width="3" stroke-opacity="${p.emphasis[i]}"/>`;
         if (i === p.focus) s += `<circle cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;
-        if (R(r) < 8) s += `<text x="${X(x) + R(r) + 2}" y="${Y(y) + 3}" font-size="9">${esc(p.labels[i])}</text>`;
-        else s += `<text x="${X(x)}" y="${Y(y) + 3}" text-anchor="middle" font-size="9">${esc(p.labels[i])}</text>`;
+        // a small entity (a landmark) is labelled below its circle, a large one in its upper half
+        if (R(r) < 8) s += `<text x="${X(x)}" y="${Y(y) + R(r) + 8}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(p.labels[i])}</text>`;
+        else s += `<text x="${X(x)}" y="${Y(y) - 0.4 * R(r) + 3}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(p.labels[i])}</text>`;
       });
       s += `<text x="${left + size / 2}" y="${h - 8}" text-anchor="middle" font-size="12">x</text>`;
       s += `<text transform="translate(12,${top + size / 2}) rotate(-90)" text-anchor="middle" font-size="12">y</text>`;
