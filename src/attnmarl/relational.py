@@ -55,7 +55,7 @@ D_Q = 16
 D_OUT = 32
 BATCH_EPISODES = 256
 LEARNING_RATE = 1e-2
-TRAIN_UPDATES = 60 if QUICK else 160
+TRAIN_UPDATES = 40 if QUICK else 160
 SEED = 0
 
 
@@ -159,10 +159,8 @@ def rollout(agent: RelationalAgent, state: FetchState, greedy: bool = False,
     for _ in range(HORIZON):
         logits, alpha = agent(tokens(state))
         dist = torch.distributions.Categorical(logits=logits)
-        if greedy:
-            actions = logits.argmax(-1)
-        else:
-            actions = torch.multinomial(dist.probs, 1, generator=generator).squeeze(-1)
+        sampled = None if greedy else torch.multinomial(dist.probs, 1, generator=generator).squeeze(-1)
+        actions = logits.argmax(-1) if sampled is None else sampled
         record["running"].append(~state.done)
         record["log_prob"].append(dist.log_prob(actions))
         record["alpha"].append(alpha)
@@ -175,15 +173,15 @@ def rollout(agent: RelationalAgent, state: FetchState, greedy: bool = False,
 
 
 @torch.no_grad()
-def evaluate(agent: RelationalAgent, episodes: int = 1000, seed: int = 12345) -> dict[str, float]:
-    """Greedy play on ``episodes`` new episodes: ``success`` (share that reach the goal object),
-    ``steps`` (mean steps taken), ``alpha_goal`` (mean weight alpha^0 on the goal object while running)
-    and ``alpha_other`` (mean weight on each other object)."""
+def evaluate(agent: RelationalAgent, episodes: int = 1000, seed: int = 12345, greedy: bool = True) -> dict[str, float]:
+    """Play ``episodes`` new episodes, greedily (the most probable action) or sampling: ``success`` (share
+    that reach the goal object), ``steps`` (mean steps taken), ``alpha_goal`` (mean weight alpha^0 on the goal
+    object while running) and ``alpha_other`` (mean weight on each other object)."""
     check_int("episodes", episodes)
     check_seed(seed)
     state = reset(episodes, torch.Generator().manual_seed(seed))
     goal = state.goal
-    out = rollout(agent, state, greedy=True)
+    out = rollout(agent, state, greedy, torch.Generator().manual_seed(seed))
     running = out["running"].float()                                          # (T, B)
     on_goal = out["alpha"][:, torch.arange(episodes), goal + 1]              # (T, B)
     on_objects = out["alpha"][:, :, 1:].sum(-1)

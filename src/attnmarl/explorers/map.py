@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from attnmarl import relational, vision
-from attnmarl.guards import check_index
+from attnmarl.guards import check_index, check_seed
 from attnmarl.viz import Arena, Frame, Heatmap, Picture
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -103,7 +103,7 @@ def fetch_episode(agent: relational.RelationalAgent, layout: int, goal: int) -> 
     colour ``goal`` (0 … K - 1, whatever the layout drew). If that colour's object lies closer than MIN_START
     to the start, the agent starts in the corner farthest from it instead."""
     goal = check_index("goal", goal, relational.K, "colour index")
-    state = relational.reset(1, torch.Generator().manual_seed(layout))
+    state = relational.reset(1, torch.Generator().manual_seed(check_seed(layout, "layout")))
     state.goal[0] = goal
     if state.distance()[0] < relational.MIN_START:  # the chosen goal's object is too close: start in the far corner
         state.agent[0] = -0.9 * torch.where(state.goal_position()[0] >= 0, 1.0, -1.0)
