@@ -21,8 +21,8 @@ from attnmarl.guards import check_index, check_seed
 from attnmarl.viz import Arena, Frame, Heatmap, Picture
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
-__all__ = ["overlay", "glimpse_box", "vision_frame", "vision_explorer", "OBJECT_COLOURS", "FetchEpisode",
-           "fetch_episode", "fetch_frame", "fetch_explorer"]
+__all__ = ["overlay", "glimpse_box", "vision_frame", "vision_explorer", "OBJECT_COLOURS", "ENTITY_LABELS",
+           "FetchEpisode", "fetch_episode", "fetch_frame", "fetch_explorer"]
 
 ATTENTION_RGB = np.array([0.85, 0.1, 0.1])
 
@@ -85,6 +85,10 @@ def vision_explorer(images: vision.MarkedDigits, attention: vision.SpatialAttent
 OBJECT_COLOURS = {"purple": "#9467bd", "green": "#2ca02c", "blue": "#1f77b4", "orange": "#ff7f0e"}
 """How each of :data:`attnmarl.relational.COLOURS` is drawn."""
 
+ENTITY_LABELS = ["self"] + [colour[0] for colour in relational.COLOURS]
+"""The agent's tokens as the heatmaps name them: itself, then each object by its colour's initial (as in the
+arena; whole names do not fit a heatmap's cells)."""
+
 
 @dataclass
 class FetchEpisode:
@@ -121,13 +125,13 @@ def fetch_frame(episode: FetchEpisode, t: int = 0) -> Frame:
     t = check_index("t", t, relational.HORIZON + 1, "step")
     t = min(t, episode.end)
     names = list(relational.COLOURS)
-    labels = ["agent"] + [f"{n[0]}{'★' if j == episode.goal else ''}" for j, n in enumerate(names)]
+    labels = ["agent"] + [f"{n}{'★' if j == episode.goal else ''}" for j, n in enumerate(ENTITY_LABELS[1:])]
     arena = Arena(np.vstack([episode.agent[t], episode.objects]), [0.07] + [0.1] * relational.K,
                   ["#555555"] + [OBJECT_COLOURS[n] for n in names], labels,
                   emphasis=np.clip(episode.alpha[t], 0.0, 1.0), focus=0,
                   title=f"goal: {names[episode.goal]} (★), step {t}", lim=1.15)
-    row = Heatmap(episode.alpha[t][None], ["agent"], ["self", *names], title="α⁰: the agent's row",
-                  xlabel="entity (key)", ylabel="query")
+    row = Heatmap(episode.alpha[t][None], ["agent"], ENTITY_LABELS, title="α⁰: the agent's row",
+                  xlabel="entity (key): self, p, g, b, o", ylabel="query")
     status = "reached" if t == episode.end and episode.end < relational.HORIZON else "on its way"
     return Frame([arena, row], caption=f"weight on the goal object: {episode.alpha[t][episode.goal + 1]:.2f}; "
                                        f"{status} (episode length {episode.end} steps)")
@@ -135,8 +139,8 @@ def fetch_frame(episode: FetchEpisode, t: int = 0) -> Frame:
 
 def fetch_explorer(agent: relational.RelationalAgent, layouts: int = 6) -> Explorer:
     """Choose a layout, a goal colour and a step; the agent's attention follows the goal."""
-    episodes = {(layout, goal): fetch_episode(agent, layout, names_index)
-                for layout in range(layouts) for names_index, goal in enumerate(relational.COLOURS)}
+    episodes = {(layout, colour): fetch_episode(agent, layout, goal)
+                for layout in range(layouts) for goal, colour in enumerate(relational.COLOURS)}
 
     def frame(layout: int = 0, goal: str = relational.COLOURS[0], t: int = 0) -> Frame:
         return fetch_frame(episodes[(layout, goal)], t)
