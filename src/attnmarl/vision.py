@@ -19,7 +19,7 @@ one summary vector c in R^C from the map, then classify it, y = W_y c + b_y:
   alpha_p = 1/N for every p (global average pooling): it sums what every position saw. Its features
   could in principle tell "a framed 7" apart from "a 7" locally (the trunk's receptive field, 7 x 7
   pixels, covers a digit and the sides of its frame), but the average mixes in every distractor, and
-  with the same training budget it learns little.
+  with the same training budget it stays far behind.
 
 :func:`glimpse_logits` reads the trained attention model the hard way: one position, the argmax of
 alpha (the glimpse of chapter 2's hard attention), instead of the weighted mean.
@@ -45,7 +45,7 @@ CHANNELS = 16              # C: features per position
 BATCH_SIZE = 32
 LEARNING_RATE = 3e-3
 SCORE_LEARNING_RATE = 3e-2  # w_s, b_s: alpha starts uniform, so the score's gradients start small
-TRAIN_STEPS = 120 if QUICK else 400
+TRAIN_STEPS = 80 if QUICK else 320
 SEED = 0
 
 FONT = {
