@@ -45,7 +45,7 @@ CHANNELS = 16              # C: features per position
 BATCH_SIZE = 32
 LEARNING_RATE = 3e-3
 SCORE_LEARNING_RATE = 3e-2  # w_s, b_s: alpha starts uniform, so the score's gradients start small
-TRAIN_STEPS = 80 if QUICK else 320
+TRAIN_STEPS = 50 if QUICK else 320
 SEED = 0
 
 FONT = {
