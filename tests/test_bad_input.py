@@ -127,7 +127,12 @@ test_policy_explorers.py   policies_without_attention_or_with_continuous_actions
                            the_probe_starts_from_the_mpe2_state_and_moving_a_landmark_moves_the_weights (entity
                            index, t)
 test_widgets.py            bad_controls_raise_value_error (defaults, static values, names, controls, frames, size),
-                           arena_panel_draws_and_checks_its_input
+                           arena_panel_draws_and_checks_its_input, picture_panel_embeds_its_pixels_and_checks_its_input
+                           (shape, values outside [0, 1], boxes)
+test_map.py                vision_bad_input_is_a_value_error (image shape, NaN, n, seed, n_digits, steps, a glimpse
+                           without alpha, channels), relational_bad_input_is_a_value_error (token shape, NaN, actions
+                           out of range or not long, batch, updates, goal colour, layout, step t),
+                           the_vision_explorer_shows_the_image_alpha_and_both_models (image index, overlay shapes)
 =========================  =========================================================================================
 """
 import hashlib

@@ -10,12 +10,14 @@ from ipywidgets7 import run_with_ipywidgets7
 from attnmarl import sphinxext
 from attnmarl.explorers.self_attention import alpha_explorer, alpha_frame, heads_explorer, heads_frame
 from attnmarl.svg import render_panels
-from attnmarl.viz import Arena, Frame, Heatmap, Points, Text, draw_frame, frame_spec
+from attnmarl.viz import Arena, Frame, Heatmap, Picture, Points, Text, draw_frame, frame_spec
 from attnmarl.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
 
 ARENA = Frame([Arena(np.array([[0.2, -0.3], [-1.1, 0.75], [0.5, 0.5]]), [0.15, 0.05, 0.15],
                      ["#4c72b0", "#999999", "#dd8452"], ["a1", "L", "a<2>"], emphasis=[0.0, 0.125, 0.875],
                      focus=0, title="arena")])
+PICTURE = Frame([Picture(np.linspace(0.0, 1.0, 4 * 5 * 3).reshape(4, 5, 3), title="a<b", scale=6,
+                         boxes=[(1, 2, 3, 2)])])
 
 
 def alpha_of(frame: dict) -> np.ndarray:
@@ -115,6 +117,27 @@ def test_arena_panel_draws_and_checks_its_input():
         Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], focus=3)
 
 
+def test_picture_panel_embeds_its_pixels_and_checks_its_input():
+    """A picture travels as a PNG data URI that decodes to its own pixels; boxes are drawn in screen pixels."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    spec = frame_spec(PICTURE)["panels"][0]
+    decoded = np.asarray(Image.open(io.BytesIO(base64.b64decode(spec["png"].split(",", 1)[1]))))
+    np.testing.assert_array_equal(decoded, np.round(PICTURE.panels[0].rgb * 255).astype(np.uint8))
+    markup = render_panels(frame_spec(PICTURE))
+    assert 'width="30" height="24"' in markup and '<rect x="16" y="32" width="12" height="18"' in markup
+    assert len(draw_frame(PICTURE).axes[0].patches) == 1
+    with pytest.raises(ValueError, match=r"\(H, W, 3\)"):
+        Picture(np.zeros((4, 5)))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        Picture(np.full((2, 2, 3), 1.5))
+    with pytest.raises(ValueError, match="row, col, height, width"):
+        Picture(np.zeros((2, 2, 3)), boxes=[(0, 0, 1)])
+
+
 def test_bad_controls_raise_value_error():
     with pytest.raises(ValueError, match="default 5 is not one of its values"):
         Slider("m", [1, 2, 3], default=5)
@@ -186,6 +209,7 @@ def test_static_and_live_draw_the_same_markup(static_page):
                           Points(np.array([[0.5, -2.25]]), ['"p"'], lim=2.5, highlight=[0]),
                           Text("a\n<b>", title="t")])),
         frame_spec(ARENA),
+        frame_spec(PICTURE),
     ]
     for frame in frames:
         same = page.evaluate(

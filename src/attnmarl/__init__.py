@@ -3,6 +3,8 @@
 One module per idea:
 
 - :mod:`attnmarl.attention` -- score functions, masked softmax, single- and multi-head self-attention
+- :mod:`attnmarl.vision`, :mod:`attnmarl.relational` -- soft spatial attention in a CNN, and a relational agent
+  that attends over entities (chapter 5)
 - :mod:`attnmarl.widgets` -- two-faced explorers (live ipywidgets / static, kernel-free HTML)
 - :mod:`attnmarl.viz` -- heatmaps and other figures shared by the chapters
 - :mod:`attnmarl.diagrams` -- the source's figures (17.1-17.8) as block-and-arrow SVG diagrams

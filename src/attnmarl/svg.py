@@ -171,11 +171,23 @@ def arena(p: dict) -> str:
     return s + "</svg>"
 
 
+def picture(p: dict) -> str:
+    top, scale = 26, p["scale"]
+    w, h = p["width"] * scale, p["height"] * scale
+    s = f'<svg class="ax-panel ax-picture" width="{_num(w + 8)}" height="{_num(top + h + 8)}" role="img" aria-label="{_esc(p["title"])}">'
+    s += f'<text x="{_num(4 + w / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
+    s += f'<image x="4" y="{top}" width="{_num(w)}" height="{_num(h)}" href="{p["png"]}" style="image-rendering:pixelated"/>'
+    for row, col, height, width in p["boxes"]:
+        s += (f'<rect x="{_num(4 + col * scale)}" y="{_num(top + row * scale)}" width="{_num(width * scale)}" '
+              f'height="{_num(height * scale)}" fill="none" stroke="#d62728" stroke-width="2"/>')
+    return s + "</svg>"
+
+
 def text(p: dict) -> str:
     return f'<div class="ax-panel ax-text"><div class="ax-text-title">{_esc(p["title"])}</div><pre>{_esc(p["text"])}</pre></div>'
 
 
-PANELS = {"heatmap": heatmap, "points": points, "arena": arena, "text": text}
+PANELS = {"heatmap": heatmap, "points": points, "arena": arena, "picture": picture, "text": text}
 
 
 def render_panels(frame: dict) -> str:

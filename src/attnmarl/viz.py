@@ -6,7 +6,9 @@ explorers do not use matplotlib: they draw SVG, see :mod:`attnmarl.svg`).
 """
 from __future__ import annotations
 
+import base64
 import html
+import io
 import re
 import textwrap
 from collections.abc import Sequence
@@ -19,8 +21,9 @@ from matplotlib.animation import Animation
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from PIL import Image
 
-__all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Text", "Frame", "frame_spec", "heatmap",
+__all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
            "show_heatmaps", "draw_frame", "plot_seed_band"]
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -107,6 +110,35 @@ class Arena:
 
 
 @dataclass
+class Picture:
+    """An image: ``rgb`` (H, W, 3) with values in [0, 1], drawn with square pixels, ``scale`` screen pixels
+    per image pixel. ``boxes`` are red outlines (row, col, height, width) in image pixels, for example
+    a glimpse."""
+
+    rgb: np.ndarray
+    title: str = ""
+    scale: int = 8
+    boxes: Sequence[tuple[int, int, int, int]] = ()
+
+    def __post_init__(self) -> None:
+        self.rgb = np.asarray(self.rgb, dtype=float)
+        if self.rgb.ndim != 3 or self.rgb.shape[2] != 3:
+            raise ValueError(f"a picture needs rgb of shape (H, W, 3); got {self.rgb.shape}")
+        if not (np.isfinite(self.rgb).all() and self.rgb.min() >= 0.0 and self.rgb.max() <= 1.0):
+            raise ValueError("a picture's rgb values must be finite and lie in [0, 1]")
+        self.boxes = [tuple(int(v) for v in box) for box in self.boxes]
+        if any(len(box) != 4 for box in self.boxes):
+            raise ValueError(f"picture boxes are (row, col, height, width); got {self.boxes}")
+
+
+def png_data_uri(rgb: np.ndarray) -> str:
+    """An (H, W, 3) image with values in [0, 1] as a PNG ``data:`` URI (a page needs no file beside it)."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.round(np.asarray(rgb) * 255).astype(np.uint8)).save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+@dataclass
 class Text:
     """A short monospaced text block."""
 
@@ -114,7 +146,7 @@ class Text:
     title: str = ""
 
 
-Panel = Heatmap | Points | Arena | Text
+Panel = Heatmap | Points | Arena | Picture | Text
 
 
 @dataclass
@@ -148,6 +180,10 @@ def frame_spec(frame: Frame, digits: int = 4) -> dict:
                         colors=list(map(str, panel.colors)), labels=list(map(str, panel.labels)),
                         emphasis=_rounded(panel.emphasis, digits), lim=float(panel.lim),
                         focus=-1 if panel.focus is None else int(panel.focus))
+        elif isinstance(panel, Picture):
+            data.pop("rgb")
+            data.update(type="picture", png=png_data_uri(panel.rgb), height=int(panel.rgb.shape[0]),
+                        width=int(panel.rgb.shape[1]), scale=int(panel.scale), boxes=[list(b) for b in panel.boxes])
         else:
             data.update(type="text")
         panels.append(data)
@@ -218,6 +254,16 @@ def arena(ax: Axes, panel: Arena) -> None:
     ax.set_title(panel.title)
 
 
+def picture(ax: Axes, panel: Picture) -> None:
+    """Draw an image with square pixels and its boxes as red outlines."""
+    ax.imshow(panel.rgb, interpolation="nearest")
+    for row, col, height, width in panel.boxes:
+        ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), width, height, fill=False, lw=2, color="tab:red"))
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(panel.title)
+
+
 def text(ax: Axes, panel: Text) -> None:
     """Draw a text block on an axes without frame."""
     ax.axis("off")
@@ -251,7 +297,7 @@ def draw_frame(frame: Frame) -> Figure:
             image = heatmap(ax, panel)
             scales.setdefault((panel.cmap, panel.vmin, panel.vmax), (image, []))[1].append(ax)
         else:
-            {Points: points, Arena: arena, Text: text}[type(panel)](ax, panel)
+            {Points: points, Arena: arena, Picture: picture, Text: text}[type(panel)](ax, panel)
         room = max(12, int(11 * width * shrink))  # characters: about 11 an inch
         ax.set_title("\n".join(textwrap.fill(line, room) for line in panel.title.splitlines()))
     for image, group in scales.values():

@@ -7,6 +7,7 @@ looking for how a figure was drawn opens these.
 - :mod:`attnmarl.explorers.seq2seq` — chapter 1, alignments of the seq2seq models;
 - :mod:`attnmarl.explorers.scoring` — chapter 2, score functions and temperature;
 - :mod:`attnmarl.explorers.self_attention` — chapters 3 and 4, alpha of one and of several heads;
+- :mod:`attnmarl.explorers.map` — chapter 5, soft spatial attention over images and a relational agent's alpha;
 - :mod:`attnmarl.explorers.mpe` — chapter 6, the MPE arena, episodes and entity tokens;
 - :mod:`attnmarl.explorers.value` — chapter 7, the trained critics' alpha, episodes and the arena probe;
 - :mod:`attnmarl.explorers.policy` — chapter 8, the trained policies' alpha over entities and agents.

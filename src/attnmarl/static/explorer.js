@@ -118,11 +118,23 @@ if (typeof window.attnmarlExplorer === "undefined") {
       return s + "</svg>";
     }
 
+    function picture(p) {
+      const top = 26, scale = p.scale, w = p.width * scale, h = p.height * scale;
+      let s = `<svg class="ax-panel ax-picture" width="${w + 8}" height="${top + h + 8}" role="img" aria-label="${esc(p.title)}">`;
+      s += `<text x="${4 + w / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
+      s += `<image x="4" y="${top}" width="${w}" height="${h}" href="${p.png}" style="image-rendering:pixelated"/>`;
+      p.boxes.forEach(([row, col, height, width]) => {
+        s += `<rect x="${4 + col * scale}" y="${top + row * scale}" width="${width * scale}" ` +
+          `height="${height * scale}" fill="none" stroke="#d62728" stroke-width="2"/>`;
+      });
+      return s + "</svg>";
+    }
+
     function text(p) {
       return `<div class="ax-panel ax-text"><div class="ax-text-title">${esc(p.title)}</div><pre>${esc(p.text)}</pre></div>`;
     }
 
-    const PANELS = { heatmap, points, arena, text };
+    const PANELS = { heatmap, points, arena, picture, text };
     const renderPanels = (frame) => frame.panels.map((p) => PANELS[p.type](p)).join("");
 
     async function load(id) {
