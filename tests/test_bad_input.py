@@ -355,7 +355,9 @@ def test_every_named_config_and_shipped_checkpoint_passes_the_checks():
     from attnmarl.checkpoints import ASSETS, load_checkpoint
     from attnmarl.train import CONFIGS
 
-    assert all(isinstance(config, MAPPOConfig) for config in CONFIGS.values())
+    from attnmarl.algos.maddpg import MADDPGConfig
+
+    assert all(isinstance(config, (MAPPOConfig, MADDPGConfig)) for config in CONFIGS.values())
     checkpoints = [p for p in ASSETS.glob("*/*.pt") if p.parent.name != "seq2seq"]
     assert len(checkpoints) >= 30
     for path in checkpoints:

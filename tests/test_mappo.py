@@ -178,7 +178,7 @@ def test_a_checkpoint_refuses_another_architecture(tmp_path, change, named):
 
 def test_not_a_checkpoint_is_refused(tmp_path):
     torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
-    with pytest.raises(ValueError, match="not an attnmarl MAPPO checkpoint"):
+    with pytest.raises(ValueError, match="not an attnmarl checkpoint"):
         load_checkpoint(tmp_path / "other.pt")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="not a loadable attnmarl checkpoint"):
