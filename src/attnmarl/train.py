@@ -128,11 +128,11 @@ critic), a third of the 12 million agent-decisions of a ``scale-`` point in each
 _Q_CONTINUOUS = {"continuous_actions": True}
 for _critic in ("attention", "concat"):
     CONFIGS[f"q-spread3-{_critic}"] = MADDPGConfig("simple_spread", {"N": 3, **_Q_CONTINUOUS}, critic=_critic,
-                                                   total_steps=600_000)
+                                                   total_steps=200_000)
     CONFIGS[f"q-spread6-{_critic}"] = MADDPGConfig("simple_spread", {"N": 6, **_Q_CONTINUOUS}, critic=_critic,
-                                                   total_steps=400_000)
+                                                   total_steps=150_000)
     CONFIGS[f"q-tag-{_critic}"] = MADDPGConfig("simple_tag", dict(_Q_CONTINUOUS), critic=_critic,
-                                               total_steps=600_000)
+                                               total_steps=150_000)
 """Chapter 9 (the Q network): MADDPG on continuous actions with the concatenation Q critic or fig. 17.9's
 self-attention Q critic; within a scenario only ``critic`` differs."""
 

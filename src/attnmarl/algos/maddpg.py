@@ -69,7 +69,7 @@ class MADDPGConfig:
     # networks
     critic: str = "attention"
     """"attention" (fig. 17.9) or "concat" (MADDPG's concatenation critic)."""
-    actor: str = "flat"
+    actor: str = "entity"
     """"flat" (an MLP on o^i, shared per agent type) or "entity" (chapter 8's egocentric entity-token
     attention actor, also decentralized and shared)."""
     d_x: int = 32
@@ -91,10 +91,10 @@ class MADDPGConfig:
     updates_per_iteration: int = 1
     learning_starts: int = 10_000
     """Env steps of uniformly random actions before the first update."""
-    lr_actor: float = 1e-3
-    lr_critic: float = 1e-3
+    lr_actor: float = 3e-3
+    lr_critic: float = 3e-3
     gamma: float = 0.95
-    tau: float = 0.01
+    tau: float = 0.02
     noise_std: float = 0.3
     """sigma of the Gaussian exploration noise on the force u^i at the start ..."""
     noise_final: float = 0.05
