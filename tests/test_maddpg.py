@@ -19,7 +19,7 @@ from attnmarl.algos.maddpg import (
 )
 from attnmarl.algos.mappo import MAPPOConfig
 from attnmarl.checkpoints import agent_policy, load_agent, load_checkpoint, save_checkpoint
-from attnmarl.envs import evaluate, make_batched
+from attnmarl.envs import evaluate, make_batched, random_policy
 from attnmarl.nets import AttentionQ, ConcatQ
 from attnmarl.train import main
 
@@ -157,20 +157,19 @@ def test_the_actor_objective_replaces_only_agent_is_own_action():
 
 
 def test_a_short_run_learns_and_is_reproducible():
-    """Smoke run on continuous simple_spread N = 2: the critic fits its targets and mu improves on random."""
-    config = replace(TINY, scenario_kwargs={"N": 2, "continuous_actions": True}, num_envs=32, total_steps=32 * 500,
-                     learning_starts=1000, minibatch_size=256)
+    """Smoke run on continuous simple_spread N = 2 (about 10 CPU seconds): the critic's loss falls and the
+    deterministic policy mu beats random actions on mpe2 by a clear margin."""
+    config = MADDPGConfig("simple_spread", {"N": 2, "continuous_actions": True}, num_envs=32, total_steps=32 * 800,
+                          learning_starts=640, minibatch_size=128, actor="flat", d_x=16, d_q=8, d_out=8,
+                          critic_hidden=32, actor_hidden=32, buffer_size=20_000, noise_final=0.1)
     history = []
     agent = train(config, lambda stats, agent: history.append(stats))
     losses = [s["critic_loss"] for s in history if np.isfinite(s["critic_loss"])]
-    assert np.mean(losses[-50:]) < np.mean(losses[:20])
-    policy = agent_policy(agent, config)
-    from attnmarl.envs import random_policy
-
-    ours, _ = evaluate(policy, "simple_spread", episodes=20, N=2, continuous_actions=True)
-    baseline, _ = evaluate(random_policy("simple_spread", N=2, continuous_actions=True), "simple_spread",
-                           episodes=20, N=2, continuous_actions=True)
-    assert ours > baseline + 2.0
+    assert np.mean(losses[-50:]) < 0.5 * np.mean(losses[:20])
+    kwargs = {"N": 2, "continuous_actions": True}
+    ours, _ = evaluate(agent_policy(agent, config), "simple_spread", episodes=20, **kwargs)
+    baseline, _ = evaluate(random_policy("simple_spread", **kwargs), "simple_spread", episodes=20, **kwargs)
+    assert ours > baseline + 3.0  # -14.7 against -20.0 when measured
     tiny = [p.clone() for p in train(TINY).parameters()]
     assert all(torch.equal(x, y) for x, y in zip(tiny, train(TINY).parameters()))
 
