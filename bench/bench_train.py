@@ -107,7 +107,8 @@ def main() -> None:
     print(f"MADDPG: {q_base.num_envs} envs x {q_base.rollout_steps} step and {q_base.updates_per_iteration} update "
           f"of {q_base.minibatch_size} transitions per iteration, {q_base.actor} actor; {iterations} timed iterations")
     print()
-    print("| N | Q critic | critic parameters | env-steps/s (wall) | env-steps per CPU second | attention / concat (wall) |")
+    print("| N | Q critic | critic parameters | env-steps/s (wall) | env-steps per CPU second "
+          "| attention / concat (wall) |")
     print("|---|---|---|---|---|---|")
     for N in Q_AGENT_COUNTS:
         rates = {}

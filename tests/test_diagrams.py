@@ -9,8 +9,8 @@ from attnmarl import diagrams
 from attnmarl.diagrams import (
     ALPHA_WIDTH,
     attention_critic,
-    attention_q_critic,
     attention_output,
+    attention_q_critic,
     attention_view,
     attention_weights,
     concatenation_critic,

@@ -12,7 +12,6 @@ from attnmarl.algos.maddpg import (
     MADDPGConfig,
     ReplayBuffer,
     force_to_action,
-    make_agent,
     own_action_values,
     soft_update,
     train,
@@ -183,7 +182,7 @@ def test_truncated_episodes_store_their_last_observation_as_o_next(monkeypatch):
     train(replace(TINY, total_steps=16 * 25, learning_starts=16 * 25))
     env = make_batched("simple_spread", 16, seed=0, **CONTINUOUS)
     o = env.reset()
-    for t, (o_buf, a, r, o_next, terminated) in enumerate(stored):
+    for t, (o_buf, a, _, o_next, terminated) in enumerate(stored):
         np.testing.assert_array_equal(o_buf.numpy(), o)
         o, _, _, truncated, info = env.step(a.numpy())
         assert truncated.all() == (t == 24)

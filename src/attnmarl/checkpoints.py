@@ -34,7 +34,8 @@ from .algos.mappo import MAPPOAgent, MAPPOConfig
 from .envs import Policy, make_reference, policy_from_arrays
 from .guards import check_finite_weights, load_trusted, write_atomically
 
-__all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
+__all__ = ["FORMAT", "FORMATS", "ARCHITECTURE",
+           "MADDPG_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
            "load_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy", "load_policy",
            "shipped_runs", "shipped_curve", "shipped_checkpoint"]
 

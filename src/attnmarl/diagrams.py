@@ -498,11 +498,11 @@ def _critic_inputs(d: Diagram, xs: Sequence[float], ys: Sequence[float], feature
     return features
 
 
-def _critic_outputs(d: Diagram, xs: Sequence[float], y_heads: float, y_values: float, value: str = "v̂") -> list[Box]:
+def _critic_outputs(d: Diagram, xs: Sequence[float], y_heads: float, y_values: float, symbol: str = "v̂") -> list[Box]:
     """The common end of figs. 17.7–17.9: one head gⁱ per agent, with its own weights, → v̂ⁱ (or q̂ⁱ)."""
     m = len(xs)
     heads = _row(d, xs, y_heads, _names("g", m), OWN)
-    for head, value in zip(heads, _row(d, xs, y_values, _names(value, m), OUTPUT)):
+    for head, value in zip(heads, _row(d, xs, y_values, _names(symbol, m), OUTPUT)):
         d.arrow(head.top, value.bottom)
     return heads
 
