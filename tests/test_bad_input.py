@@ -506,7 +506,8 @@ def test_a_save_that_fails_half_way_leaves_the_old_checkpoint_whole(tmp_path, mo
 
 def no_training(monkeypatch):
     """Make any training fail the test: the checks under test must come first."""
-    monkeypatch.setattr(train_module, "train", lambda *args, **kwargs: pytest.fail("training started"))
+    for kind in train_module.TRAINERS:  # every algorithm's training loop (MAPPO, MADDPG)
+        monkeypatch.setitem(train_module.TRAINERS, kind, lambda *args, **kwargs: pytest.fail("training started"))
 
 
 @pytest.mark.parametrize("steps,message", [
