@@ -1,5 +1,5 @@
-"""End-to-end MAPPO training throughput: env-steps per second, learning included, for both critics
-and for every actor.
+"""End-to-end training throughput: env-steps per second, learning included — MAPPO for both critics
+and for every actor, and MADDPG for both Q critics.
 
 An env-step is one step of one environment (all its agents). Each cell runs
 :func:`attnmarl.algos.mappo.train` on simple_spread — batched numpy port, rollout, critic pass,
@@ -9,6 +9,9 @@ warm-up; the rate is taken over the next ``--updates`` updates, in wall time and
 (the two differ when other processes share the CPU: the load average is printed alongside).
 The critics' table ends with the batched port alone with random actions, the ceiling for training.
 The actors' table trains each policy of chapter 8 with the self-attention critic at N = 3, 6 and 12.
+The MADDPG table trains chapter 9's configs (continuous simple_spread, 64 environments stepped once per
+update of a 512-transition minibatch, entity actor) with each Q critic at N = 3 and 6; its first
+``learning_starts`` steps are cut to the warm-up iteration, so every timed iteration includes an update.
 
     .venv/bin/python bench/bench_train.py [--updates 6]
 """
@@ -22,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from attnmarl.algos import maddpg
 from attnmarl.algos.mappo import MAPPOConfig, train
 from attnmarl.envs import make_batched
 
@@ -29,9 +33,10 @@ AGENT_COUNTS = (3, 12)
 CRITICS = ("attention", "concat")
 ACTOR_AGENT_COUNTS = (3, 6, 12)
 ACTORS = ("flat", "concat", "attention", "entity")
+Q_AGENT_COUNTS = (3, 6)
 
 
-def training_rate(config: MAPPOConfig, part: str = "critic") -> tuple[float, float, int]:
+def training_rate(config: MAPPOConfig | maddpg.MADDPGConfig, part: str = "critic") -> tuple[float, float, int]:
     """Env-steps per wall second and per CPU second over all updates but the first; the parameters of
     the agent's ``part`` ("critic" or "actor")."""
     marks: list[tuple[float, float]] = []
@@ -42,7 +47,7 @@ def training_rate(config: MAPPOConfig, part: str = "critic") -> tuple[float, flo
         marks.append((time.perf_counter(), time.process_time()))
         parameters = sum(p.numel() for p in getattr(agent, part).parameters())
 
-    train(config, on_update)
+    (train if isinstance(config, MAPPOConfig) else maddpg.train)(config, on_update)
     steps = (len(marks) - 1) * config.batch_size
     return steps / (marks[-1][0] - marks[0][0]), steps / (marks[-1][1] - marks[0][1]), parameters
 
@@ -96,6 +101,25 @@ def main() -> None:
             wall, cpu, parameters = rates[actor]
             print(f"| {N} | {actor} | {parameters:,} | {wall:,.0f} | {cpu:,.0f} | {wall / rates['flat'][0]:.2f} |",
                   flush=True)
+    print()
+    q_base = maddpg.MADDPGConfig()
+    iterations = 20 * args.updates
+    print(f"MADDPG: {q_base.num_envs} envs x {q_base.rollout_steps} step and {q_base.updates_per_iteration} update "
+          f"of {q_base.minibatch_size} transitions per iteration, {q_base.actor} actor; {iterations} timed iterations")
+    print()
+    print("| N | Q critic | critic parameters | env-steps/s (wall) | env-steps per CPU second "
+          "| attention / concat (wall) |")
+    print("|---|---|---|---|---|---|")
+    for N in Q_AGENT_COUNTS:
+        rates = {}
+        for critic in CRITICS:
+            config = replace(q_base, scenario_kwargs={"N": N, "continuous_actions": True}, critic=critic,
+                             learning_starts=q_base.batch_size, total_steps=(iterations + 1) * q_base.batch_size)
+            rates[critic] = training_rate(config)
+        for critic in CRITICS:
+            wall, cpu, parameters = rates[critic]
+            ratio = f"{rates['attention'][0] / rates['concat'][0]:.2f}" if critic == "attention" else ""
+            print(f"| {N} | {critic} | {parameters:,} | {wall:,.0f} | {cpu:,.0f} | {ratio} |", flush=True)
     print()
     print(f"load average at end {os.getloadavg()[0]:.1f}")
 

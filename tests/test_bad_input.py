@@ -357,10 +357,11 @@ def test_legitimate_edge_configs_still_work():
 
 
 def test_every_named_config_and_shipped_checkpoint_passes_the_checks():
+    from attnmarl.algos.maddpg import MADDPGConfig
     from attnmarl.checkpoints import ASSETS, load_checkpoint
     from attnmarl.train import CONFIGS
 
-    assert all(isinstance(config, MAPPOConfig) for config in CONFIGS.values())
+    assert all(isinstance(config, (MAPPOConfig, MADDPGConfig)) for config in CONFIGS.values())
     checkpoints = [p for p in ASSETS.glob("*/*.pt") if p.parent.name != "seq2seq"]
     assert len(checkpoints) >= 30
     for path in checkpoints:
@@ -510,7 +511,8 @@ def test_a_save_that_fails_half_way_leaves_the_old_checkpoint_whole(tmp_path, mo
 
 def no_training(monkeypatch):
     """Make any training fail the test: the checks under test must come first."""
-    monkeypatch.setattr(train_module, "train", lambda *args, **kwargs: pytest.fail("training started"))
+    for kind in train_module.TRAINERS:  # every algorithm's training loop (MAPPO, MADDPG)
+        monkeypatch.setitem(train_module.TRAINERS, kind, lambda *args, **kwargs: pytest.fail("training started"))
 
 
 @pytest.mark.parametrize("steps,message", [

@@ -10,6 +10,7 @@ from attnmarl.diagrams import (
     ALPHA_WIDTH,
     attention_critic,
     attention_output,
+    attention_q_critic,
     attention_view,
     attention_weights,
     concatenation_critic,
@@ -67,6 +68,7 @@ ALL_FIGURES = {
     "17.6": lambda: multi_head(5, 4, 3),
     "17.7": lambda: concatenation_critic(3, 18, 32),
     "17.8": lambda: attention_critic(3, 18, 32, 2, 16),
+    "17.9": lambda: attention_q_critic(3, 18, 5, 32, 2, 16),
 }
 
 
@@ -230,6 +232,20 @@ def test_attention_critic_mixes_every_input_into_every_output(m):
         assert {min(range(m), key=lambda j: abs(s[0] - xs[j][0][0])) for s in starts} == set(range(m))
         skip = sources_of(root, xs[i - 1][1])
         assert len(skip) == 1 and inside(skip[0], [xs[i - 1][0]])
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_the_attention_q_network_reads_observation_action_pairs_and_gives_one_q_per_agent(m):
+    """Fig. 17.9: φ reads the pair [oʲ; aʲ] (an arrow from the pair into each of the m shared φ), every
+    cⁱ mixes every xʲ, and each agent's own head gives q̂ⁱ."""
+    root = parse(attention_q_critic(m, 6 * m, 5, 32, 2, 16))
+    boxes = boxes_by_label(root)
+    for j in range(1, m + 1):
+        assert len(boxes[f"o{diagrams.sup(j)}"]) == len(boxes[f"a{diagrams.sup(j)}"]) == 1
+        assert len(boxes[f"q̂{diagrams.sup(j)}"]) == 1 and f"v̂{diagrams.sup(j)}" not in boxes
+        assert len(sources_of(root, boxes[f"c{diagrams.sup(j)}"][0])) == m
+    assert len(boxes["φ"]) == m
+    assert f"[oⁱ; aⁱ] ∈ ℝ{diagrams.sup(6 * m + 5)}" in texts(root)
 
 
 @pytest.mark.parametrize("make, message", [

@@ -26,7 +26,7 @@ from attnmarl.train import main, named_config
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,
                    d_q=8, d_out=8, critic_hidden=16, actor_hidden=16)
 ASSETS = files("attnmarl") / "assets"
-FOLDERS = ("value", "policy", "scale")  # the chapters' shipped agents
+FOLDERS = ("value", "policy", "scale", "qnet")  # the chapters' shipped agents
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -178,7 +178,7 @@ def test_a_checkpoint_refuses_another_architecture(tmp_path, change, named):
 
 def test_not_a_checkpoint_is_refused(tmp_path):
     torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
-    with pytest.raises(ValueError, match="not an attnmarl MAPPO checkpoint"):
+    with pytest.raises(ValueError, match="not an attnmarl checkpoint"):
         load_checkpoint(tmp_path / "other.pt")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="not a loadable attnmarl checkpoint"):

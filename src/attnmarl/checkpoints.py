@@ -1,4 +1,4 @@
-"""Checkpoints of trained MAPPO agents, and the policies they become.
+"""Checkpoints of trained MAPPO and MADDPG agents, and the policies they become.
 
 A checkpoint is one ``.pt`` file holding plain data only, so it loads with
 ``torch.load(weights_only=True)``::
@@ -6,10 +6,14 @@ A checkpoint is one ``.pt`` file holding plain data only, so it loads with
     {"format": "attnmarl.mappo/1", "config": {...MAPPOConfig as a dict...},
      "state_dict": {...actor, critic and value normalisation...}, "metadata": {...}}
 
+or, for MADDPG (chapter 9), ``"format": "attnmarl.maddpg/1"`` with a :class:`MADDPGConfig` and the
+actor and Q critic. The format says which algorithm's config and agent the rest describes.
+
 :func:`load_policy` turns one into the dict policy that :func:`attnmarl.envs.evaluate` and
 :func:`attnmarl.envs.render_episode` take: each agent acts on its own observation with the
 decentralized actor pi(a^i | o^i; theta), greedily (argmax) or by sampling, as the checkpoint's
-config says (``eval_deterministic``) unless told otherwise. The centralized critic is only needed
+config says (``eval_deterministic``) unless told otherwise (MADDPG's actor is deterministic: mu(o^i), or
+mu(o^i) plus exploration noise). The centralized critic is only needed
 for training; :func:`load_agent` returns the whole agent, critic included, for inspecting v_hat and alpha.
 """
 from __future__ import annotations
@@ -24,15 +28,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from .algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
+from .algos import maddpg, mappo
+from .algos.maddpg import MADDPGAgent, MADDPGConfig
+from .algos.mappo import MAPPOAgent, MAPPOConfig
 from .envs import Policy, make_reference, policy_from_arrays
 from .guards import check_finite_weights, load_trusted, write_atomically
 
-__all__ = ["FORMAT", "ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
+__all__ = ["FORMAT", "FORMATS", "ARCHITECTURE",
+           "MADDPG_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
            "load_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy", "load_policy",
            "shipped_runs", "shipped_curve", "shipped_checkpoint"]
 
 FORMAT = "attnmarl.mappo/1"
+MADDPG_FORMAT = "attnmarl.maddpg/1"
+
+Config = MAPPOConfig | MADDPGConfig
+Agent = MAPPOAgent | MADDPGAgent
+
+FORMATS: dict[str, type[MAPPOConfig] | type[MADDPGConfig]] = {FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig}
+"""A checkpoint's format -> the config class it holds (and so the algorithm and the agent it rebuilds)."""
 
 ASSETS = Path(str(resources.files("attnmarl") / "assets"))
 """The shipped trained agents, one folder per chapter (``value``, ``policy``), each with an ``index.json``."""
@@ -42,27 +56,44 @@ ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads"
                 "entity_frame")
 """The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
 
+MADDPG_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
+                       "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
+"""The same for a MADDPG checkpoint."""
+
+
+def _format(config: Config) -> str:
+    return next(name for name, kind in FORMATS.items() if isinstance(config, kind))
+
+
+def _architecture(config: Config) -> tuple[str, ...]:
+    return ARCHITECTURE if isinstance(config, MAPPOConfig) else MADDPG_ARCHITECTURE
+
+
+def make_agent(config: Config) -> Agent:
+    """A freshly initialised agent of the algorithm ``config`` belongs to (MAPPO or MADDPG)."""
+    return (mappo if isinstance(config, MAPPOConfig) else maddpg).make_agent(config)
+
 ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "depth", "actor_hidden", "entity_d",
                       "entity_heads", "entity_ff", "entity_frame")
 """The fields that fix the actor's design. Its shapes may still depend on m (``scenario_kwargs``): only
 the entity actor's do not, so only its weights move to another number of agents."""
 
 
-def checkpoint_data(agent: MAPPOAgent, config: MAPPOConfig, **metadata: Any) -> dict[str, Any]:
+def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, Any]:
     """The plain data a checkpoint holds: ``agent``'s parameters, ``config`` and any plain-data ``metadata``
     (scores, time, command). Raises ``ValueError`` for NaN or infinite weights: a diverged agent is not saved."""
     state = {name: tensor.detach().clone() for name, tensor in agent.state_dict().items()}
     check_finite_weights("the agent", state)
-    return {"format": FORMAT, "config": asdict(config), "state_dict": state, "metadata": metadata}
+    return {"format": _format(config), "config": asdict(config), "state_dict": state, "metadata": metadata}
 
 
-def save_checkpoint(path: str | Path, agent: MAPPOAgent, config: MAPPOConfig, **metadata: Any) -> None:
+def save_checkpoint(path: str | Path, agent: Agent, config: Config, **metadata: Any) -> None:
     """Write :func:`checkpoint_data` to ``path`` atomically: an interrupted save leaves the old file whole."""
     data = checkpoint_data(agent, config, **metadata)
     write_atomically({path: lambda handle: torch.save(data, handle)})
 
 
-def load_checkpoint(path: str | Path) -> tuple[MAPPOConfig, dict[str, torch.Tensor], dict[str, Any]]:
+def load_checkpoint(path: str | Path) -> tuple[Config, dict[str, torch.Tensor], dict[str, Any]]:
     """Read a checkpoint (``weights_only=True``): its config, state dict and metadata.
 
     ``ValueError`` says what is wrong with anything else: a file this book does not trust or cannot read
@@ -70,26 +101,27 @@ def load_checkpoint(path: str | Path) -> tuple[MAPPOConfig, dict[str, torch.Tens
     NaN or infinite weights.
     """
     data = load_trusted(path, "attnmarl checkpoint")
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in FORMATS:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"{path} is not an attnmarl MAPPO checkpoint (format {FORMAT!r}); found {found!r}")
+        raise ValueError(f"{path} is not an attnmarl checkpoint (format one of {list(FORMATS)}); found {found!r}")
+    kind = FORMATS[data["format"]]
     missing = [key for key in ("config", "state_dict", "metadata") if not isinstance(data.get(key), dict)]
     if missing:
         raise ValueError(f"{path} is an incomplete attnmarl MAPPO checkpoint: it has no dict under {missing} "
                          "(a checkpoint holds 'config', 'state_dict' and 'metadata')")
-    known = {f.name for f in fields(MAPPOConfig)}
+    known = {f.name for f in fields(kind)}
     unknown = sorted(set(data["config"]) - known)
     if unknown:
         raise ValueError(f"{path} has config fields this version does not know: {unknown}")
     try:
-        config = MAPPOConfig(**data["config"])
+        config = kind(**data["config"])
     except ValueError as error:
         raise ValueError(f"{path} holds a config this version refuses: {error}") from None
     check_finite_weights(path, data["state_dict"])
     return config, data["state_dict"], data["metadata"]
 
 
-def load_agent(path: str | Path, config: MAPPOConfig | None = None) -> tuple[MAPPOAgent, MAPPOConfig]:
+def load_agent(path: str | Path, config: Config | None = None) -> tuple[Agent, Config]:
     """The trained agent of a checkpoint and the config it was trained with.
 
     With ``config``, the checkpoint must have been made for the same architecture (every field in
@@ -98,14 +130,17 @@ def load_agent(path: str | Path, config: MAPPOConfig | None = None) -> tuple[MAP
     """
     saved, state, _ = load_checkpoint(path)
     if config is not None:
+        if type(config) is not type(saved):
+            raise ValueError(f"{path} holds a {type(saved).__name__} agent, not the {type(config).__name__} one "
+                             "requested")
         differ = [f"{name}: checkpoint {getattr(saved, name)!r}, requested {getattr(config, name)!r}"
-                  for name in ARCHITECTURE if getattr(saved, name) != getattr(config, name)]
+                  for name in _architecture(saved) if getattr(saved, name) != getattr(config, name)]
         if differ:
             raise ValueError(f"{path} holds another architecture than requested — " + "; ".join(differ))
     return _whole_agent(saved, state, path), saved
 
 
-def _whole_agent(saved: MAPPOConfig, state: dict[str, torch.Tensor], path: str | Path) -> MAPPOAgent:
+def _whole_agent(saved: Config, state: dict[str, torch.Tensor], path: str | Path) -> Agent:
     """The agent ``saved`` describes, with every weight of ``state``, in eval mode."""
     agent = make_agent(saved)
     try:
@@ -131,8 +166,10 @@ def load_actor_from(agent: MAPPOAgent, config: MAPPOConfig, path: str | Path) ->
 def _copy_actor(agent: MAPPOAgent, config: MAPPOConfig, saved: MAPPOConfig, state: dict[str, torch.Tensor],
                 path: str | Path) -> None:
     """:func:`load_actor_from` for a checkpoint already read (``saved``, ``state``)."""
-    differ = [f"{name}: checkpoint {getattr(saved, name)!r}, here {getattr(config, name)!r}"
-              for name in ACTOR_ARCHITECTURE if getattr(saved, name) != getattr(config, name)]
+    differ = [f"{name}: checkpoint {getattr(saved, name, None)!r}, here {getattr(config, name, None)!r}"
+              for name in ACTOR_ARCHITECTURE if getattr(saved, name, None) != getattr(config, name, None)]
+    if type(config) is not type(saved):
+        differ.insert(0, f"algorithm: checkpoint {type(saved).__name__}, here {type(config).__name__}")
     if differ:
         raise ValueError(f"{path} holds another actor than this config's — " + "; ".join(differ))
     actor = {key.removeprefix("actor."): value for key, value in state.items() if key.startswith("actor.")}
@@ -142,12 +179,12 @@ def _copy_actor(agent: MAPPOAgent, config: MAPPOConfig, saved: MAPPOConfig, stat
         raise ValueError(f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its "
                          f"weights have shapes that depend on them, so it cannot run with {config.scenario_kwargs} "
                          f"(only the entity actor runs at any m)") from None
-    if agent.log_std is not None and "log_std" in state:
+    if getattr(agent, "log_std", None) is not None and "log_std" in state:
         with torch.no_grad():
             agent.log_std.copy_(state["log_std"])
 
 
-def agent_policy(agent: MAPPOAgent, config: MAPPOConfig, deterministic: bool | None = None, seed: int = 0) -> Policy:
+def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None, seed: int = 0) -> Policy:
     """The mpe2 dict policy of a trained agent: every agent's a^i from its policy, decentralized or
     centralized (the actor is given all m observations and uses what its design allows).
 
@@ -183,7 +220,7 @@ def load_policy(path: str | Path, deterministic: bool | None = None, seed: int =
     return agent_policy(agent, config, deterministic, seed)
 
 
-def load_agent_at(path: str | Path, **env_kwargs: Any) -> tuple[MAPPOAgent, MAPPOConfig]:
+def load_agent_at(path: str | Path, **env_kwargs: Any) -> tuple[Agent, Config]:
     """The agent of a checkpoint, rebuilt for other scenario arguments (``N=12``) when they differ from
     those it was trained with: the trained actor (:func:`load_actor_from`; ``ValueError`` for an actor
     whose shapes depend on m) beside an *untrained* critic, since the critics' shapes depend on m.

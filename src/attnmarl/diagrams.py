@@ -1,10 +1,10 @@
-"""Diagrams of the source's figures 17.1–17.8: block-and-arrow drawings, built as SVG.
+"""Diagrams of the source's figures 17.1–17.9: block-and-arrow drawings, built as SVG.
 
 One builder, :class:`Diagram`, draws boxes, arrows and text; one function per figure lays its figure
 out with it, in the source's notation: inputs and agents are numbered from 1 (x¹, …, xᵐ), as in the
 formulas. SVG keeps the drawings crisp at any zoom and small, and a notebook shows a :class:`Diagram`
-as it is (``_repr_svg_``), in Jupyter and in the built book alike. Later figures (17.9, the attention
-Q network) are laid out with the same builder.
+as it is (``_repr_svg_``), in Jupyter and in the built book alike. Fig. 17.9 (the attention Q network)
+is fig. 17.8 with the pair (oⁱ, aⁱ) in place of oⁱ, laid out by the same function.
 
 Where a chapter computes the numbers, the figure takes them as arguments — fig. 17.5 draws every
 arrow xʲ → cⁱ with a width proportional to the αⁱⱼ passed in — and checks them first: bad input is a
@@ -26,7 +26,7 @@ from .svg import _esc
 from .viz import sup
 
 __all__ = ["Box", "Diagram", "sequence_mapping", "query_key_value", "attention_weights", "attention_output",
-           "attention_view", "multi_head", "concatenation_critic", "attention_critic"]
+           "attention_view", "multi_head", "concatenation_critic", "attention_critic", "attention_q_critic"]
 
 Point = tuple[float, float]
 
@@ -37,7 +37,8 @@ QUERY = "#e07000"  # qⁱ, W_q
 KEY = "#2ca02c"  # kⁱ, W_k
 VALUE = "#9467bd"  # vⁱ, W_v (the attention value vectors)
 WEIGHT = "#d62728"  # scores and αⁱⱼ
-OUTPUT = "#138d90"  # cⁱ, v̂ⁱ
+OUTPUT = "#138d90"  # cⁱ, v̂ⁱ, q̂ⁱ
+ACTION = "#bc3c8c"  # aⁱ
 SHARED = "#555555"  # a network whose weights all agents share
 OWN = "#8c564b"  # a network of one agent's own (gⁱ with wⁱ)
 HEADS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
@@ -478,10 +479,17 @@ def multi_head(m: int, l: int, d_out: int) -> Diagram:
     return d
 
 
-def _critic_inputs(d: Diagram, xs: Sequence[float], ys: Sequence[float], feature: str) -> list[Box]:
-    """The common start of figs. 17.7 and 17.8: oⁱ → the shared network φ → a feature per agent."""
+def _critic_inputs(d: Diagram, xs: Sequence[float], ys: Sequence[float], feature: str,
+                   actions: bool = False) -> list[Box]:
+    """The common start of figs. 17.7–17.9: oⁱ (or the pair [oⁱ; aⁱ]) → the shared network φ → a feature
+    per agent."""
     m = len(xs)
-    observations = _row(d, xs, ys[2], _names("o", m), OBSERVATION)
+    if actions:
+        observations = [Box(pair[0].x, pair[0].y, pair[1].x + pair[1].w - pair[0].x, pair[0].h) for pair in
+                        (d.concatenation((x, ys[2]), [o, a], [OBSERVATION, ACTION], segment=38, size=FONT)
+                         for x, o, a in zip(xs, _names("o", m), _names("a", m)))]
+    else:
+        observations = _row(d, xs, ys[2], _names("o", m), OBSERVATION)
     phis = _row(d, xs, ys[1], ["φ"] * m, SHARED)
     features = _row(d, xs, ys[0], _names(feature, m), INPUT)
     for chain in zip(observations, phis, features):
@@ -490,11 +498,11 @@ def _critic_inputs(d: Diagram, xs: Sequence[float], ys: Sequence[float], feature
     return features
 
 
-def _critic_outputs(d: Diagram, xs: Sequence[float], y_heads: float, y_values: float) -> list[Box]:
-    """The common end of figs. 17.7 and 17.8: one head gⁱ per agent, with its own weights, → v̂ⁱ."""
+def _critic_outputs(d: Diagram, xs: Sequence[float], y_heads: float, y_values: float, symbol: str = "v̂") -> list[Box]:
+    """The common end of figs. 17.7–17.9: one head gⁱ per agent, with its own weights, → v̂ⁱ (or q̂ⁱ)."""
     m = len(xs)
     heads = _row(d, xs, y_heads, _names("g", m), OWN)
-    for head, value in zip(heads, _row(d, xs, y_values, _names("v̂", m), OUTPUT)):
+    for head, value in zip(heads, _row(d, xs, y_values, _names(symbol, m), OUTPUT)):
         d.arrow(head.top, value.bottom)
     return heads
 
@@ -536,14 +544,32 @@ def attention_critic(m: int, d_o: int, d_x: int, l: int, d_out: int) -> Diagram:
     l, d_out = _count(l, "l", "heads"), _count(d_out, "d_out", "dimensions")
     d = Diagram("The self-attention critic: agents meet only in the attention layer", "17.8",
                 f"m = {m}, l = {l} heads; the skip xⁱ → FC is the book's choice")
+    return _attention_layout(d, m, f"oⁱ ∈ ℝ{sup(d_o)}", d_x, l, d_out, "v̂", "values v̂ⁱ", actions=False)
+
+
+def attention_q_critic(m: int, d_o: int, d_a: int, d_x: int, l: int, d_out: int) -> Diagram:
+    """Fig. 17.9: the self-attention action-value network of MADDPG. xʲ = φ([oʲ; aʲ]) by one shared φ,
+    c = self-attention(x), zⁱ = ReLU(W [xⁱ; cⁱ] + b) shared, q̂ⁱ = gⁱ(zⁱ) unshared: fig. 17.8 with each
+    agent's action beside its observation."""
+    m, d_o, d_a = _count(m, "m", "agents"), _count(d_o, "d_o", "dimensions"), _count(d_a, "d_a", "dimensions")
+    d_x, l, d_out = _count(d_x, "d_x", "dimensions"), _count(l, "l", "heads"), _count(d_out, "d_out", "dimensions")
+    d = Diagram("The self-attention Q network: each token is an observation and an action", "17.9",
+                f"m = {m}, l = {l} heads; the skip xⁱ → FC is the book's choice")
+    return _attention_layout(d, m, f"[oⁱ; aⁱ] ∈ ℝ{sup(d_o + d_a)}", d_x, l, d_out, "q̂", "action values q̂ⁱ",
+                             actions=True)
+
+
+def _attention_layout(d: Diagram, m: int, input_label: str, d_x: int, l: int, d_out: int, value: str,
+                      value_label: str, actions: bool) -> Diagram:
+    """Figs. 17.8 and 17.9 (which differ in their inputs and outputs) drawn on ``d``."""
     ys = [HEADER + 24 + 64 * k for k in range(4)] + [HEADER + 24 + 64 * 3 + 130 + 64 * k for k in range(4)]
     y_mesh = (ys[3] + ys[4]) / 2
-    left = _row_labels(d, {ys[0]: "values v̂ⁱ", ys[1]: "heads gⁱ(·; wⁱ)", ys[2]: "shared FC, ReLU",
+    left = _row_labels(d, {ys[0]: value_label, ys[1]: "heads gⁱ(·; wⁱ)", ys[2]: "shared FC, ReLU",
                            ys[3]: f"[xⁱ; cⁱ], cⁱ ∈ ℝ{sup(l * d_out)}", y_mesh: f"self-attention, {l} heads",
-                           ys[4]: f"xⁱ ∈ ℝ{sup(d_x)}", ys[5]: "shared φ", ys[6]: f"oⁱ ∈ ℝ{sup(d_o)}"})
+                           ys[4]: f"xⁱ ∈ ℝ{sup(d_x)}", ys[5]: "shared φ", ys[6]: input_label})
     xs = _columns(m, 110, left)
     d.band(ys[3] + 24, ys[4] - 24, MARGIN - 6, xs[-1] + 55)
-    features = _critic_inputs(d, xs, ys[4:], "x")
+    features = _critic_inputs(d, xs, ys[4:], "x", actions)
     pairs = [d.concatenation((x, ys[3]), [name, f"c{name[1:]}"], [INPUT, OUTPUT], segment=38, size=FONT)
              for x, name in zip(xs, _names("x", m))]
     for feature, (skip, _) in zip(features, pairs):
@@ -551,7 +577,7 @@ def attention_critic(m: int, d_o: int, d_x: int, l: int, d_out: int) -> Diagram:
     for feature in features:  # every cⁱ reads every xʲ
         for _, mixed in pairs:
             d.arrow(feature.at(0.6, 0), mixed.bottom, OUTPUT, opacity=0.75)
-    heads = _critic_outputs(d, xs, ys[1], ys[0])
+    heads = _critic_outputs(d, xs, ys[1], ys[0], value)
     for (skip, _), head in zip(pairs, heads):
         fc = d.box((skip.x + skip.w, ys[2]), "FC", SHARED)
         d.arrow((fc.bottom[0], skip.y), fc.bottom)

@@ -1,10 +1,11 @@
-"""Command line: train a named MAPPO configuration, evaluate it on mpe2, write a checkpoint and a curve.
+"""Command line: train a named MAPPO or MADDPG configuration, evaluate it on mpe2, write a checkpoint and a curve.
 
     python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs]
     python -m attnmarl.train --list
     python -m attnmarl.train --index src/attnmarl/assets/value
 
-A run trains on the batched port (:func:`attnmarl.algos.mappo.train`) with a tqdm progress bar,
+A run trains on the batched port with the algorithm its config belongs to (:func:`attnmarl.algos.mappo.train`
+for a :class:`MAPPOConfig`, :func:`attnmarl.algos.maddpg.train` for a :class:`MADDPGConfig`) with a tqdm progress bar,
 evaluates the current policy on the real mpe2 environment ``--evals`` times along the way
 (``--eval-episodes`` episodes each) and over 200 fixed-seed episodes at the end, and writes to
 ``--out``:
@@ -48,15 +49,17 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .algos.mappo import MAPPOAgent, MAPPOConfig, train
-from .checkpoints import agent_policy, checkpoint_data, load_checkpoint
+from .algos import maddpg, mappo
+from .algos.maddpg import MADDPGConfig
+from .algos.mappo import MAPPOConfig
+from .checkpoints import Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
 from .guards import check_int, check_writable_folder, cli_int, write_atomically
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
 
-CONFIGS: dict[str, MAPPOConfig] = {
+CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
     "spread3-concat": MAPPOConfig("simple_spread", {"N": 3}, critic="concat", total_steps=5_000_000),
     "spread6-attention": MAPPOConfig("simple_spread", {"N": 6}, critic="attention", total_steps=5_000_000),
@@ -123,18 +126,33 @@ for _m, _previous in _CURRICULUM:
 m = 6, then at m = 12 (each stage starts from the previous stage's actor of the same seed, with a fresh
 critic), a third of the 12 million agent-decisions of a ``scale-`` point in each stage."""
 
+_Q_CONTINUOUS = {"continuous_actions": True}
+for _critic in ("attention", "concat"):
+    CONFIGS[f"q-spread3-{_critic}"] = MADDPGConfig("simple_spread", {"N": 3, **_Q_CONTINUOUS}, critic=_critic,
+                                                   total_steps=200_000)
+    CONFIGS[f"q-spread6-{_critic}"] = MADDPGConfig("simple_spread", {"N": 6, **_Q_CONTINUOUS}, critic=_critic,
+                                                   total_steps=150_000)
+    CONFIGS[f"q-tag-{_critic}"] = MADDPGConfig("simple_tag", dict(_Q_CONTINUOUS), critic=_critic,
+                                               total_steps=150_000)
+"""Chapter 9 (the Q network): MADDPG on continuous actions with the concatenation Q critic or fig. 17.9's
+self-attention Q critic; within a scenario only ``critic`` differs."""
+
+TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train}
+"""The training loop of each algorithm, by the type of its config."""
+
 FINAL_EPISODES = 200
 
 INDEX_TITLES = {
     "value": "Trained value-network agents (MAPPO, concatenation vs self-attention critic)",
     "policy": "Trained policy-network agents (MAPPO: flat, centralized and entity-attention policies)",
+    "qnet": "Trained Q-network agents (MADDPG on continuous actions: concatenation vs self-attention Q critic)",
     "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor on simple_spread and collect_treasure, "
              "and fine-tuning across m)",
 }
 """The title of ``--index``'s README, by the name of the asset folder."""
 
 
-def named_config(name: str, seed: int = 0, steps: int | None = None) -> MAPPOConfig:
+def named_config(name: str, seed: int = 0, steps: int | None = None) -> Config:
     """The config called ``name`` with the given seed (and budget, if given: ``None`` means the config's
     own; 0, a negative number or less than one update raise ``ValueError``)."""
     if name not in CONFIGS:
@@ -142,7 +160,7 @@ def named_config(name: str, seed: int = 0, steps: int | None = None) -> MAPPOCon
     return replace(CONFIGS[name], seed=seed, total_steps=CONFIGS[name].total_steps if steps is None else steps)
 
 
-def evaluate_agent(agent: MAPPOAgent, config: MAPPOConfig, episodes: int) -> dict[str, Any]:
+def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any]:
     """Score on mpe2 over ``episodes`` fixed-seed episodes (seeds 0, 1, ...): the mean per-agent
     return and its sem, as :func:`attnmarl.envs.evaluate` computes them, plus each agent's mean return."""
     returns = episode_returns(agent_policy(agent, config), config.scenario, episodes, seed=0, **config.scenario_kwargs)
@@ -169,7 +187,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
     bar = tqdm(total=config.num_updates * config.batch_size, unit="step", unit_scale=True, desc=name,
                disable=not progress)
 
-    def on_update(stats: dict[str, float], agent: MAPPOAgent) -> None:
+    def on_update(stats: dict[str, float], agent: Agent) -> None:
         bar.update(config.batch_size)
         if not math.isnan(stats["train_return"]):
             since_last.append(stats["train_return"])
@@ -193,7 +211,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             final.update(score)
 
     final: dict[str, Any] = {}
-    agent = train(config, on_update)
+    agent = TRAINERS[type(config)](config, on_update)
     bar.close()
     cpu_seconds, wall_seconds = time.process_time() - cpu_start, time.perf_counter() - wall_start
     curve = _csv_bytes(rows)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .baselines import greedy_assignment_policy, random_policy, treasure_hunter_policy
+from .baselines import chase_policy, greedy_assignment_policy, random_policy, treasure_hunter_policy
 from .batched import BatchedEnv
 from .evaluate import cross_play, episode_returns, evaluate
 from .reference import (
@@ -61,6 +61,7 @@ __all__ = [
     "BatchedSpread",
     "BatchedTag",
     "EntityTokens",
+    "chase_policy",
     "Policy",
     "TokenLayout",
     "actions_to_dict",

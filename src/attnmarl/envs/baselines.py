@@ -7,7 +7,10 @@
 - :func:`treasure_hunter_policy` — collect_treasure only, a *decentralized* script on each agent's own
   observation: an empty collector heads for the nearest treasure, a loaded one for the nearest
   deposit of its treasure's type, a deposit for the nearest collector carrying its type (else the
-  collectors' centroid) — the targets of mpe2's shaping rewards, pursued greedily.
+  collectors' centroid) — the targets of mpe2's shaping rewards, pursued greedily;
+- :func:`chase_policy` — simple_tag, a *decentralized* script on each agent's own observation (discrete
+  or continuous actions): every predator steers for the nearest prey, every prey flees from the
+  nearest predator and turns back before the edge of the arena, where its boundary penalty starts.
 
 Steering accounts for momentum. With mpe2's integration (``p ← p + v·dt``, then
 ``v ← (1 − δ)v + (f/m)·dt``, δ = damping), an agent that applies force f now and nothing after
@@ -150,5 +153,57 @@ def treasure_hunter_policy(**scenario_kwargs: Any) -> Policy:
         error = offset - _coast(velocity, params.dt, params.damping)
         moves = _discrete_steer(error, params.sensitivity[index], params.mass[index], params.dt, params.damping)
         return {agent: int(move) for agent, move in zip(agents, moves)}
+
+    return policy
+
+
+CHASE_EDGE = 0.7
+"""Where a fleeing prey starts to turn back toward the centre (its boundary penalty starts at |x| = 0.9)."""
+
+
+def chase_policy(continuous_actions: bool = False, **scenario_kwargs: Any) -> Policy:
+    """Decentralized scripted baseline for simple_tag: predators chase, prey flee (any team sizes).
+
+    Each agent reads only its own observation ``[v, p, obstacles - p, others - p, good agents' v]``
+    (others in agent order: predators first). A predator steers for the nearest prey with the
+    momentum-aware rest-point rule (:func:`rest_point_error`), a prey away from the nearest predator,
+    plus a pull toward the centre that grows past ``|x| = CHASE_EDGE``. Both push with full force. They
+    ignore the obstacles.
+    """
+    kwargs = reference_kwargs("simple_tag", **{**scenario_kwargs, "continuous_actions": continuous_actions})
+    env = make_reference("simple_tag", **kwargs)
+    params = WorldParams.from_world(env.unwrapped.world)
+    names = list(env.possible_agents)
+    n_adv, n_obstacles = kwargs["num_adversaries"], kwargs["num_obstacles"]
+    others = 4 + 2 * n_obstacles
+
+    def heading(i: int, o: np.ndarray) -> np.ndarray:
+        """The direction agent i pushes in (before normalising)."""
+        rel = o[others:others + 2 * (len(names) - 1)].reshape(-1, 2)  # others in agent order, without i
+        predators = rel[:n_adv - (i < n_adv)]
+        prey = rel[n_adv - (i < n_adv):]
+        if i < n_adv:
+            target = prey[np.argmin(np.linalg.norm(prey, axis=1))]
+            return target - _coast(o[0:2], params.dt, params.damping)
+        nearest = predators[np.argmin(np.linalg.norm(predators, axis=1))]
+        away = -nearest / (np.linalg.norm(nearest) + 1e-8)
+        position = o[2:4]
+        back = -np.sign(position) * np.clip((np.abs(position) - CHASE_EDGE) / (0.9 - CHASE_EDGE), 0.0, None) * 2.0
+        return away + back
+
+    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        actions: dict[str, Any] = {}
+        for agent, o in obs.items():
+            i = names.index(agent)
+            direction = heading(i, np.asarray(o, dtype=np.float64))
+            push = direction / (np.abs(direction).max() + 1e-8)  # full force along the heading
+            if continuous_actions:
+                a = np.zeros(5, dtype=np.float32)
+                a[[2, 4]] = np.maximum(push, 0.0)
+                a[[1, 3]] = np.maximum(-push, 0.0)
+                actions[agent] = a
+            else:
+                actions[agent] = int(np.argmax(DISCRETE_DIRECTION @ push))
+        return actions
 
     return policy

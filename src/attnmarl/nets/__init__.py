@@ -4,13 +4,15 @@
 - :mod:`attnmarl.nets.central` — the two centralized shapes: concatenation (fig. 17.7) and
   self-attention (fig. 17.8), m observations in, m per-agent outputs out;
 - :mod:`attnmarl.nets.critics` — value networks v([o]; w^i) (chapter 7);
-- :mod:`attnmarl.nets.policies` — policies pi and mu: decentralized, centralized, entity-token (chapter 8).
+- :mod:`attnmarl.nets.policies` — policies pi and mu: decentralized, centralized, entity-token (chapter 8);
+- :mod:`attnmarl.nets.qnets` — action-value networks q([o], [a]; w^i): concatenation and self-attention (chapter 9).
 """
 from .central import AttentionBlock, AttentionNet, ConcatNet
 from .common import AgentHeads, AgentLinear, check_obs, type_features
 from .critics import AttentionCritic, ConcatCritic
 from .policies import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
+from .qnets import AttentionQ, ConcatQ
 
 __all__ = ["AgentLinear", "AgentHeads", "ConcatNet", "AttentionBlock", "AttentionNet", "ConcatCritic",
            "AttentionCritic", "Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention",
-           "check_obs", "type_features"]
+           "ConcatQ", "AttentionQ", "check_obs", "type_features"]

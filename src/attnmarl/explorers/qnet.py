@@ -1,0 +1,136 @@
+"""The Q-network chapter's shipped results and its explorer: what a trained self-attention Q critic
+(fig. 17.9) attends to over an mpe2 episode, and how q_hat^i answers when another agent's action changes.
+
+- :func:`qnet_runs`, :func:`qnet_curve`, :func:`qnet_checkpoint` read the MADDPG agents and learning
+  curves shipped in ``attnmarl/assets/qnet`` (made by ``python -m attnmarl.train``; listed in its
+  ``index.json``);
+- :func:`q_alpha` runs the Q critic on a recorded episode with the actions mu(o^i) the actors took;
+- :func:`force_response` sweeps one agent's force over a grid, the others' actions fixed, and
+  returns how q_hat^i changes;
+- :func:`q_episode_explorer` steps through an episode: the arena ringed by alpha^i, alpha^i per head,
+  and q_hat^i over agent j's force.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..algos.maddpg import MADDPGAgent, MADDPGConfig, force_to_action
+from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs
+from ..guards import check_index
+from ..nets import AttentionQ
+from ..viz import Frame, Heatmap, Text
+from ..widgets import Dropdown, Explorer, Slider
+from .mpe import Episode, arena_panel, check_step
+from .value import trained_episode
+
+__all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "q_alpha", "FORCE_GRID", "force_response", "q_episode_frame",
+           "q_episode_explorer"]
+
+FORCE_GRID = np.linspace(-1.0, 1.0, 5)
+"""The forces u_x, u_y the explorer tries for agent j (u in [-1, 1]^2; mpe2 scales it by the agent's sensitivity)."""
+
+
+def qnet_runs() -> list[dict[str, Any]]:
+    """Every shipped run of the Q-network chapter (:func:`attnmarl.checkpoints.shipped_runs`)."""
+    return shipped_runs("qnet")
+
+
+def qnet_curve(name: str, seed: int) -> dict[str, np.ndarray]:
+    """The learning curve of one shipped run (:func:`attnmarl.checkpoints.shipped_curve`)."""
+    return shipped_curve("qnet", name, seed)
+
+
+def qnet_checkpoint(name: str, seed: int = 0) -> Path:
+    """Path of a shipped checkpoint (:func:`attnmarl.checkpoints.shipped_checkpoint`)."""
+    return shipped_checkpoint("qnet", name, seed)
+
+
+def _attention_critic(agent: MADDPGAgent) -> AttentionQ:
+    if not isinstance(agent.critic, AttentionQ):
+        raise ValueError(f"alpha needs a self-attention Q critic; this agent has a {type(agent.critic).__name__}")
+    return agent.critic
+
+
+def q_alpha(agent: MADDPGAgent, episode: Episode) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Q critic on every step of an episode, with the actions a^i = mu(o^i) the actors took: q_hat
+    (T + 1, m), the first attention block's alpha (T + 1, l, m, m) and the actions (T + 1, m, 5)."""
+    critic = _attention_critic(agent)
+    with torch.no_grad():
+        o = torch.from_numpy(episode.obs)
+        a = agent.mu(o)
+        q_hat, alphas = critic.values_and_alpha(o, a)
+    return q_hat.numpy(), alphas[0].numpy(), a.numpy()
+
+
+def force_response(agent: MADDPGAgent, o: np.ndarray, a: np.ndarray, i: int, j: int,
+                   grid: np.ndarray = FORCE_GRID) -> np.ndarray:
+    """q_hat^i when agent j pushes with force (u_x, u_y) for every u_x, u_y in ``grid`` and every other agent
+    keeps its action in ``a`` (m, 5); o is (m, obs_dim). Returns (len(grid), len(grid)): row = u_y
+    from the top (largest first), column = u_x."""
+    m = a.shape[0]
+    i, j = check_index("i", i, m, "agent index"), check_index("j", j, m, "agent index")
+    ux, uy = np.meshgrid(grid, grid[::-1])
+    forces = torch.tensor(np.stack([ux.ravel(), uy.ravel()], -1), dtype=torch.float32)
+    actions = torch.from_numpy(a).float().expand(len(forces), -1, -1).clone()
+    actions[:, j] = force_to_action(forces)
+    with torch.no_grad():
+        q = agent.q_hat(torch.from_numpy(o).float().expand(len(forces), -1, -1), actions)[:, i]
+    return q.numpy().reshape(ux.shape)
+
+
+def _force_of(a: np.ndarray) -> tuple[float, float]:
+    """The force (u_x, u_y) = (a_2 - a_1, a_4 - a_3) of one mpe2 continuous action."""
+    return float(a[2] - a[1]), float(a[4] - a[3])
+
+
+def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alpha: np.ndarray, actions: np.ndarray,
+                    t: int = 0, i: int = 0, j: int = 1) -> Frame:
+    """Step ``t`` of an episode seen by agent ``i``'s Q critic: the arena ringed by alpha^i (mean of the
+    heads), alpha^i per head, and q_hat^i over a grid of agent ``j``'s force (the others' actions as taken)."""
+    t = check_step(episode, t)
+    m = len(episode.agents)
+    i, j = check_index("i", i, m, "agent index"), check_index("j", j, m, "agent index")
+    arena = arena_panel(episode, t, focus=i)
+    names = list(arena.labels[:m])
+    weights = alpha[t].mean(0)[i]
+    arena = replace(arena, emphasis=list(weights) + [0.0] * (len(arena.labels) - m),
+                    title=f"t = {t}: rings = α of q̂ of {names[i]}")
+    rows = [f"head {h + 1}" for h in range(alpha.shape[1])] + ["mean"]
+    per_head = Heatmap(np.vstack([alpha[t][:, i], weights]), rows, names, title=f"α of q̂ of {names[i]}",
+                       xlabel="key: agent j", ylabel="head")
+    response = force_response(agent, episode.obs[t], actions[t], i, j)
+    labels = [f"{u:+.1f}" for u in FORCE_GRID]
+    taken = _force_of(actions[t, j])
+    sweep = Heatmap(response - q_hat[t, i], labels[::-1], labels,
+                    title=f"q̂ of {names[i]} − as taken, {names[j]}'s force varied",
+                    xlabel=f"{names[j]}'s force u_x", ylabel="u_y")
+    spread = float(response.max() - response.min())
+    values = Text("\n".join(f"{'*' if k == i else ' '} q̂ of {n}: {v:7.2f}" for k, (n, v) in
+                            enumerate(zip(names, q_hat[t]))), title="q̂ with the actions taken")
+    return Frame([arena, per_head, sweep, values],
+                 caption=f"step {t}: {names[j]} pushed with u = ({taken[0]:+.2f}, {taken[1]:+.2f}); over the grid of "
+                         f"its forces q̂ of {names[i]} spans {spread:.2f}; α of {names[i]} on {names[j]}: "
+                         f"{weights[j]:.2f} (uniform {1 / m:.2f})")
+
+
+def q_episode_explorer(agent: MADDPGAgent, config: MADDPGConfig, seed: int = 0) -> Explorer:
+    """Step through one mpe2 episode of a trained MADDPG agent; choose agent i (whose q_hat) and agent j
+    (whose force is varied)."""
+    _attention_critic(agent)
+    episode = trained_episode(agent, config, seed)
+    q_hat, alpha, actions = q_alpha(agent, episode)
+    agents = list(episode.agents)
+
+    def frame(t: int = 0, i: str = agents[0], j: str = agents[1 % len(agents)]) -> Frame:
+        return q_episode_frame(agent, episode, q_hat, alpha, actions, t, agents.index(i), agents.index(j))
+
+    return Explorer(frame, [
+        Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
+        Dropdown("i", agents, label="agent i (whose q̂)"),
+        Dropdown("j", agents, default=agents[1 % len(agents)], label="agent j (force varied)"),
+    ], title=f"The self-attention Q critic over one mpe2 episode ({config.scenario}, seed {seed})")

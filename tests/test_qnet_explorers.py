@@ -1,0 +1,73 @@
+"""The Q-network chapter's explorer (attnmarl.explorers.qnet) and the simple_tag chase baseline."""
+import numpy as np
+import pytest
+import torch
+
+from attnmarl.algos.maddpg import MADDPGConfig, force_to_action, make_agent
+from attnmarl.envs import chase_policy, episode_returns, mixed_teams, random_policy
+from attnmarl.explorers.qnet import FORCE_GRID, force_response, q_alpha, q_episode_explorer
+from attnmarl.explorers.value import trained_episode
+
+CONFIG = MADDPGConfig(num_envs=8, total_steps=64, learning_starts=0)
+
+
+@pytest.fixture(scope="module")
+def agent():
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    return make_agent(CONFIG)
+
+
+def test_q_alpha_runs_the_critic_on_the_actions_the_actors_took(agent):
+    episode = trained_episode(agent, CONFIG, seed=2)
+    q_hat, alpha, actions = q_alpha(agent, episode)
+    T = episode.steps + 1
+    assert q_hat.shape == (T, 3) and alpha.shape == (T, 2, 3, 3) and actions.shape == (T, 3, 5)
+    np.testing.assert_allclose(alpha.sum(-1), 1.0, atol=1e-5)
+    with torch.no_grad():
+        o = torch.from_numpy(episode.obs)
+        np.testing.assert_allclose(actions, agent.mu(o).numpy())
+        np.testing.assert_allclose(q_hat, agent.q_hat(o, agent.mu(o)).numpy(), atol=1e-6)
+
+
+def test_force_response_varies_only_agent_js_action(agent):
+    episode = trained_episode(agent, CONFIG, seed=2)
+    _, _, actions = q_alpha(agent, episode)
+    o, a = episode.obs[4], actions[4]
+    response = force_response(agent, o, a, i=0, j=2)
+    assert response.shape == (len(FORCE_GRID), len(FORCE_GRID))
+    row, column = 0, len(FORCE_GRID) - 1  # top right: u_y = +1, u_x = +1
+    changed = torch.from_numpy(a).clone()
+    changed[2] = force_to_action(torch.tensor([1.0, 1.0]))
+    with torch.no_grad():
+        expected = agent.q_hat(torch.from_numpy(o)[None], changed[None])[0, 0]
+    assert response[row, column] == pytest.approx(float(expected), abs=1e-6)
+    assert np.ptp(response) > 0
+    with pytest.raises(ValueError, match="j must be an agent index"):
+        force_response(agent, o, a, i=0, j=3)
+
+
+def test_the_explorer_has_a_live_and_a_static_face(agent):
+    explorer = q_episode_explorer(agent, CONFIG, seed=1)
+    first = explorer.update(t=3, i="agent_0", j="agent_1")
+    assert explorer.update(j="agent_2") != first and explorer.update(t=4) != first
+    assert np.prod([len(c.static) for c in explorer.controls]) == 26 * 3 * 3  # every step, every i and j
+    html = explorer.static_html()
+    assert "attnmarlExplorer" in html and len(html) < 300_000
+    from attnmarl.algos.maddpg import MADDPGConfig as Config
+
+    concat = Config(num_envs=8, total_steps=64, critic="concat")
+    with pytest.raises(ValueError, match="self-attention Q critic"):
+        q_episode_explorer(make_agent(concat), concat)
+
+
+def test_the_chase_baseline_chases_and_flees():
+    kwargs = {"continuous_actions": True}
+    chase, random = chase_policy(True), random_policy("simple_tag", seed=3, **kwargs)
+    predators = episode_returns(mixed_teams(chase, random), "simple_tag", 20, seed=500, **kwargs).mean(0)
+    idle = episode_returns(random, "simple_tag", 20, seed=500, **kwargs).mean(0)
+    escaping = episode_returns(mixed_teams(random, chase), "simple_tag", 20, seed=500, **kwargs).mean(0)
+    assert predators[0] > idle[0] + 20  # chasing predators catch the random prey far more often
+    assert escaping[3] > idle[3] + 3  # a fleeing prey is caught less and stays inside the arena
+    discrete = chase_policy(False)(dict(zip(["adversary_0"], [np.zeros(16, dtype=np.float32)])))
+    assert isinstance(discrete["adversary_0"], int)
