@@ -49,8 +49,8 @@ def test_force_response_varies_only_agent_js_action(agent):
 
 def test_the_explorer_has_a_live_and_a_static_face(agent):
     explorer = q_episode_explorer(agent, CONFIG, seed=1)
-    first = explorer.update(t=3, i="agent_0", j="agent_1")
-    assert explorer.update(j="agent_2") != first and explorer.update(t=4) != first
+    first = explorer.update(t=3, i="a1 (agent_0)", j="a2 (agent_1)")
+    assert explorer.update(j="a3 (agent_2)") != first and explorer.update(t=4) != first
     assert np.prod([len(c.static) for c in explorer.controls]) == 26 * 3 * 3  # every step, every i and j
     html = explorer.static_html()
     assert "attnmarlExplorer" in html and len(html) < 300_000

@@ -25,7 +25,7 @@ from ..guards import check_index
 from ..nets import AttentionQ
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
-from .mpe import Episode, arena_panel, check_step
+from .mpe import Episode, arena_panel, check_step, choice_label
 from .value import trained_episode
 
 __all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "q_alpha", "FORCE_GRID", "force_response", "q_episode_frame",
@@ -124,7 +124,7 @@ def q_episode_explorer(agent: MADDPGAgent, config: MADDPGConfig, seed: int = 0) 
     _attention_critic(agent)
     episode = trained_episode(agent, config, seed)
     q_hat, alpha, actions = q_alpha(agent, episode)
-    agents = list(episode.agents)
+    agents = [choice_label(a) for a in episode.agents]
 
     def frame(t: int = 0, i: str = agents[0], j: str = agents[1 % len(agents)]) -> Frame:
         return q_episode_frame(agent, episode, q_hat, alpha, actions, t, agents.index(i), agents.index(j))
