@@ -22,7 +22,7 @@ import math
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -31,7 +31,8 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["check_int", "check_sizes", "cli_int", "check_seed", "check_index", "check_real", "check_finite",
+__all__ = ["check_int", "check_sizes", "cli_int", "check_seed", "check_index", "check_real", "check_choice",
+           "check_config_fields", "check_finite",
            "check_like", "load_trusted", "check_finite_weights", "check_writable_folder", "write_atomically"]
 
 
@@ -99,6 +100,22 @@ def check_real(name: str, value: Any, low: float = -math.inf, high: float = math
         interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
         raise ValueError(f"{name} must be a finite number in {interval}; got {value!r}")
     return number
+
+
+def check_choice(name: str, value: Any, options: Iterable[str]) -> None:
+    """``value`` must be one of ``options`` (a config's design names); else ``ValueError`` listing them."""
+    options = sorted(options)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}; got {value!r}")
+
+
+def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]]) -> None:
+    """The table-driven checks of a training config: the fields named in ``sizes`` are positive integers,
+    ``config.seed`` is a seed, and each (field, low, high, low end open) of ``ranges`` is a finite real there."""
+    check_sizes(**{name: getattr(config, name) for name in sizes})
+    check_seed(config.seed)
+    for name, low, high, low_open in ranges:
+        check_real(name, getattr(config, name), low, high, low_open=low_open)
 
 
 def check_finite(name: str, x: Tensor) -> None:

@@ -42,7 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
-from ..guards import check_finite, check_int, check_real, check_seed, check_sizes
+from ..guards import check_choice, check_config_fields, check_finite, check_int, check_real, check_sizes
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .mappo import EnvSpec, env_spec
 
@@ -109,19 +109,14 @@ class MADDPGConfig:
 
     def __post_init__(self) -> None:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
-        if self.critic not in Q_CRITICS:
-            raise ValueError(f"critic must be one of {sorted(Q_CRITICS)}; got {self.critic!r}")
-        if self.actor not in MADDPG_ACTORS:
-            raise ValueError(f"actor must be one of {sorted(MADDPG_ACTORS)}; got {self.actor!r}")
+        check_choice("critic", self.critic, Q_CRITICS)
+        check_choice("actor", self.actor, MADDPG_ACTORS)
         if not isinstance(self.scenario_kwargs, dict) or self.scenario_kwargs.get("continuous_actions") is not True:
             raise ValueError("MADDPG needs continuous actions (a deterministic policy has no gradient through a "
                              f"discrete choice): scenario_kwargs must have continuous_actions=True; got "
                              f"{self.scenario_kwargs!r}")
-        check_sizes(**{name: getattr(self, name) for name in _SIZES})
+        check_config_fields(self, _SIZES, _RANGES)
         check_int("learning_starts", self.learning_starts, minimum=0)
-        check_seed(self.seed)
-        for name, low, high, low_open in _RANGES:
-            check_real(name, getattr(self, name), low, high, low_open=low_open)
         if self.total_steps < self.batch_size:
             raise ValueError(f"total_steps = {self.total_steps} is less than one iteration, num_envs * rollout_steps "
                              f"= {self.batch_size} env steps")

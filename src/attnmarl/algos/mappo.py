@@ -50,7 +50,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched, scenario_name
-from ..guards import check_finite, check_real, check_seed, check_sizes
+from ..guards import check_choice, check_config_fields, check_finite, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
@@ -128,14 +128,9 @@ class MAPPOConfig:
 
     def __post_init__(self) -> None:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
-        if self.critic not in CRITICS:
-            raise ValueError(f"critic must be one of {sorted(CRITICS)}; got {self.critic!r}")
-        if self.actor not in ACTORS:
-            raise ValueError(f"actor must be one of {sorted(ACTORS)}; got {self.actor!r}")
-        check_sizes(**{name: getattr(self, name) for name in _SIZES})
-        check_seed(self.seed)
-        for name, low, high, low_open in _RANGES:
-            check_real(name, getattr(self, name), low, high, low_open=low_open)
+        check_choice("critic", self.critic, CRITICS)
+        check_choice("actor", self.actor, ACTORS)
+        check_config_fields(self, _SIZES, _RANGES)
         if self.total_steps < self.batch_size:
             raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
                              f"= {self.batch_size} env steps; a run needs at least one update")
