@@ -57,7 +57,7 @@ from .envs import episode_returns
 from .guards import check_int, check_writable_folder, cli_int, write_atomically
 from .transfer import team_kwargs
 
-__all__ = ["CONFIGS", "named_config", "evaluate_agent", "run", "write_index", "main"]
+__all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "evaluate_agent", "run", "write_index", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -117,8 +117,9 @@ for _m in (4, 12):
 concatenation critic, to set beside ``scale-treasure{m}-flat`` (the same actor and budget with the
 self-attention critic); only the critic differs."""
 
-_CURRICULUM = ((3, None), (6, 3), (12, 6))
-for _m, _previous in _CURRICULUM:
+CURRICULUM_MS = (3, 6, 12)
+"""The team sizes of the curriculum's stages, in order."""
+for _m, _previous in zip(CURRICULUM_MS, (None, *CURRICULUM_MS[:-1])):
     CONFIGS[f"curriculum-spread{_m}-entity"] = replace(
         CONFIGS["scale-spread12-entity"], scenario_kwargs={"N": _m}, total_steps=_SCALE_AGENT_STEPS // 3 // _m,
         init_actor="" if _previous is None else f"scale/curriculum-spread{_previous}-entity-seed{{seed}}.pt")

@@ -30,6 +30,7 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
 from ..guards import check_int
 from ..nets import EntityActor
+from ..train import CURRICULUM_MS
 from .policy import policy_alpha
 from .self_attention import alpha_entropy
 from .value import trained_episode
@@ -70,7 +71,7 @@ CRITIC_CONFIGS = {
 chapter 7's concatenation critic or with the self-attention critic (the latter is the scaling experiment's
 flat point), the same budget and PPO settings."""
 
-CURRICULUM = {3: "curriculum-spread3-entity", 6: "curriculum-spread6-entity", 12: "curriculum-spread12-entity"}
+CURRICULUM = {m: f"curriculum-spread{m}-entity" for m in CURRICULUM_MS}
 """The stages of the curriculum over m, in order (m: config): each starts from the previous stage's actor."""
 
 
