@@ -1,12 +1,17 @@
-"""The Q-network chapter's explorer (attnmarl.explorers.qnet) and the simple_tag chase baseline."""
+"""The Q-network chapter's explorer (attnmarl.explorers.qnet), the simple_tag chase baseline and the table of
+trained teams against fixed opponents (attnmarl.versus)."""
+import json
+
 import numpy as np
 import pytest
 import torch
 
 from attnmarl.algos.maddpg import MADDPGConfig, force_to_action, make_agent
-from attnmarl.envs import chase_policy, episode_returns, mixed_teams, random_policy
-from attnmarl.explorers.qnet import FORCE_GRID, force_response, q_alpha, q_episode_explorer
+from attnmarl import load_policy
+from attnmarl.envs import chase_policy, cross_play, episode_returns, mixed_teams, random_policy
+from attnmarl.explorers.qnet import FORCE_GRID, force_response, q_alpha, q_episode_explorer, qnet_checkpoint
 from attnmarl.explorers.value import trained_episode
+from attnmarl.versus import main, reference_teams, versus_scores
 
 CONFIG = MADDPGConfig(num_envs=8, total_steps=64, learning_starts=0)
 
@@ -71,3 +76,41 @@ def test_the_chase_baseline_chases_and_flees():
     assert escaping[3] > idle[3] + 3  # a fleeing prey is caught less and stays inside the arena
     discrete = chase_policy(False)(dict(zip(["adversary_0"], [np.zeros(16, dtype=np.float32)])))
     assert isinstance(discrete["adversary_0"], int)
+
+
+TAG = {"continuous_actions": True}
+
+
+def test_versus_scores_are_cross_play_read_by_role(one_thread):
+    teams = {"trained": load_policy(qnet_checkpoint("q-tag-attention")), "script": chase_policy(True)}
+    scores = versus_scores(teams["trained"], {"script": teams["script"]}, 4, **TAG)
+    returns = cross_play(teams, "simple_tag", 4, **TAG)
+    assert scores["predators"]["script"][0] == pytest.approx(returns["trained", "script"][:, :3].mean(), abs=1e-4)
+    assert scores["prey"]["script"][0] == pytest.approx(returns["script", "trained"][:, 3].mean(), abs=1e-4)
+    hunting = returns["trained", "script"][:, :3].mean(1)
+    assert scores["predators"]["script"][1] == pytest.approx(hunting.std(ddof=1) / 2, abs=1e-4)
+
+
+def test_the_shipped_tag_team_beats_a_random_team_in_both_roles_against_the_script(one_thread):
+    trained = versus_scores(load_policy(qnet_checkpoint("q-tag-attention")), reference_teams(**TAG), 30, **TAG)
+    random = versus_scores(reference_teams(**TAG)["random"], reference_teams(**TAG), 30, **TAG)
+    assert trained["predators"]["chase script"][0] > random["predators"]["chase script"][0] + 5.0
+    assert trained["prey"]["chase script"][0] > random["prey"]["chase script"][0] + 5.0
+
+
+def test_the_versus_cli_writes_every_role_and_refuses_runs_of_another_scenario(tmp_path, one_thread):
+    run = str(qnet_checkpoint("q-tag-attention")).removesuffix("-seed0.pt")
+    out = tmp_path / "versus.json"
+    main(["--run", run, "--episodes", "2", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["command"].startswith("python -m attnmarl.versus --run ") and result["episodes"] == 2
+    assert set(result["references"]) == {"chase script", "random"}
+    (entry,) = result["runs"]
+    assert (entry["run"], entry["seed"]) == ("q-tag-attention", 0)
+    expected = versus_scores(load_policy(qnet_checkpoint("q-tag-attention")), reference_teams(**TAG), 2, **TAG)
+    assert {role: entry[role] for role in expected} == expected
+    spread = str(qnet_checkpoint("q-spread3-attention")).removesuffix("-seed0.pt")
+    for bad in (["--run", spread], ["--run", run, "--seeds", "7"]):
+        with pytest.raises(SystemExit):
+            main([*bad, "--episodes", "2", "--out", str(tmp_path / "bad.json")])
+    assert not (tmp_path / "bad.json").exists()

@@ -3,7 +3,8 @@
 
 - :func:`qnet_runs`, :func:`qnet_curve`, :func:`qnet_checkpoint` read the MADDPG agents and learning
   curves shipped in ``attnmarl/assets/qnet`` (made by ``python -m attnmarl.train``; listed in its
-  ``index.json``);
+  ``index.json``), and :func:`tag_versus` the simple_tag teams of every seed against fixed opponents
+  (made by ``python -m attnmarl.versus``);
 - :func:`q_alpha` runs the Q critic on a recorded episode with the actions mu(o^i) the actors took;
 - :func:`force_response` sweeps one agent's force over a grid, the others' actions fixed, and
   returns how q_hat^i changes;
@@ -12,6 +13,7 @@
 """
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ import numpy as np
 import torch
 
 from ..algos.maddpg import MADDPGAgent, MADDPGConfig, force_to_action
-from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs
+from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
 from ..guards import check_index
 from ..nets import AttentionQ
 from ..viz import Frame, Heatmap, Text
@@ -28,7 +30,7 @@ from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label
 from .value import trained_episode
 
-__all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "q_alpha", "FORCE_GRID", "force_response", "q_episode_frame",
+__all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "tag_versus", "q_alpha", "FORCE_GRID", "force_response", "q_episode_frame",
            "q_episode_explorer"]
 
 FORCE_GRID = np.linspace(-1.0, 1.0, 5)
@@ -48,6 +50,14 @@ def qnet_curve(name: str, seed: int) -> dict[str, np.ndarray]:
 def qnet_checkpoint(name: str, seed: int = 0) -> Path:
     """Path of a shipped checkpoint (:func:`attnmarl.checkpoints.shipped_checkpoint`)."""
     return shipped_checkpoint("qnet", name, seed)
+
+
+def tag_versus() -> dict[str, Any]:
+    """The simple_tag teams of every seed, each role against the chase script and a random team
+    (``tag-versus.json``, written by :mod:`attnmarl.versus`): ``references`` (the script and the random
+    team) and ``runs`` (``run``, ``seed``), each ``{role: {opponent: [mean, sem]}}``; also ``episodes``,
+    ``command`` and ``cpu_seconds``."""
+    return json.loads((ASSETS / "qnet" / "tag-versus.json").read_text())
 
 
 def _attention_critic(agent: MADDPGAgent) -> AttentionQ:
