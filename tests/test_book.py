@@ -146,6 +146,18 @@ def test_notebook_is_stored_without_outputs(chapter):
             assert not cell.outputs and cell.execution_count is None
 
 
+CODE_COLUMN = 96  # characters of code that fit a chapter's code column (_static/custom.css) at 1280 px
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_code_lines_fit_the_page_column(chapter):
+    """A longer code line makes its code block scroll sideways in the built book."""
+    notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
+    too_long = [(cell.id, len(line)) for cell in notebook.cells if cell.cell_type == "code"
+                for line in cell.source.split("\n") if len(line) > CODE_COLUMN]
+    assert not too_long, f"code lines over {CODE_COLUMN} characters in {chapter} (cell id, length): {too_long}"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_setup_cell_installs_from_the_configured_repository(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
