@@ -149,12 +149,20 @@ def test_notebook_is_stored_without_outputs(chapter):
 CODE_COLUMN = 96  # characters of code that fit a chapter's code column (_static/custom.css) at 1280 px
 
 
+def code_lines(cell) -> list[str]:
+    """The lines of code a cell shows: a code cell's source, or the fenced code blocks of a markdown cell."""
+    lines = cell.source.split("\n")
+    if cell.cell_type == "code":
+        return lines
+    fences = [k for k, line in enumerate(lines) if line.lstrip().startswith("```")]
+    return [line for start, end in zip(fences[::2], fences[1::2]) for line in lines[start + 1:end]]
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_code_lines_fit_the_page_column(chapter):
     """A longer code line makes its code block scroll sideways in the built book."""
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
-    too_long = [(cell.id, len(line)) for cell in notebook.cells if cell.cell_type == "code"
-                for line in cell.source.split("\n") if len(line) > CODE_COLUMN]
+    too_long = [(cell.id, len(line)) for cell in notebook.cells for line in code_lines(cell) if len(line) > CODE_COLUMN]
     assert not too_long, f"code lines over {CODE_COLUMN} characters in {chapter} (cell id, length): {too_long}"
 
 
@@ -254,6 +262,24 @@ def test_inline_math_sits_on_the_line_in_mathjaxs_own_fonts(quick_book, browser_
     offsets = measured["offsets"]
     assert len(offsets) >= 5, "too few one-letter inline formulas found to measure"
     assert max(abs(o) for o in offsets) < 2.5 and max(offsets) - min(offsets) < 0.5, sorted(set(offsets))
+
+
+WIDE_CODE = """
+() => [...document.querySelectorAll('div.cell_input pre, article div.highlight-bash pre')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent.split('\\n').reduce((a, l) => (l.length > a.length ? l : a), ''))
+"""
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window(quick_book, browser_page, chapter):
+    """The CSS (_static/custom.css) and the line limit CODE_COLUMN together: every code block of a chapter
+    fits its column in a 1280 px window (Playwright's default), so no code hides behind a scroll bar."""
+    page = browser_page
+    assert page.viewport_size["width"] == 1280
+    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    assert not page.evaluate(WIDE_CODE), "the longest line of each code block that scrolls sideways"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

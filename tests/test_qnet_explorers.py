@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnmarl.algos.maddpg import MADDPGConfig, force_to_action, make_agent
 from attnmarl import load_policy
+from attnmarl.algos.maddpg import MADDPGConfig, force_to_action, make_agent
 from attnmarl.envs import chase_policy, cross_play, episode_returns, mixed_teams, random_policy
 from attnmarl.explorers.qnet import FORCE_GRID, force_response, q_alpha, q_episode_explorer, qnet_checkpoint
 from attnmarl.explorers.value import trained_episode

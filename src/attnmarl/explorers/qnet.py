@@ -30,8 +30,8 @@ from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label
 from .value import trained_episode
 
-__all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "tag_versus", "q_alpha", "FORCE_GRID", "force_response", "q_episode_frame",
-           "q_episode_explorer"]
+__all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "tag_versus", "q_alpha", "FORCE_GRID", "force_response",
+           "q_episode_frame", "q_episode_explorer"]
 
 FORCE_GRID = np.linspace(-1.0, 1.0, 5)
 """The forces u_x, u_y the explorer tries for agent j (u in [-1, 1]^2; mpe2 scales it by the agent's sensitivity)."""
