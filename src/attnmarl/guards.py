@@ -13,11 +13,12 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
 Files survive interruption: :func:`check_writable_folder` fails before work whose results could not be
 saved, and :func:`write_atomically` writes each file to a temporary file in the same folder and renames
 it over the old one only once it is complete, so a killed process leaves either the old file or the
-new one, never half of one.
+new one, never half of one; :func:`write_json_atomically` does so for one JSON file.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import pickle
@@ -33,7 +34,8 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
 
 __all__ = ["check_int", "check_sizes", "cli_int", "check_seed", "check_index", "check_real", "check_choice",
            "check_config_fields", "check_finite",
-           "check_like", "load_trusted", "check_finite_weights", "check_writable_folder", "write_atomically"]
+           "check_like", "load_trusted", "check_finite_weights", "check_writable_folder", "write_atomically",
+           "write_json_atomically"]
 
 
 def _is_int(value: Any) -> bool:
@@ -225,6 +227,12 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
         for temporary, _ in staged:
             if os.path.exists(temporary):
                 os.remove(temporary)
+
+
+def write_json_atomically(path: str | Path, data: Any) -> None:
+    """``data`` as JSON (indented by one space, with a final newline), written by :func:`write_atomically`."""
+    text = (json.dumps(data, indent=1) + "\n").encode()
+    write_atomically({path: lambda handle: handle.write(text)})
 
 
 def _umask() -> int:

@@ -53,7 +53,14 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
-from attnmarl.guards import check_finite_weights, check_writable_folder, cli_int, load_trusted, write_atomically
+from attnmarl.guards import (
+    check_finite_weights,
+    check_writable_folder,
+    cli_int,
+    load_trusted,
+    write_atomically,
+    write_json_atomically,
+)
 
 __all__ = [
     "FORMATS", "RANGE_FORMATS", "render_date", "split_dates", "sample_example", "sample_examples", "make_examples",
@@ -627,8 +634,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.out is not None:
             save_checkpoint(model, args.out / f"{name}.pt")
     if args.out is not None:
-        text = json.dumps(log, indent=1).encode()
-        write_atomically({args.out / "training_log.json": lambda handle: handle.write(text)})
+        write_json_atomically(args.out / "training_log.json", log)
     print(accuracy_table({name: log[name]["accuracy"] for name in ARCHITECTURES}))
 
 

@@ -14,7 +14,6 @@ only the baselines are scored. The JSON written records the command, the CPU tim
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -26,7 +25,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy
 from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
-from .guards import check_int, check_writable_folder, cli_int, write_atomically
+from .guards import check_int, check_writable_folder, cli_int, write_json_atomically
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
            "parse_ms", "main"]
@@ -146,8 +145,7 @@ def main(argv: list[str] | None = None) -> None:
                       for m, b in baselines.items()},
         "runs": runs,
     }
-    text = (json.dumps(result, indent=1) + "\n").encode()
-    write_atomically({args.out: lambda handle: handle.write(text)})
+    write_json_atomically(args.out, result)
     print(f"wrote {args.out} ({result['cpu_seconds']:.0f} CPU s)")
 
 

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import load_checkpoint, load_policy
 from .envs import Policy, chase_policy, episode_returns, make_reference, mixed_teams, random_policy, scenario_name
-from .guards import check_writable_folder, cli_int, write_atomically
+from .guards import check_writable_folder, cli_int, write_json_atomically
 
 __all__ = ["ROLES", "reference_teams", "versus_scores", "main"]
 
@@ -98,8 +98,7 @@ def main(argv: list[str] | None = None) -> None:
         "references": references,
         "runs": runs,
     }
-    text = (json.dumps(result, indent=1) + "\n").encode()
-    write_atomically({args.out: lambda handle: handle.write(text)})
+    write_json_atomically(args.out, result)
     print(f"wrote {args.out} ({result['cpu_seconds']:.0f} CPU s)")
 
 
