@@ -628,17 +628,18 @@ elif moment.startswith("rename"):  # right after the k-th of the three renames (
         if len(renames) == k:
             die()
     guards.os.replace = replace_then_die
-main(["--config", "spread3-concat", "--steps", "3200", "--evals", "0", "--final-episodes", "1", "--out", sys.argv[2]])
+main(["--config", "spread3-concat", "--steps", "3200", "--evals", "0", "--final-episodes", sys.argv[3],
+      "--out", sys.argv[2]])
 """
 
 
-def make_run(folder, moment: str) -> int:
+def make_run(folder, moment: str, final_episodes: int = 1) -> int:
     """Run the training command line in a fresh process, killed with SIGKILL at ``moment`` ("0": never)."""
     import attnmarl
 
     env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
-    process = subprocess.run([sys.executable, "-c", KILL_DRIVER, moment, str(folder)], env=env,
-                             capture_output=True, text=True, timeout=300)
+    process = subprocess.run([sys.executable, "-c", KILL_DRIVER, moment, str(folder), str(final_episodes)],
+                             env=env, capture_output=True, text=True, timeout=300)
     assert process.returncode in (0, -signal.SIGKILL), process.stderr
     return process.returncode
 
@@ -661,10 +662,13 @@ def listed_runs(folder) -> list[str]:
 
 @pytest.fixture(scope="module")
 def complete_runs(tmp_path_factory) -> tuple[Path, Path]:
-    """Two folders, each with one complete run of the same name and seed (different run ids)."""
+    """Two folders, each with one complete run of the same name and seed (different run ids). The second
+    is scored on two final episodes, not one, so that its curve differs from the first's for sure (the
+    curves' timing columns alone may coincide, and then a mixture could not be told apart)."""
     folders = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
-    for folder in folders:
-        assert make_run(folder, "0") == 0
+    for folder, final_episodes in zip(folders, (1, 2)):
+        assert make_run(folder, "0", final_episodes) == 0
+    assert (folders[0] / f"{RUN}.csv").read_bytes() != (folders[1] / f"{RUN}.csv").read_bytes()
     return folders
 
 
