@@ -258,20 +258,18 @@ def test_q_critics_refuse_actions_of_the_wrong_shape_or_values():
 
 
 def test_every_q_network_config_ships_three_seeds_and_its_pair_differs_only_in_the_critic():
+    from attnmarl.checkpoints import shipped_table
     from attnmarl.explorers.qnet import qnet_curve, qnet_runs, tag_versus
     from attnmarl.train import CONFIGS
 
     runs = qnet_runs()
-    names = sorted({r["name"] for r in runs})
-    assert names == sorted(name for name in CONFIGS if name.startswith("q-"))
+    names = sorted(name for name in CONFIGS if name.startswith("q-"))
+    assert sorted((r["name"], r["seed"]) for r in runs) == [(name, seed) for name in names for seed in (0, 1, 2)]
+    for r in runs:
+        curve = qnet_curve(r["name"], r["seed"])
+        assert r["config"]["total_steps"] == CONFIGS[r["name"]].total_steps
+        assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == 200
     for name in names:
-        seeds = sorted(r["seed"] for r in runs if r["name"] == name)
-        assert seeds == [0, 1, 2], name
-        for r in runs:
-            if r["name"] == name:
-                curve = qnet_curve(name, r["seed"])
-                assert r["config"]["total_steps"] == CONFIGS[name].total_steps
-                assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == 200
         if name.endswith("-attention"):
             partner = {**vars(CONFIGS[name]), "critic": "concat"}
             assert partner == vars(CONFIGS[name.replace("-attention", "-concat")])
@@ -279,3 +277,5 @@ def test_every_q_network_config_ships_three_seeds_and_its_pair_differs_only_in_t
     assert sorted((r["run"], r["seed"]) for r in versus["runs"]) == sorted(
         (r["name"], r["seed"]) for r in runs if r["scenario"] == "simple_tag")
     assert versus["episodes"] == 200 and set(versus["references"]) == {"chase script", "random"}
+    with pytest.raises(ValueError, match=r"no shipped table 'nope.json' in 'qnet'; shipped tables: \['tag-versus"):
+        shipped_table("qnet", "nope.json")

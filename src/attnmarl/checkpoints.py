@@ -37,7 +37,7 @@ from .guards import check_finite_weights, load_trusted, write_atomically
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE",
            "MADDPG_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
            "load_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy", "load_policy",
-           "shipped_runs", "shipped_curve", "shipped_checkpoint"]
+           "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
 
 FORMAT = "attnmarl.mappo/1"
 MADDPG_FORMAT = "attnmarl.maddpg/1"
@@ -269,3 +269,14 @@ def shipped_checkpoint(folder: str, name: str, seed: int = 0) -> Path:
         shipped = [r["checkpoint"] for r in shipped_runs(folder) if r["checkpoint"]]
         raise ValueError(f"no shipped checkpoint {path.name} in {folder!r}; shipped: {shipped}")
     return path
+
+
+def shipped_table(folder: str, filename: str) -> dict[str, Any]:
+    """A JSON table shipped beside a folder's runs (for example ``scale/zero-shot.json``, written by
+    ``python -m attnmarl.transfer``, or ``qnet/tag-versus.json``, by ``python -m attnmarl.versus``)."""
+    path = _asset_folder(folder) / filename
+    if not path.exists():
+        tables = sorted(p.name for p in path.parent.glob("*.json")  # not the index, not a run's summary
+                        if p.name != "index.json" and not p.with_suffix(".csv").exists())
+        raise ValueError(f"no shipped table {filename!r} in {folder!r}; shipped tables: {tables}")
+    return json.loads(path.read_text())

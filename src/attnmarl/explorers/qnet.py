@@ -13,7 +13,6 @@
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import numpy as np
 import torch
 
 from ..algos.maddpg import MADDPGAgent, MADDPGConfig, force_to_action
-from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
+from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
 from ..guards import check_index
 from ..nets import AttentionQ
 from ..viz import Frame, Heatmap, Text
@@ -57,7 +56,7 @@ def tag_versus() -> dict[str, Any]:
     (``tag-versus.json``, written by :mod:`attnmarl.versus`): ``references`` (the script and the random
     team) and ``runs`` (``run``, ``seed``), each ``{role: {opponent: [mean, sem]}}``; also ``episodes``,
     ``command`` and ``cpu_seconds``."""
-    return json.loads((ASSETS / "qnet" / "tag-versus.json").read_text())
+    return shipped_table("qnet", "tag-versus.json")
 
 
 def _attention_critic(agent: MADDPGAgent) -> AttentionQ:

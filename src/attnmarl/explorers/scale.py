@@ -17,7 +17,6 @@ and one entity network run at every m.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ import torch
 from torch import Tensor
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
-from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
+from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
 from ..guards import check_int
 from ..nets import EntityActor
 from ..train import CURRICULUM_MS
@@ -123,7 +122,7 @@ def scale_checkpoint(name: str, seed: int = 0) -> Path:
 
 def _transfer_table(filename: str) -> dict[str, Any]:
     """A JSON written by ``python -m attnmarl.transfer``, with its m keys (strings in JSON) as ints."""
-    data = json.loads((ASSETS / "scale" / filename).read_text())
+    data = shipped_table("scale", filename)
     data["baselines"] = {int(m): b for m, b in data["baselines"].items()}
     for run in data["runs"]:
         run["scores"] = {int(m): s for m, s in run["scores"].items()}
