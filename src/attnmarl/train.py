@@ -133,14 +133,13 @@ for _critic in ("attention", "concat"):
                                                    total_steps=200_000)
     CONFIGS[f"q-spread6-{_critic}"] = MADDPGConfig("simple_spread", {"N": 6, **_Q_CONTINUOUS}, critic=_critic,
                                                    total_steps=150_000)
+    CONFIGS[f"q-spread6-long-{_critic}"] = replace(CONFIGS[f"q-spread6-{_critic}"], total_steps=450_000)
     CONFIGS[f"q-tag-{_critic}"] = MADDPGConfig("simple_tag", dict(_Q_CONTINUOUS), critic=_critic,
                                                total_steps=150_000)
 """Chapter 9 (the Q network): MADDPG on continuous actions with the concatenation Q critic or fig. 17.9's
-self-attention Q critic; within a scenario only ``critic`` differs."""
-for _critic in ("attention", "concat"):
-    CONFIGS[f"q-spread6-long-{_critic}"] = replace(CONFIGS[f"q-spread6-{_critic}"], total_steps=450_000)
-"""Chapter 9's test of "attention helps most when m is large": ``q-spread6-{critic}`` with three times the
-budget (450,000 env-steps); only the budget differs."""
+self-attention Q critic; within a scenario only ``critic`` differs. ``q-spread6-long-{critic}`` tests
+"attention helps most when m is large" at three times the budget of ``q-spread6-{critic}`` (450,000
+env-steps); only the budget differs."""
 
 TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train}
 """The training loop of each algorithm, by the type of its config."""

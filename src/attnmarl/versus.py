@@ -83,11 +83,13 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     arguments = argv if argv is not None else sys.argv[1:]
     cpu_start = time.process_time()
-    references = {name: versus_scores(reference_teams(**scenario_kwargs)[name], reference_teams(**scenario_kwargs),
-                                      args.episodes, **scenario_kwargs)
-                  for name in tqdm(reference_teams(**scenario_kwargs), desc="references")}
-    runs = [{"run": Path(run).name, "seed": seed,
-             **versus_scores(load_policy(path), reference_teams(**scenario_kwargs), args.episodes, **scenario_kwargs)}
+
+    def scored(team: Policy) -> dict[str, dict[str, list[float]]]:
+        return versus_scores(team, reference_teams(**scenario_kwargs), args.episodes, **scenario_kwargs)
+
+    yardsticks = reference_teams(**scenario_kwargs)
+    references = {name: scored(team) for name, team in tqdm(yardsticks.items(), desc="references")}
+    runs = [{"run": Path(run).name, "seed": seed, **scored(load_policy(path))}
             for (run, seed), path in tqdm(paths.items(), desc="runs")]
     result = {
         "command": "python -m attnmarl.versus " + " ".join(shlex.quote(a) for a in arguments),
