@@ -9,7 +9,7 @@ from attnmarl import load_policy
 from attnmarl.algos.mappo import MAPPOConfig, gaussian_log_prob, make_agent, train
 from attnmarl.checkpoints import load_agent, save_checkpoint
 from attnmarl.envs import evaluate, make_batched, make_reference, obs_to_array, token_layout
-from attnmarl.nets import Actor, AttentionPolicy, ConcatPolicy, EntityActor
+from attnmarl.nets import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
@@ -107,6 +107,76 @@ def test_entity_attention_is_the_self_row_of_full_multi_head_self_attention():
         torch.testing.assert_close(y, net.W_y(net.ln_out(h)), atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(alpha, weights[:, :, 0].view(7, 4, 2, 8), atol=1e-6, rtol=1e-5)
     assert torch.allclose(alpha.sum(-1), torch.ones(()))
+
+
+FOLDED_CASES = {  # scenario, its arguments, agent types, token frame
+    "spread m=3": ("simple_spread", {"N": 3}, None, "egocentric"),
+    "spread m=12": ("simple_spread", {"N": 12}, None, "egocentric"),
+    "spread absolute": ("simple_spread", {"N": 4}, None, "absolute"),
+    "tag, two types": ("simple_tag", {}, (0, 0, 0, 1), "egocentric"),
+    "treasure, two types": ("collect_treasure", {}, (0, 0, 0, 0, 0, 0, 1, 1), "egocentric"),
+}
+
+
+def perturbed_actor(scenario, kwargs, types, frame) -> tuple[EntityActor, torch.Tensor]:
+    """A float64 entity actor with random (not initial) weights, and observations of a real port
+    scaled up, so layer norms and softmaxes are far from their trivial start."""
+    torch.manual_seed(5)
+    o = torch.from_numpy(make_batched(scenario, 8, seed=2, **kwargs).reset()).double() * 3
+    actor = EntityActor(scenario, kwargs, o.shape[1], o.shape[2], 5, types, frame=frame).double()
+    with torch.no_grad():
+        for p in actor.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return actor, o
+
+
+@pytest.mark.parametrize("case", FOLDED_CASES)
+def test_the_folded_entity_actor_equals_the_reference_in_outputs_and_gradients(case):
+    """forward (EntityAttention.folded, what training runs) and outputs_and_alpha (the formulation
+    chapter 8 teaches) compute the same function: equal in float64 to rounding, and so are the
+    gradients of every parameter."""
+    actor, o = perturbed_actor(*FOLDED_CASES[case])
+    parameters = list(actor.parameters())
+    y_reference = actor.outputs_and_alpha(o)[0]
+    y_folded = actor(o)
+    torch.testing.assert_close(y_folded, y_reference, rtol=1e-12, atol=1e-12)
+    loss_weights = torch.randn_like(y_folded)
+    g_reference = torch.autograd.grad((y_reference * loss_weights).sum(), parameters)
+    g_folded = torch.autograd.grad((y_folded * loss_weights).sum(), parameters)
+    for (name, _), a, b in zip(actor.named_parameters(), g_folded, g_reference):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10, msg=name)
+
+
+def test_the_folded_form_masks_tokens_like_the_reference():
+    """A mask hides the same tokens in both forms (the folded one lists tokens kind by kind): the
+    outputs agree, and hidden tokens change nothing."""
+    actor, o = perturbed_actor(*FOLDED_CASES["spread m=3"])
+    net, tokens, parts = actor.nets[0], actor.tokens(o)[0], actor.kind_tokens(o)[0]
+    assert [p.shape[2] for p in parts] == [1, 3, 2]  # self, landmarks, other agents (layout order here)
+    mask = torch.rand(tokens.shape[:-1], generator=torch.Generator().manual_seed(0)) > 0.4
+    mask[..., 0] = True
+    y_reference, _ = net(tokens, mask)
+    torch.testing.assert_close(net.folded(parts, mask), y_reference, rtol=1e-12, atol=1e-12)
+    scrambled = [p.clone() for p in parts]
+    scrambled[1][~mask[..., 1:4]] = 1e3  # whatever a hidden landmark holds
+    torch.testing.assert_close(net.folded(scrambled, mask), y_reference, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="self token"):
+        net.folded(parts, ~mask)
+    with pytest.raises(ValueError, match="mask must be a bool tensor"):
+        net.folded(parts, mask.double())
+
+
+def test_the_folded_form_refuses_tokens_it_was_not_built_for():
+    actor, o = perturbed_actor(*FOLDED_CASES["spread m=3"])
+    net, parts = actor.nets[0], actor.kind_tokens(o)[0]
+    with pytest.raises(ValueError, match="expected tokens of 3 kinds"):
+        net.folded(parts[:2])
+    with pytest.raises(ValueError, match="w_k = 2"):
+        net.folded([parts[0], parts[2], parts[2]])
+    with pytest.raises(ValueError, match="without kind_widths"):
+        EntityAttention(7, 5).folded(parts)
+    with pytest.raises(ValueError, match="kind widths"):
+        EntityAttention(7, 5, kind_widths=[4, 2])
 
 
 def test_entity_tokens_follow_the_layout_of_chapter_6():
