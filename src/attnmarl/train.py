@@ -1,6 +1,6 @@
 """Command line: train a named MAPPO or MADDPG configuration, evaluate it on mpe2, write a checkpoint and a curve.
 
-    python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs]
+    python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--compile]
     python -m attnmarl.train --list
     python -m attnmarl.train --index src/attnmarl/assets/value
 
@@ -26,7 +26,8 @@ describes other files than those beside it.
 the shipped assets in ``attnmarl/assets/value`` are listed), leaving out (with a warning) any run
 whose checkpoint or curve is not the one its summary describes. The CPU time of a run is printed at
 its end; torch uses one thread unless ``--threads`` says otherwise (on a 2-core machine shared
-with other work, one thread per run is the fastest).
+with other work, one thread per run is the fastest). ``--compile`` runs the networks through
+``torch.compile`` (where a C++ compiler exists): the same training, faster after a one-off compile.
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .algos import maddpg, mappo
+from .algos.compile import check_compiler
 from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
 from .checkpoints import Agent, Config, agent_policy, checkpoint_data, load_checkpoint
@@ -175,10 +177,12 @@ def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any
 
 def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int = 20,
         eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
-        progress: bool = True) -> dict[str, Any]:
+        progress: bool = True, compile_nets: bool = False) -> dict[str, Any]:
     """Train config ``name``, evaluate it, write ``NAME-seedS.{pt,csv,json}`` to ``out``; returns the summary.
 
-    Bad arguments and an ``out`` that cannot be written raise ``ValueError`` before training starts."""
+    ``compile_nets`` trains with ``torch.compile`` (:mod:`attnmarl.algos.compile`; the summary records it,
+    since it changes the CPU time). Bad arguments and an ``out`` that cannot be written raise
+    ``ValueError`` before training starts."""
     config = named_config(name, seed, steps)
     check_int("evals", evals, minimum=0)
     check_int("eval_episodes", eval_episodes)
@@ -215,7 +219,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             final.update(score)
 
     final: dict[str, Any] = {}
-    agent = TRAINERS[type(config)](config, on_update)
+    agent = TRAINERS[type(config)](config, on_update, compile_nets=compile_nets)
     bar.close()
     cpu_seconds, wall_seconds = time.process_time() - cpu_start, time.perf_counter() - wall_start
     curve = _csv_bytes(rows)
@@ -232,6 +236,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         "cpu_seconds": round(cpu_seconds, 1),
         "wall_seconds": round(wall_seconds, 1),
         "torch_threads": torch.get_num_threads(),
+        "compiled": compile_nets,
         "final_return": round(final["mean"], 3),
         "final_sem": round(final["sem"], 3),
         "final_per_agent": [round(r, 3) for r in final["per_agent"]],
@@ -349,6 +354,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--final-episodes", type=cli_int(), default=FINAL_EPISODES,
                         help=f"mpe2 episodes of the final evaluation (default: {FINAL_EPISODES})")
     parser.add_argument("--threads", type=cli_int(), default=1, help="torch threads (default: 1)")
+    parser.add_argument("--compile", action="store_true",
+                        help="run the networks through torch.compile: faster after a one-off compile of a minute "
+                             "or two; needs a C++ compiler")
     args = parser.parse_args(argv)
     if args.list:
         for name, config in CONFIGS.items():
@@ -364,13 +372,15 @@ def main(argv: list[str] | None = None) -> None:
     try:  # what run() would refuse, as a usage error before anything starts
         named_config(args.config, args.seed, args.steps)
         check_writable_folder(args.out, "--out")
+        if args.compile:
+            check_compiler()
     except ValueError as error:
         parser.error(str(error))
     torch.set_num_threads(args.threads)
     arguments = argv if argv is not None else sys.argv[1:]
     command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments)
     summary = run(args.config, args.seed, args.steps, args.out, args.evals, args.eval_episodes, args.final_episodes,
-                  command)
+                  command, compile_nets=args.compile)
     print(f"{args.config} seed {args.seed}: mpe2 return over {args.final_episodes} episodes "
           f"{summary['final_return']:.2f} ± {summary['final_sem']:.2f}")
     print(f"CPU time: {summary['cpu_seconds']:.1f} s (wall {summary['wall_seconds']:.1f} s, "

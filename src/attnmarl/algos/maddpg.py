@@ -44,6 +44,7 @@ from torch import Tensor, nn
 from ..envs import make_batched
 from ..guards import check_choice, check_config_fields, check_finite, check_int, check_real, check_sizes
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
+from .compile import compile_in_place
 from .mappo import EnvSpec, env_spec
 
 __all__ = ["MADDPGConfig", "Q_CRITICS", "MADDPG_ACTORS", "FORCE_DIM", "force_to_action", "MADDPGAgent",
@@ -284,8 +285,8 @@ def own_action_values(critic: Callable[[Tensor, Tensor], Tensor], o: Tensor, a: 
     return q.view(B, m, m).diagonal(dim1=1, dim2=2)
 
 
-def train(config: MADDPGConfig,
-          callback: Callable[[dict[str, float], MADDPGAgent], None] | None = None) -> MADDPGAgent:
+def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgent], None] | None = None,
+          compile_nets: bool = False) -> MADDPGAgent:
     """Train a MADDPG agent on the batched port of ``config.scenario``; returns the trained agent.
 
     After every iteration (``rollout_steps`` steps of ``num_envs`` environments, then
@@ -293,7 +294,8 @@ def train(config: MADDPGConfig,
     (the iteration), ``env_steps``, ``train_return`` (mean over agents and over the episodes that ended
     in this iteration; NaN if none did), ``train_return_<i>``, ``critic_loss``, ``actor_loss``,
     ``q_mean``, ``noise_std`` and ``wall_seconds``. Runs are reproducible from ``config.seed``. A run
-    whose losses stop being finite raises ``RuntimeError``.
+    whose losses stop being finite raises ``RuntimeError``. ``compile_nets`` runs the actor and the
+    critic, and their targets, through ``torch.compile`` (:mod:`attnmarl.algos.compile`).
     """
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
@@ -303,6 +305,8 @@ def train(config: MADDPGConfig,
     target = copy.deepcopy(agent)
     for parameter in target.parameters():
         parameter.requires_grad_(False)
+    if compile_nets:
+        compile_in_place(agent.actor, agent.critic, target.actor, target.critic)
     actor_optimizer = torch.optim.Adam(agent.actor.parameters(), lr=config.lr_actor)
     critic_optimizer = torch.optim.Adam(agent.critic.parameters(), lr=config.lr_critic)
     buffer = ReplayBuffer(config.buffer_size, spec.m, spec.obs_dim, spec.n_actions)

@@ -52,6 +52,7 @@ from torch import Tensor, nn
 from ..envs import make_batched, scenario_name
 from ..guards import check_choice, check_config_fields, check_finite, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
+from .compile import compile_in_place
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
            "sample_actions", "log_prob", "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages",
@@ -386,7 +387,8 @@ def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:
     return (adv - adv.mean()) / (adv.std() + 1e-8)
 
 
-def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent], None] | None = None) -> MAPPOAgent:
+def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent], None] | None = None,
+          compile_nets: bool = False) -> MAPPOAgent:
     """Train a MAPPO agent on the batched port of ``config.scenario``; returns the trained agent.
 
     After every update ``callback(stats, agent)`` is called with ``stats``: ``update``,
@@ -394,7 +396,8 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     rollout; NaN if none ended), ``train_return_<i>`` per agent, the losses, ``entropy``,
     ``approx_kl``, ``clip_frac``, ``explained_variance`` and ``wall_seconds``. Runs are reproducible
     from ``config.seed`` (the same seed, the same torch thread count, the same numbers). A run whose
-    value targets or loss stop being finite raises ``RuntimeError`` at once.
+    value targets or loss stop being finite raises ``RuntimeError`` at once. ``compile_nets`` runs the
+    actor and the critic through ``torch.compile`` (:mod:`attnmarl.algos.compile`).
     """
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
@@ -405,6 +408,8 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         from ..checkpoints import load_actor_from  # a late import: checkpoints builds on this module
 
         load_actor_from(agent, config, config.init_actor.format(seed=config.seed))
+    if compile_nets:
+        compile_in_place(agent.actor, agent.critic)
     optimizer = torch.optim.Adam([
         {"params": agent.policy_parameters(), "lr": config.lr_actor},
         {"params": agent.critic.parameters(), "lr": config.lr_critic},
