@@ -44,9 +44,11 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# One pytest worker per core; each test file runs whole on one worker (--dist loadfile), so a file's
+# module fixtures (a trained agent, the quick-mode book build) are made once.
 test: $(STAMP) $(IPYW7)/.installed chromium
 	$(VENV)/bin/ruff check
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 bench: $(STAMP)
 	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done

@@ -56,8 +56,10 @@ def quick_book(tmp_path_factory) -> QuickBook:
     for folder in ("book", "_static"):
         shutil.copytree(ROOT / folder, work / folder)
     result = QuickBook(html=work / "_build" / "html")
-    saved = {k: os.environ.get(k) for k in ("ATTNMARL_QUICK", "ATTNMARL_STATIC")}
+    saved = {k: os.environ.get(k) for k in ("ATTNMARL_QUICK", "ATTNMARL_STATIC", "OMP_NUM_THREADS")}
     os.environ.update(ATTNMARL_QUICK="1", ATTNMARL_STATIC="1")  # inherited by the kernels
+    if "PYTEST_XDIST_WORKER" in os.environ:  # other workers use the other cores: one thread per kernel
+        os.environ["OMP_NUM_THREADS"] = "1"
     try:
         for chapter in CHAPTERS:
             path = (work / chapter).with_suffix(".ipynb")
