@@ -5,6 +5,7 @@ The index the tests reproduce is made the way the shipped ones are (``python -m 
 about a second of CPU; one "long" run (30 updates) gives the tests time to kill something while it runs."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -185,3 +186,18 @@ def test_without_ray_the_command_says_how_to_install_it(monkeypatch, capsys, tmp
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if it were not installed
     assert reproduce.main(["--chapter", "value", "--out", str(tmp_path)]) == 2
     assert 'pip install "attnmarl[cluster]"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("page", ["book/reproducing.md", "README.md"])
+def test_the_quoted_cpu_hours_are_the_sums_of_the_recorded_cpu_times(page):
+    """The cost table that the book and the README print: runs, CPU-hours and the longest run of each chapter,
+    computed from the shipped index.json files."""
+    text = (Path(__file__).resolve().parents[1] / page).read_text()
+    rows = dict(re.findall(r"^\| [^|]+ \| `(\w+)` \| (\d+ \| [\d.]+ \| [\d.]+) \|$", text, flags=re.M))
+    everything = [e for chapter in reproduce.CHAPTERS for e in shipped_runs(chapter)]
+    for chapter in [*reproduce.CHAPTERS, "all"]:
+        runs = everything if chapter == "all" else shipped_runs(chapter)
+        hours, longest = sum(e["cpu_seconds"] for e in runs) / 3600, max(e["cpu_seconds"] for e in runs) / 60
+        pattern = r"^\| all \| +\| (\d+ \| [\d.]+ \| [\d.]+) \|$"
+        quoted = rows.get(chapter) if chapter != "all" else re.search(pattern, text, flags=re.M).group(1)
+        assert quoted == f"{len(runs)} | {hours:.2f} | {longest:.1f}", f"{page}, {chapter}"
