@@ -99,8 +99,8 @@ def select_runs(chapters: list[str] | None = None, configs: list[str] | None = N
 def _train_arguments(command: str) -> list[str]:
     """The arguments of a recorded training command (``ValueError`` for any other command)."""
     words = shlex.split(command)
-    if words[:3] != TRAIN_COMMAND.split():
-        raise ValueError(f"a recorded command must start with {TRAIN_COMMAND!r}; got {command!r}")
+    if words[:3] != TRAIN_COMMAND.split() or not any(w.split("=")[0] == "--config" for w in words[3:]):
+        raise ValueError(f"a recorded command is {TRAIN_COMMAND!r} --config NAME ...; got {command!r}")
     return words[3:]
 
 
@@ -115,9 +115,8 @@ def rerun(command: str) -> dict[str, Any]:
             with contextlib.redirect_stderr(messages), contextlib.redirect_stdout(messages):
                 train.main([*arguments, "--threads", "1", "--out", folder])  # the last --out and --threads win
         except SystemExit:
-            refusal = messages.getvalue().strip().splitlines()
-            raise RuntimeError(f"python -m attnmarl.train refused {command!r}: {refusal[-1] if refusal else ''}")\
-                from None
+            refusal = (messages.getvalue().strip().splitlines() or [""])[-1]
+            raise RuntimeError(f"python -m attnmarl.train refused {command!r}: {refusal}") from None
         files = {path.suffix: path.read_bytes() for path in Path(folder).iterdir()}
     return {"summary": json.loads(files[".json"]), "files": files}
 
@@ -253,20 +252,27 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
         pending = {task.remote(entry["command"]): entry for entry in todo}
         report()
         while pending:
-            [ready], _ = ray.wait(list(pending), num_returns=1)
-            entry = pending.pop(ready)
+            finished, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            if not finished:
+                bar.refresh()  # the clock moves while the runs do
+                continue
+            entry = pending.pop(finished[0])
             key = _key(entry)
             try:
-                result = ray.get(ready)
+                result = ray.get(finished[0])
             except ray.exceptions.RayError as error:
-                errors[key] = _message(error)
-                bar.write(f"{key}: failed after {retries} retr{'y' if retries == 1 else 'ies'}: {errors[key]}")
+                errors[key] = f"failed after {retries} retr{'y' if retries == 1 else 'ies'}: {_message(error)}"
             else:
-                _keep(out, entry, result["files"])
-                results[key] = result["summary"]
-                row = _row(entry, results[key], None)
-                bar.write(f"{key}: shipped {_score(row['shipped'])}, reproduced {_score(row['reproduced'])}, "
-                          f"z = {row['z']:+.2f}: {row['verdict']} ({row['reproduced']['cpu_seconds']:.0f} CPU s)")
+                made = f"{result['summary']['name']}-seed{result['summary']['seed']}"
+                if made != f"{entry['name']}-seed{entry['seed']}":
+                    errors[key] = f"its recorded command made {made}"
+                else:
+                    _keep(out, entry, result["files"])
+                    results[key] = result["summary"]
+            row = _row(entry, results.get(key), errors.get(key))
+            bar.write(f"{key}: {errors[key]}" if key in errors else
+                      f"{key}: shipped {_score(row['shipped'])}, reproduced {_score(row['reproduced'])}, "
+                      f"z = {row['z']:+.2f}: {row['verdict']} ({row['reproduced']['cpu_seconds']:.0f} CPU s)")
             counts = report()["counts"]
             bar.set_postfix({verdict: n for verdict, n in counts.items() if n})
             bar.update()
