@@ -14,7 +14,8 @@ any folder that ``python -m attnmarl.train --index`` has indexed instead of a ch
 
 Where it runs: by default on a Ray started on this machine's cores (``--cpus`` to use fewer); with
 ``--address`` on an existing Ray cluster (``auto`` finds one started by ``ray start`` on this machine;
-``ray://HOST:10001`` connects through Ray Client). Every node needs ``attnmarl`` installed, the same version.
+``ray://HOST:10001`` connects through Ray Client, which needs ``RAY_AUTH_MODE=token`` and the cluster's token
+where the cluster uses Ray's token authentication). Every node needs ``attnmarl`` installed, the same version.
 Ray is an optional extra: ``pip install "attnmarl[cluster]"``.
 
 What it writes to ``--out``: each reproduced run's checkpoint, curve and summary in ``OUT/<chapter>/``, as
@@ -216,7 +217,9 @@ def _connect(ray: Any, address: str | None, cpus: int | None) -> bool:
         else:
             ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError) as error:
-        raise ValueError(f"cannot join a Ray cluster at {address!r}: {error}") from None
+        token = str(address).startswith("ray://")
+        hint = " (a cluster with token authentication also needs RAY_AUTH_MODE=token and its token here)" * token
+        raise ValueError(f"cannot join a Ray cluster at {address!r}: {error}{hint}") from None
     return True
 
 
