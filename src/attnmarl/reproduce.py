@@ -289,8 +289,8 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attnmarl.reproduce", description=__doc__.splitlines()[0])
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--chapter", nargs="+", choices=CHAPTERS, help="chapters whose shipped runs to re-run "
-                       "(default: all)")
+    where.add_argument("--chapter", nargs="+", choices=CHAPTERS, metavar="CHAPTER",
+                       help=f"chapters whose shipped runs to re-run: {', '.join(CHAPTERS)} (default: all)")
     where.add_argument("--index", metavar="DIR", help="re-run the runs listed in DIR/index.json instead")
     parser.add_argument("--configs", nargs="+", metavar="NAME", help="only these configs (default: all)")
     parser.add_argument("--seeds", nargs="+", type=cli_int(0), metavar="S", help="only these seeds (default: all)")
