@@ -1,0 +1,329 @@
+"""Command line: re-run the book's shipped runs on Ray and say whether each one reproduces.
+
+    python -m attnmarl.reproduce [--chapter value policy qnet scale] [--configs NAME ...] [--seeds S ...]
+                                 [--address auto|HOST:PORT|ray://HOST:10001] [--cpus N] [--retries R]
+                                 [--out reproduction]
+    python -m attnmarl.reproduce --index DIR ...
+
+Every shipped run is listed in its chapter's ``index.json`` (written by ``python -m attnmarl.train --index``)
+with the command that made it and its final score: the mean per-agent return on mpe2 over 200 fixed-seed
+episodes ± its standard error. This command runs the selected runs' recorded commands again, each as one
+Ray task with one CPU and one torch thread (:func:`attnmarl.train.main`, so every run is trained and
+evaluated exactly as the shipped one was), and compares the two scores. ``--index DIR`` re-runs the runs of
+any folder that ``python -m attnmarl.train --index`` has indexed instead of a chapter's.
+
+Where it runs: by default on a Ray started on this machine's cores (``--cpus`` to use fewer); with
+``--address`` on an existing Ray cluster (``auto`` finds one started by ``ray start`` on this machine;
+``ray://HOST:10001`` connects through Ray Client, which needs ``RAY_AUTH_MODE=token`` and the cluster's token
+where the cluster uses Ray's token authentication). Every node needs ``attnmarl`` installed, the same version.
+Ray is an optional extra: ``pip install "attnmarl[cluster]"``.
+
+What it writes to ``--out``: each reproduced run's checkpoint, curve and summary in ``OUT/<chapter>/``, as
+the training command writes them (the summary last, :func:`attnmarl.guards.write_atomically`), and
+``report.json`` and ``report.md``, rewritten after every finished run. Interrupted and started again
+with the same arguments, it keeps every run whose summary is in ``OUT/<chapter>/`` and runs the others.
+A task that raises or whose worker dies is run again by Ray up to ``--retries`` times, then reported as
+failed with its error (and tried again on the next start).
+
+The verdict (:func:`verdict`): z = (reproduced - shipped) / sqrt(se_shipped^2 + se_reproduced^2), the
+difference in combined standard errors; a run *reproduces* when |z| <= 3 and *differs* otherwise. The exit
+status is 0 when every selected run reproduces, 1 otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import math
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from . import train
+from .checkpoints import shipped_runs
+from .guards import check_int, check_writable_folder, cli_int, write_atomically, write_json_atomically
+
+__all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "rerun", "verdict", "reproduce", "main"]
+
+CHAPTERS = ("value", "policy", "qnet", "scale")
+"""The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents)."""
+
+THRESHOLD = 3.0
+"""A run reproduces when its score is within this many combined standard errors of the shipped score."""
+
+TRAIN_COMMAND = "python -m attnmarl.train"
+"""How every recorded command starts."""
+
+RAY_MISSING = ('python -m attnmarl.reproduce runs its tasks on Ray, an optional extra that is not installed here: '
+               'pip install "attnmarl[cluster]" (or pip install "ray[client]")')
+
+
+def select_runs(chapters: list[str] | None = None, configs: list[str] | None = None, seeds: list[int] | None = None,
+                index: str | Path | None = None) -> list[dict[str, Any]]:
+    """The runs to reproduce, each its ``index.json`` entry plus ``"chapter"`` (the folder it is listed in).
+
+    From the shipped ``chapters`` (default: all of :data:`CHAPTERS`), or from the folder ``index``, keeping the
+    configs named in ``configs`` and the seeds in ``seeds`` (default: all). ``ValueError`` names what does not
+    exist: a chapter, a folder without an index, a config or seed listed nowhere, a command that is not
+    ``python -m attnmarl.train ...``."""
+    if index is not None:
+        path = Path(index) / "index.json"
+        if not path.exists():
+            raise ValueError(f"no index.json in {str(index)!r} (python -m attnmarl.train --index DIR writes one)")
+        listed = [{**entry, "chapter": Path(index).resolve().name} for entry in json.loads(path.read_text())]
+    else:
+        unknown = sorted(set(chapters or ()) - set(CHAPTERS))
+        if unknown:
+            raise ValueError(f"unknown chapter(s) {unknown}; the chapters with shipped runs are {list(CHAPTERS)}")
+        listed = [{**entry, "chapter": chapter} for chapter in chapters or CHAPTERS for entry in shipped_runs(chapter)]
+    names, numbers = sorted({e["name"] for e in listed}), sorted({e["seed"] for e in listed})
+    if set(configs or ()) - set(names):
+        raise ValueError(f"config(s) {sorted(set(configs) - set(names))} are not among the selected runs; "
+                         f"they have {names}")
+    if set(seeds or ()) - set(numbers):
+        raise ValueError(f"seed(s) {sorted(set(seeds) - set(numbers))} are not among the selected runs; "
+                         f"they have seeds {numbers}")
+    runs = [e for e in listed if (not configs or e["name"] in configs) and (not seeds or e["seed"] in seeds)]
+    for entry in runs:
+        _train_arguments(entry["command"])
+    if not runs:
+        raise ValueError("no run matches both --configs and --seeds")
+    return runs
+
+
+def _train_arguments(command: str) -> list[str]:
+    """The arguments of a recorded training command (``ValueError`` for any other command)."""
+    words = shlex.split(command)
+    if words[:3] != TRAIN_COMMAND.split() or not any(w.split("=")[0] == "--config" for w in words[3:]):
+        raise ValueError(f"a recorded command is {TRAIN_COMMAND!r} --config NAME ...; got {command!r}")
+    return words[3:]
+
+
+def rerun(command: str) -> dict[str, Any]:
+    """Run a recorded training command again, in a temporary folder, with one torch thread: the new run's
+    summary and its files' bytes by suffix (``.pt``, ``.csv``, ``.json``), so that the caller, wherever it
+    runs, can keep them. A command the training CLI refuses raises ``RuntimeError`` with its message."""
+    arguments = _train_arguments(command)
+    with tempfile.TemporaryDirectory(prefix="attnmarl-reproduce-") as folder:
+        messages = io.StringIO()
+        try:  # the CLI's messages and progress bar go to the buffer, not to the worker's log
+            with contextlib.redirect_stderr(messages), contextlib.redirect_stdout(messages):
+                train.main([*arguments, "--threads", "1", "--out", folder])  # the last --out and --threads win
+        except SystemExit:
+            refusal = (messages.getvalue().strip().splitlines() or [""])[-1]
+            raise RuntimeError(f"python -m attnmarl.train refused {command!r}: {refusal}") from None
+        files = {path.suffix: path.read_bytes() for path in Path(folder).iterdir()}
+    return {"summary": json.loads(files[".json"]), "files": files}
+
+
+def verdict(shipped: dict[str, Any], reproduced: dict[str, Any] | None) -> tuple[float | None, str]:
+    """z = (reproduced - shipped) / sqrt(se_shipped^2 + se_reproduced^2) of the two final scores, and the
+    verdict: ``reproduces`` when |z| <= :data:`THRESHOLD`, else ``differs`` (``pending`` without a result)."""
+    if reproduced is None:
+        return None, "pending"
+    difference = reproduced["final_return"] - shipped["final_return"]
+    combined = math.hypot(shipped["final_sem"], reproduced["final_sem"])
+    z = difference / combined if combined > 0 else (0.0 if difference == 0 else math.copysign(math.inf, difference))
+    return z, "reproduces" if abs(z) <= THRESHOLD else "differs"
+
+
+def _key(entry: dict[str, Any]) -> str:
+    return f"{entry['chapter']}/{entry['name']}-seed{entry['seed']}"
+
+
+def _kept(out: Path, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The summary of a run reproduced by an earlier start, or None."""
+    path = out / f"{_key(entry)}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _keep(out: Path, entry: dict[str, Any], files: dict[str, bytes]) -> None:
+    """Write a reproduced run's files into ``OUT/<chapter>/``, the summary last (it marks the run finished)."""
+    stem = out / _key(entry)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically({stem.with_suffix(suffix): (lambda handle, data=files[suffix]: handle.write(data))
+                      for suffix in (".pt", ".csv", ".json") if suffix in files})
+
+
+def _row(entry: dict[str, Any], reproduced: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
+    z, said = verdict(entry, reproduced)
+    return {
+        "run": _key(entry), "chapter": entry["chapter"], "name": entry["name"], "seed": entry["seed"],
+        "command": entry["command"],
+        "shipped": {k: entry[k] for k in ("final_return", "final_sem", "final_episodes", "cpu_seconds")},
+        "reproduced": None if reproduced is None else
+        {k: reproduced[k] for k in ("final_return", "final_sem", "final_episodes", "cpu_seconds")},
+        "z": None if z is None else round(z, 2),
+        "verdict": "failed" if error else said,
+        "error": error,
+    }
+
+
+def _report(out: Path, rows: list[dict[str, Any]], retries: int) -> dict[str, Any]:
+    """Write ``report.json`` and ``report.md`` (atomically) and return the report."""
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("reproduces", "differs", "failed", "pending")}
+    rule = (f"z = (reproduced - shipped) / sqrt(se_shipped^2 + se_reproduced^2); a run reproduces when |z| <= "
+            f"{THRESHOLD:g}, and differs otherwise. Scores: mean per-agent mpe2 return ± standard error over the "
+            f"same fixed-seed episodes. A failed run raised an error, or lost its worker, {retries + 1} time(s).")
+    report = {"rule": rule, "threshold": THRESHOLD, "retries": retries, "counts": counts, "runs": rows}
+    write_json_atomically(out / "report.json", report)
+    lines = ["# Reproduction of the shipped runs", "", f"{rule}", "",
+             ", ".join(f"{n} {v}" for v, n in counts.items()), "",
+             "| run | shipped score | reproduced score | difference (se) | CPU s, shipped | CPU s, reproduced "
+             "| verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        shipped, reproduced = r["shipped"], r["reproduced"]
+        z = "—" if r["z"] is None else f"{r['z']:+.2f}"
+        cpu = "—" if reproduced is None else f"{reproduced['cpu_seconds']:.0f}"
+        lines.append(f"| {r['run']} | {_score(shipped)} | {_score(reproduced)} | {z} | {shipped['cpu_seconds']:.0f} "
+                     f"| {cpu} | {r['verdict']} |")
+    failed = [r for r in rows if r["error"]]
+    if failed:
+        lines += ["", "Errors:", ""] + [f"- {r['run']}: {r['error']}" for r in failed]
+    text = ("\n".join(lines) + "\n").encode()
+    write_atomically({out / "report.md": lambda handle: handle.write(text)})
+    return report
+
+
+def _score(result: dict[str, Any] | None) -> str:
+    return "—" if result is None else f"{result['final_return']:.2f} ± {result['final_sem']:.2f}"
+
+
+def _ray() -> Any:
+    """The ``ray`` module, or ``ModuleNotFoundError`` saying how to install it."""
+    try:
+        import ray
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(RAY_MISSING) from None
+    return ray
+
+
+def _connect(ray: Any, address: str | None, cpus: int | None) -> bool:
+    """Join a Ray: the one this process already joined, the cluster at ``address``, or a new local Ray on
+    ``cpus`` cores (default: all). True if this call started the connection (and so should end it)."""
+    if ray.is_initialized():
+        return False
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    try:
+        if address is None:
+            ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+        else:
+            ray.init(address=address, **quiet)
+    except (ConnectionError, RuntimeError) as error:
+        token = str(address).startswith("ray://")
+        hint = " (a cluster with token authentication also needs RAY_AUTH_MODE=token and its token here)" * token
+        raise ValueError(f"cannot join a Ray cluster at {address!r}: {error}{hint}") from None
+    return True
+
+
+def _message(error: Exception) -> str:
+    """What went wrong in a task: the exception the run raised, or why its worker was lost."""
+    cause = getattr(error, "cause", None) or error
+    return f"{type(cause).__name__}: {str(cause).strip()}"
+
+
+def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", address: str | None = None,
+              cpus: int | None = None, retries: int = 2, progress: bool = True) -> dict[str, Any]:
+    """Re-run ``runs`` (from :func:`select_runs`) as Ray tasks, keep their files in ``out`` and write the report;
+    returns it (``report.json``'s content). Runs already reproduced in ``out`` are kept, not run again."""
+    check_int("retries", retries, minimum=0)
+    if cpus is not None:
+        check_int("cpus", cpus)
+    ray = _ray()
+    out = check_writable_folder(out, "out")
+    results = {_key(e): summary for e in runs if (summary := _kept(out, e)) is not None}
+    errors: dict[str, str] = {}
+
+    def report() -> dict[str, Any]:
+        rows = [_row(e, results.get(_key(e)), errors.get(_key(e))) for e in runs]
+        return _report(out, rows, retries)
+
+    todo = sorted((e for e in runs if _key(e) not in results), key=lambda e: -e["cpu_seconds"])  # longest first
+    started = _connect(ray, address, cpus) if todo else False
+    bar = tqdm(total=len(runs), initial=len(results), unit="run", desc="reproduce", disable=not progress)
+    try:
+        if results:
+            bar.write(f"{len(results)} run(s) already reproduced in {out} are kept")
+        task = ray.remote(num_cpus=1, max_retries=retries, retry_exceptions=True)(rerun)
+        pending = {task.remote(entry["command"]): entry for entry in todo}
+        report()
+        while pending:
+            finished, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            if not finished:
+                bar.refresh()  # the clock moves while the runs do
+                continue
+            entry = pending.pop(finished[0])
+            key = _key(entry)
+            try:
+                result = ray.get(finished[0])
+            except ray.exceptions.RayError as error:
+                errors[key] = f"failed after {retries} retr{'y' if retries == 1 else 'ies'}: {_message(error)}"
+            else:
+                made = f"{result['summary']['name']}-seed{result['summary']['seed']}"
+                if made != f"{entry['name']}-seed{entry['seed']}":
+                    errors[key] = f"its recorded command made {made}"
+                else:
+                    _keep(out, entry, result["files"])
+                    results[key] = result["summary"]
+            row = _row(entry, results.get(key), errors.get(key))
+            bar.write(f"{key}: {errors[key]}" if key in errors else
+                      f"{key}: shipped {_score(row['shipped'])}, reproduced {_score(row['reproduced'])}, "
+                      f"z = {row['z']:+.2f}: {row['verdict']} ({row['reproduced']['cpu_seconds']:.0f} CPU s)")
+            counts = report()["counts"]
+            bar.set_postfix({verdict: n for verdict, n in counts.items() if n})
+            bar.update()
+        return report()
+    finally:
+        bar.close()
+        if started:
+            ray.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attnmarl.reproduce", description=__doc__.splitlines()[0])
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--chapter", nargs="+", choices=CHAPTERS, metavar="CHAPTER",
+                       help=f"chapters whose shipped runs to re-run: {', '.join(CHAPTERS)} (default: all)")
+    where.add_argument("--index", metavar="DIR", help="re-run the runs listed in DIR/index.json instead")
+    parser.add_argument("--configs", nargs="+", metavar="NAME", help="only these configs (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=cli_int(0), metavar="S", help="only these seeds (default: all)")
+    parser.add_argument("--address", help="an existing Ray cluster: auto, HOST:PORT or ray://HOST:10001 "
+                        "(default: start a Ray on this machine)")
+    parser.add_argument("--cpus", type=cli_int(), help="cores of the local Ray (default: all of this machine's)")
+    parser.add_argument("--retries", type=cli_int(0), default=2, help="retries of a failed run (default: 2)")
+    parser.add_argument("--out", default="reproduction", help="output folder (default: reproduction)")
+    args = parser.parse_args(argv)
+    if args.cpus is not None and args.address is not None:
+        parser.error("--cpus sizes the local Ray; a cluster given by --address has its own cores")
+    try:
+        runs = select_runs(args.chapter, args.configs, args.seeds, args.index)
+        check_writable_folder(args.out, "--out")
+        _ray()
+    except ValueError as error:
+        parser.error(str(error))
+    except ModuleNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 2
+    hours = sum(e["cpu_seconds"] for e in runs) / 3600
+    print(f"{len(runs)} run(s), {hours:.1f} CPU-hours as recorded; results in {args.out}/")
+    try:
+        report = reproduce(runs, args.out, args.address, args.cpus, args.retries)
+    except ValueError as error:
+        parser.error(str(error))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished runs are kept in {args.out}/; the same command resumes", file=sys.stderr)
+        return 130
+    counts = report["counts"]
+    print(", ".join(f"{n} {verdict}" for verdict, n in counts.items() if n) + f"; report: {args.out}/report.md")
+    return 0 if counts["reproduces"] == len(runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

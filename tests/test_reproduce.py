@@ -1,0 +1,203 @@
+"""python -m attnmarl.reproduce: tiny runs re-run as Ray tasks on one local Ray (2 CPUs) shared by the module.
+
+The index the tests reproduce is made the way the shipped ones are (``python -m attnmarl.train`` runs, then
+``--index``), with budgets of one or a few PPO updates and 4 final evaluation episodes, so that a run takes
+about a second of CPU; one "long" run (30 updates) gives the tests time to kill something while it runs."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import ray
+
+from attnmarl import reproduce
+from attnmarl.checkpoints import shipped_runs
+from attnmarl.train import main as train_main
+
+TINY = ["--evals", "1", "--eval-episodes", "2", "--final-episodes", "4"]
+SHORT = {"spread3-attention": 3200, "q-spread3-concat": 1280}
+LONG = ("spread3-concat", 96_000)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray on 2 CPUs for the whole module (starting one takes seconds); its GCS address."""
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """A folder of three trained runs and their index.json: two short runs and a long one."""
+    folder = tmp_path_factory.mktemp("runs") / "tiny"
+    for name, steps in [*SHORT.items(), LONG]:
+        train_main(["--config", name, "--seed", "0", "--steps", str(steps), "--out", str(folder), *TINY])
+    train_main(["--index", str(folder)])
+    return folder
+
+
+def _index_of(folder: Path, names, label: str) -> Path:
+    """A copy of the tiny index with only the runs called ``names``, in ``label/tiny`` (the runs' own files
+    are not needed: the index holds their commands and scores)."""
+    runs = [e for e in json.loads((folder / "index.json").read_text()) if e["name"] in names]
+    copy = folder.parent / label / "tiny"
+    copy.mkdir(parents=True, exist_ok=True)
+    (copy / "index.json").write_text(json.dumps(runs))
+    return copy
+
+
+def _report(out: Path) -> dict:
+    return {row["name"]: row for row in json.loads((out / "report.json").read_text())["runs"]}
+
+
+def test_a_tiny_reproduction_matches_the_recorded_runs(local_ray, indexed, tmp_path, capsys):
+    out = tmp_path / "out"
+    status = reproduce.main(["--index", str(_index_of(indexed, SHORT, "short")), "--out", str(out)])
+    assert status == 0
+    rows = _report(out)
+    assert sorted(rows) == sorted(SHORT)
+    for name, row in rows.items():
+        recorded = json.loads((indexed / f"{name}-seed0.json").read_text())
+        kept = json.loads((out / "tiny" / f"{name}-seed0.json").read_text())
+        # the same command on the same machine trains the same agent: the same score, z = 0
+        assert row["reproduced"]["final_return"] == recorded["final_return"] == kept["final_return"]
+        assert row["shipped"]["final_sem"] == recorded["final_sem"] and row["z"] == 0.0
+        assert row["verdict"] == "reproduces" and row["error"] is None
+        assert kept["env_steps"] == recorded["env_steps"] and kept["torch_threads"] == 1
+        assert (out / "tiny" / f"{name}-seed0.pt").exists() and (out / "tiny" / f"{name}-seed0.csv").exists()
+    table = (out / "report.md").read_text()
+    assert "| tiny/spread3-attention-seed0 |" in table and "| reproduces |" in table and "|z| <= 3" in table
+    assert "2 reproduces" in capsys.readouterr().out
+
+
+def test_a_failing_run_is_reported_as_failed_after_its_retries(local_ray, indexed, tmp_path):
+    folder = _index_of(indexed, SHORT, "broken")
+    runs = json.loads((folder / "index.json").read_text())
+    broken = next(e for e in runs if e["name"] == "spread3-attention")
+    broken["command"] = broken["command"].replace("--steps 3200", "--steps 1")  # less than one update
+    (folder / "index.json").write_text(json.dumps(runs))
+    out = tmp_path / "out"
+    status = reproduce.main(["--index", str(folder), "--out", str(out), "--retries", "1"])
+    assert status == 1
+    rows = _report(out)
+    assert rows["spread3-attention"]["verdict"] == "failed" and rows["spread3-attention"]["reproduced"] is None
+    assert "less than one update" in rows["spread3-attention"]["error"]
+    assert rows["q-spread3-concat"]["verdict"] == "reproduces"  # one failure does not stop the others
+    assert not (out / "tiny" / "spread3-attention-seed0.json").exists()
+    markdown = (out / "report.md").read_text()
+    assert "| failed |" in markdown and "less than one update" in markdown and "2 time(s)" in markdown
+
+
+def _descendants_named(title: str) -> set[int]:
+    """Processes of this test's own Ray (descendants of this process) whose title starts with ``title``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if not (entry / "cmdline").read_bytes().startswith(title.encode()):
+                continue
+            pid = int(entry.name)
+            while pid > 1:  # walk up to this process, or to init
+                pid = int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if pid == os.getpid():
+                    found.add(int(entry.name))
+                    break
+        except (OSError, ValueError):  # the process ended while we looked
+            continue
+    return found
+
+
+def test_a_run_whose_worker_dies_is_retried(local_ray, indexed, tmp_path):
+    before = _descendants_named("ray::rerun")
+    killed = []
+
+    def kill_the_worker():
+        deadline = time.monotonic() + 60
+        while not killed and time.monotonic() < deadline:
+            for pid in _descendants_named("ray::rerun") - before:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_the_worker)
+    killer.start()
+    out, folder = tmp_path / "out", _index_of(indexed, [LONG[0]], "long")
+    status = reproduce.main(["--index", str(folder), "--out", str(out), "--retries", "1"])
+    killer.join()
+    assert len(killed) == 1  # its worker was killed mid-run ...
+    assert status == 0 and _report(out)[LONG[0]]["verdict"] == "reproduces"  # ... and Ray ran it again
+
+
+def test_a_killed_reproduction_resumes_without_rerunning_finished_runs(local_ray, indexed, tmp_path):
+    folder, out = _index_of(indexed, [*SHORT, LONG[0]], "all"), tmp_path / "out"
+    command = [sys.executable, "-m", "attnmarl.reproduce", "--index", str(folder), "--out", str(out),
+               "--address", local_ray]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    short = [out / "tiny" / f"{name}-seed0.json" for name in SHORT]
+    deadline = time.monotonic() + 90
+    while not all(path.exists() for path in short) and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)  # mid-way: the short runs are done, the long one is running
+    first.wait()
+    long_summary = out / "tiny" / f"{LONG[0]}-seed0.json"
+    assert all(path.exists() for path in short) and not long_summary.exists()
+    finished = {path: (path.stat().st_mtime_ns, json.loads(path.read_text())["run_id"]) for path in short}
+    assert reproduce.main(["--index", str(folder), "--out", str(out)]) == 0
+    # the finished runs were kept as they were, not run again; the long one was run to the end
+    assert {path: (path.stat().st_mtime_ns, json.loads(path.read_text())["run_id"]) for path in short} == finished
+    assert long_summary.exists()
+    assert {name: row["verdict"] for name, row in _report(out).items()} == dict.fromkeys([*SHORT, LONG[0]],
+                                                                                        "reproduces")
+
+
+def test_selection_reads_the_shipped_indexes_and_refuses_what_is_not_there():
+    runs = reproduce.select_runs(["value"], ["spread3-attention"], [0])
+    shipped = next(e for e in shipped_runs("value") if e["name"] == "spread3-attention" and e["seed"] == 0)
+    assert len(runs) == 1 and runs[0]["chapter"] == "value" and runs[0]["command"] == shipped["command"]
+    assert len(reproduce.select_runs()) == sum(len(shipped_runs(c)) for c in reproduce.CHAPTERS)
+    with pytest.raises(ValueError, match="no-such-config"):
+        reproduce.select_runs(["value"], ["no-such-config"])
+    with pytest.raises(ValueError, match=r"seed\(s\) \[99\]"):
+        reproduce.select_runs(["qnet"], seeds=[99])
+    with pytest.raises(ValueError, match="unknown chapter"):
+        reproduce.select_runs(["seq2seq"])
+    with pytest.raises(SystemExit):
+        reproduce.main(["--chapter", "value", "--cpus", "2", "--address", "auto"])
+
+
+def test_the_verdict_is_the_difference_in_combined_standard_errors():
+    shipped = {"final_return": -20.0, "final_sem": 0.3}
+    z, said = reproduce.verdict(shipped, {"final_return": -21.0, "final_sem": 0.4})  # combined se 0.5
+    assert z == pytest.approx(-2.0) and said == "reproduces"
+    z, said = reproduce.verdict(shipped, {"final_return": -18.0, "final_sem": 0.4})
+    assert z == pytest.approx(4.0) and said == "differs"
+    assert reproduce.verdict(shipped, None) == (None, "pending")
+
+
+def test_without_ray_the_command_says_how_to_install_it(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if it were not installed
+    assert reproduce.main(["--chapter", "value", "--out", str(tmp_path)]) == 2
+    assert 'pip install "attnmarl[cluster]"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("page", ["book/reproducing.md", "README.md"])
+def test_the_quoted_cpu_hours_are_the_sums_of_the_recorded_cpu_times(page):
+    """The cost table that the book and the README print: runs, CPU-hours and the longest run of each chapter,
+    computed from the shipped index.json files."""
+    text = (Path(__file__).resolve().parents[1] / page).read_text()
+    rows = dict(re.findall(r"^\| [^|]+ \| `(\w+)` \| (\d+ \| [\d.]+ \| [\d.]+) \|$", text, flags=re.M))
+    everything = [e for chapter in reproduce.CHAPTERS for e in shipped_runs(chapter)]
+    for chapter in [*reproduce.CHAPTERS, "all"]:
+        runs = everything if chapter == "all" else shipped_runs(chapter)
+        hours, longest = sum(e["cpu_seconds"] for e in runs) / 3600, max(e["cpu_seconds"] for e in runs) / 60
+        pattern = r"^\| all \| +\| (\d+ \| [\d.]+ \| [\d.]+) \|$"
+        quoted = rows.get(chapter) if chapter != "all" else re.search(pattern, text, flags=re.M).group(1)
+        assert quoted == f"{len(runs)} | {hours:.2f} | {longest:.1f}", f"{page}, {chapter}"
