@@ -29,12 +29,7 @@ from ..attention import MultiHeadSelfAttention
 from ..guards import check_sizes
 from .common import AgentHeads, check_obs, check_types, linear, mlp, n_type_features, type_features
 
-__all__ = ["ConcatNet", "AttentionBlock", "AttentionNet", "PLAIN_ATTENTION_MAX_M"]
-
-PLAIN_ATTENTION_MAX_M = 8
-"""Up to this many agents, :meth:`AttentionNet.outputs` computes attention the plain way (scores,
-softmax, weighted sum) even when the weights are not asked for: with so few keys it is a few percent
-faster than PyTorch's fused kernel, and the same function (``make bench`` measures both)."""
+__all__ = ["ConcatNet", "AttentionBlock", "AttentionNet"]
 
 
 class ConcatNet(nn.Module):
@@ -84,8 +79,7 @@ class AttentionNet(nn.Module):
 
     ``outputs(o, mask=None, need_weights=False)`` returns y (batch, m, d_y) and each block's alpha
     (batch, l, m, m) — row i is how much agent i's output attends to each agent — or ``None``s
-    without ``need_weights`` (for training: PyTorch's fused attention above
-    :data:`PLAIN_ATTENTION_MAX_M` agents). ``mask`` (batch, m),
+    without ``need_weights`` (PyTorch's fused attention, for training). ``mask`` (batch, m),
     True = the agent takes part: an absent agent is never attended to (its own output is meaningless).
     """
 
@@ -107,9 +101,8 @@ class AttentionNet(nn.Module):
         if mask is not None and (not isinstance(mask, Tensor) or mask.shape != o.shape[:2]):
             raise ValueError(f"mask must be a bool tensor of shape (batch, m) = {tuple(o.shape[:2])}")
         h = self.phi(type_features(o, self.agent_types))  # x^i: (batch, m, d_x)
-        plain = need_weights or self.m <= PLAIN_ATTENTION_MAX_M
         alphas = []
         for block in self.blocks:
-            h, alpha = block(h, mask, plain)
-            alphas.append(alpha if need_weights else None)
+            h, alpha = block(h, mask, need_weights)
+            alphas.append(alpha)
         return self.heads(h), alphas
