@@ -13,8 +13,8 @@ The entity-actor table times that actor's two formulations in turn, in the same 
 that training uses (:meth:`attnmarl.nets.EntityAttention.folded`) and the reference formulation that
 chapter 8 teaches (``outputs_and_alpha``, which builds every token's d-wide embedding). The critic-path
 table times the self-attention critic's forward and backward pass on one MAPPO minibatch with plain
-attention and with PyTorch's fused kernel, which :data:`attnmarl.nets.central.PLAIN_ATTENTION_MAX_M`
-chooses between. The MADDPG table trains chapter 9's configs (continuous simple_spread, 64 environments stepped once per
+attention and with PyTorch's fused kernel (the one training uses): is plain attention worth using at
+small m? The MADDPG table trains chapter 9's configs (continuous simple_spread, 64 environments stepped once per
 update of a 512-transition minibatch, entity actor) with each Q critic at N = 3 and 6; its first
 ``learning_starts`` steps are cut to the warm-up iteration, so every timed iteration includes an update.
 
@@ -34,7 +34,7 @@ import torch
 from attnmarl.algos import maddpg
 from attnmarl.algos.mappo import MAPPOConfig, train
 from attnmarl.envs import make_batched
-from attnmarl.nets import AttentionCritic, EntityActor, central
+from attnmarl.nets import AttentionCritic, EntityActor
 
 AGENT_COUNTS = (3, 12)
 CRITICS = ("attention", "concat")
@@ -68,8 +68,9 @@ def _reference_forward(actor: EntityActor, o: torch.Tensor) -> torch.Tensor:
 
 
 def entity_rates(N: int, base: MAPPOConfig, updates: int, rounds: int = 2) -> dict[str, float]:
-    """Best wall rate over ``rounds`` of MAPPO with the entity actor in its folded form, with it in the
-    reference formulation, and with the flat actor, the three timed in turn."""
+    """Best rate per CPU second over ``rounds`` of MAPPO with the entity actor in its folded form, with it
+    in the reference formulation, and with the flat actor, the three timed in turn. (CPU time, not wall
+    time: on a machine shared with other work, the wall clock also counts the time spent waiting.)"""
     config = replace(base, scenario_kwargs={"N": N}, actor="entity", total_steps=(updates + 1) * base.batch_size)
     folded = EntityActor.forward
     rates: dict[str, float] = {}
@@ -77,31 +78,28 @@ def entity_rates(N: int, base: MAPPOConfig, updates: int, rounds: int = 2) -> di
         for name, forward in (("reference", _reference_forward), ("folded", folded)):
             EntityActor.forward = forward
             try:
-                rates[name] = max(rates.get(name, 0.0), training_rate(config, "actor")[0])
+                rates[name] = max(rates.get(name, 0.0), training_rate(config, "actor")[1])
             finally:
                 EntityActor.forward = folded
-        rates["flat"] = max(rates.get("flat", 0.0), training_rate(replace(config, actor="flat"), "actor")[0])
+        rates["flat"] = max(rates.get("flat", 0.0), training_rate(replace(config, actor="flat"), "actor")[1])
     return rates
 
 
 def critic_pass_ms(N: int, minibatch: int, repeats: int = 20, rounds: int = 3) -> dict[str, float]:
-    """Milliseconds of one forward + backward pass of the self-attention critic on a minibatch, with
-    plain attention and with the fused kernel, timed in turn (best of ``rounds``)."""
+    """CPU milliseconds of one forward + backward pass of the self-attention critic on a minibatch, with
+    plain attention (``need_weights=True``: scores, softmax, weighted sum) and with the fused kernel that
+    training uses (``need_weights=False``), timed in turn (best of ``rounds``)."""
     critic = AttentionCritic(N, 6 * N)
     o = torch.randn(minibatch, N, 6 * N)
-    default = central.PLAIN_ATTENTION_MAX_M
     best = {"plain": math.inf, "fused": math.inf}
     for _ in range(rounds):
-        for path, largest_plain_m in (("plain", N), ("fused", 0)):
-            central.PLAIN_ATTENTION_MAX_M = largest_plain_m
-            try:
-                critic(o).sum().backward()  # warm-up
-                start = time.perf_counter()
-                for _ in range(repeats):
-                    critic(o).sum().backward()
-                best[path] = min(best[path], (time.perf_counter() - start) / repeats * 1e3)
-            finally:
-                central.PLAIN_ATTENTION_MAX_M = default
+        for path in best:
+            plain = path == "plain"
+            critic.outputs(o, need_weights=plain)[0].sum().backward()  # warm-up
+            start = time.process_time()
+            for _ in range(repeats):
+                critic.outputs(o, need_weights=plain)[0].sum().backward()
+            best[path] = min(best[path], (time.process_time() - start) / repeats * 1e3)
     return best
 
 
@@ -152,8 +150,8 @@ def entity_table(base: MAPPOConfig, updates: int) -> None:
           f"2 rounds; targets: folded / reference >= {ENTITY_TARGET} at N = 12, entity / flat >= "
           f"{ENTITY_FLAT_TARGET} at N = 6")
     print()
-    print("| N | reference, env-steps/s | folded, env-steps/s | flat actor, env-steps/s | folded / reference "
-          "| entity / flat |")
+    print("| N | reference, env-steps per CPU s | folded, env-steps per CPU s | flat actor, env-steps per CPU s "
+          "| folded / reference | entity / flat |")
     print("|---|---|---|---|---|---|")
     for N in ENTITY_AGENT_COUNTS:
         rates = entity_rates(N, base, updates)
@@ -164,9 +162,9 @@ def entity_table(base: MAPPOConfig, updates: int) -> None:
 def critic_path_table(base: MAPPOConfig, updates: int) -> None:
     minibatch = base.batch_size // base.num_minibatches
     print(f"Self-attention critic, forward + backward on one minibatch of {minibatch} env-steps, best of 3 rounds: "
-          f"plain attention vs the fused kernel (training uses plain up to N = {central.PLAIN_ATTENTION_MAX_M})")
+          f"plain attention vs the fused kernel (training uses the fused kernel)")
     print()
-    print("| N | plain (ms) | fused (ms) | fused / plain |")
+    print("| N | plain (CPU ms) | fused (CPU ms) | fused / plain |")
     print("|---|---|---|---|")
     for N in CRITIC_PATH_AGENT_COUNTS:
         ms = critic_pass_ms(N, minibatch)
