@@ -7,7 +7,15 @@ import pytest
 import torch
 
 from attnmarl import relational, vision
-from attnmarl.explorers.map import fetch_episode, fetch_explorer, fetch_frame, overlay, vision_explorer, vision_frame
+from attnmarl.explorers.map import (
+    fetch_episode,
+    fetch_explorer,
+    fetch_frame,
+    glimpse_box,
+    overlay,
+    vision_explorer,
+    vision_frame,
+)
 from attnmarl.viz import Arena, Heatmap, Picture
 
 VISION_STEPS = 200            # about 80% held-out accuracy with attention (see the margin test)
@@ -93,6 +101,25 @@ def test_trained_attention_beats_average_pooling_on_held_out_images(vision_model
     assert (alpha * inside).sum((1, 2)).mean() > 0.8
     assert inside[torch.arange(500), where[:, 0], where[:, 1]].float().mean() > 0.9
     assert vision.accuracy(glimpse, held_out.labels) > without + 0.3
+
+
+@pytest.mark.parametrize("row, col", [(10, 13), (0, 5), (23, 22)])
+def test_the_glimpse_box_is_exactly_the_pixels_the_glimpsed_feature_vector_sees(row, col):
+    """The box drawn for a glimpse is the receptive field of f_p: the pixels whose change can change f_p
+    (found by autograd, with a trunk whose weights are all positive, so no gradient cancels)."""
+    torch.manual_seed(0)
+    model = vision.SpatialAttentionCNN()
+    with torch.no_grad():
+        for p in model.trunk.parameters():
+            p.abs_().add_(0.01)
+    images = torch.rand(1, 1, vision.SIZE, vision.SIZE, requires_grad=True)
+    model.features(images)[0, :, row, col].sum().backward()
+    seen = images.grad[0, 0] != 0
+    top, left, height, width = glimpse_box(row, col)
+    drawn = torch.zeros_like(seen)
+    drawn[top:top + height, left:left + width] = True
+    assert torch.equal(seen, drawn)
+    assert glimpse_box(10, 13) == (7, 10, vision.RECEPTIVE_FIELD, vision.RECEPTIVE_FIELD)
 
 
 def test_vision_bad_input_is_a_value_error():

@@ -35,13 +35,14 @@ from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
 from attnmarl.guards import check_finite, check_int, check_seed
 
-__all__ = ["SIZE", "N_DIGITS", "N_CLASSES", "FONT", "MarkedDigits", "make_images", "SpatialAttentionCNN",
-           "glimpse_logits", "accuracy", "train", "TRAIN_STEPS"]
+__all__ = ["SIZE", "N_DIGITS", "N_CLASSES", "RECEPTIVE_FIELD", "FONT", "MarkedDigits", "make_images",
+           "SpatialAttentionCNN", "glimpse_logits", "accuracy", "train", "TRAIN_STEPS"]
 
 SIZE = 24                  # S: images are S x S
 N_DIGITS = 4               # digits per image: one target and N_DIGITS - 1 distractors
 N_CLASSES = 10
 CHANNELS = 16              # C: features per position
+RECEPTIVE_FIELD = 7        # f_p sees the 7 x 7 pixels centred on p: a 3 x 3 conv, then a 3 x 3 one with dilation 2
 BATCH_SIZE = 32
 LEARNING_RATE = 3e-3
 SCORE_LEARNING_RATE = 3e-2  # w_s, b_s: alpha starts uniform, so the score's gradients start small
@@ -170,6 +171,8 @@ class SpatialAttentionCNN(nn.Module):
 def glimpse_logits(model: SpatialAttentionCNN, images: Tensor) -> tuple[Tensor, Tensor]:
     """Hard attention at test time: classify from the feature vector at the single position argmax_p alpha_p.
 
+    The mask over positions is 1 there and 0 elsewhere; the pixels behind that one feature vector are the
+    RECEPTIVE_FIELD x RECEPTIVE_FIELD patch centred on it.
     Returns the logits (B, 10) and the glimpsed positions (B, 2) as (row, col).
     """
     if model.score is None:

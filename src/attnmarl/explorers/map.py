@@ -38,11 +38,12 @@ def overlay(image: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 
 
 def glimpse_box(row: int, col: int) -> tuple[int, int, int, int]:
-    """The 9 x 7 box (row, col, height, width) centred on a glimpsed position (a framed digit's size),
-    inside the image."""
-    top = min(max(row - 4, 0), vision.SIZE - 9)
-    left = min(max(col - 3, 0), vision.SIZE - 7)
-    return top, left, 9, 7
+    """The pixels a glimpse at (row, col) sees, as a box (top, left, height, width): the trunk's 7 x 7
+    receptive field centred on the glimpsed position, cut at the image's edges."""
+    half = vision.RECEPTIVE_FIELD // 2
+    top, left = max(row - half, 0), max(col - half, 0)
+    bottom, right = min(row + half, vision.SIZE - 1), min(col + half, vision.SIZE - 1)
+    return top, left, bottom - top + 1, right - left + 1
 
 
 def vision_frame(images: vision.MarkedDigits, attention: vision.SpatialAttentionCNN,
