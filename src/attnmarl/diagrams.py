@@ -6,9 +6,9 @@ formulas. SVG keeps the drawings crisp at any zoom and small, and a notebook sho
 as it is (``_repr_svg_``), in Jupyter and in the built book alike. Fig. 17.9 (the attention Q network)
 is fig. 17.8 with the pair (oⁱ, aⁱ) in place of oⁱ, laid out by the same function.
 
-Where a chapter computes the numbers, the figure takes them as arguments — fig. 17.5 draws every
-arrow xʲ → cⁱ with a width proportional to the αⁱⱼ passed in — and checks them first: bad input is a
-``ValueError`` that names the problem, never a silently wrong picture.
+Where a chapter computes the numbers, the figure takes them as arguments — the attention view (fig. 17.5,
+extended from one output to all) draws every arrow xʲ → cⁱ with a width proportional to the αⁱⱼ passed
+in — and checks them first: bad input is a ``ValueError`` that names the problem, never a silently wrong picture.
 
 Labels are plain strings with Unicode superscripts (``f"x{sup(3)}"`` is x³) and ``_`` for a subscript:
 ``"W_q"``, ``"d_{out}"`` (SVG text is not TeX).
@@ -429,7 +429,8 @@ def attention_output(alpha_row: Sequence[float] | np.ndarray, i: int = 1) -> Dia
 
 
 def attention_view(alpha: Sequence[Sequence[float]] | np.ndarray, i: int = 1) -> Diagram:
-    """Fig. 17.5: the whole layer as x → c, an arrow xʲ → cⁱ for every pair, of width ∝ αⁱⱼ.
+    """Fig. 17.5 extended to the whole layer: the source draws one output cⁱ and its weights αⁱ; this draws
+    x → c with an arrow xʲ → cⁱ for every pair, of width ∝ αⁱⱼ.
 
     ``alpha``: the (m, m) weights, row i = αⁱ. The arrows into cⁱ for the given (1-based) i are drawn
     in colour and labelled with their weights; the others in grey.

@@ -19,7 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .baselines import chase_policy, greedy_assignment_policy, random_policy, treasure_hunter_policy
+from .baselines import (
+    chase_policy,
+    greedy_assignment_policy,
+    random_policy,
+    steered_assignment_policy,
+    treasure_hunter_policy,
+)
 from .batched import BatchedEnv
 from .evaluate import cross_play, episode_returns, evaluate
 from .reference import (
@@ -70,6 +76,7 @@ __all__ = [
     "episode_returns",
     "evaluate",
     "greedy_assignment_policy",
+    "steered_assignment_policy",
     "treasure_hunter_policy",
     "make_batched",
     "make_reference",

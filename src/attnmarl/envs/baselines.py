@@ -4,6 +4,8 @@
 - :func:`greedy_assignment_policy` — simple_spread only, a *centralized* heuristic that reads all
   agents' observations: assign agents to landmarks one-to-one with the least total distance
   (``scipy.optimize.linear_sum_assignment``), then steer each agent to its landmark;
+- :func:`steered_assignment_policy` — the same assignment with a simpler steering
+  (:func:`heading_moves`), which scores better than the greedy one (chapter 6 measures both);
 - :func:`treasure_hunter_policy` — collect_treasure only, a *decentralized* script on each agent's own
   observation: an empty collector heads for the nearest treasure, a loaded one for the nearest
   deposit of its treasure's type, a deposit for the nearest collector carrying its type (else the
@@ -78,6 +80,37 @@ def _discrete_steer(error: np.ndarray, sensitivity: np.ndarray, mass: np.ndarray
 def rest_point_error(observations: np.ndarray, target: np.ndarray) -> np.ndarray:
     """``target − (s(0) − p)``: how far each agent would stop from its target if it pushed no more."""
     return target - _coast(observations[:, 0:2], _SPREAD.dt, _SPREAD.damping)
+
+
+STAY_RADIUS = 0.05
+""":func:`heading_moves` stays (move 0) once an agent's rest point is this close to its target."""
+
+
+def heading_moves(observations: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Discrete moves ``(N,)`` from simple_spread observations ``(N, 6N)`` and target offsets ``(N, 2)``:
+    the move (1–4) whose direction points most along the rest-point error (:func:`rest_point_error`),
+    or 0 (stay) when that error is shorter than :data:`STAY_RADIUS`."""
+    error = rest_point_error(observations, target)
+    along = error @ DISCRETE_DIRECTION[1:].T
+    return np.where(np.linalg.norm(error, axis=1) < STAY_RADIUS, 0, along.argmax(axis=1) + 1)
+
+
+def steered_assignment_policy() -> Policy:
+    """Centralized baseline for simple_spread (any N, discrete actions): the one-to-one assignment of
+    :func:`greedy_assignment_policy`, steered by :func:`heading_moves` instead of the closest rest point."""
+
+    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        agents = list(obs)
+        observations = np.stack([obs[agent] for agent in agents]).astype(np.float64)
+        if observations.shape[1] != 6 * len(agents):
+            raise ValueError(
+                f"steered_assignment_policy needs simple_spread observations (6N numbers per agent), "
+                f"got {observations.shape[1]} numbers for {len(agents)} agents"
+            )
+        moves = heading_moves(observations, assign_landmarks(observations))
+        return {agent: int(move) for agent, move in zip(agents, moves)}
+
+    return policy
 
 
 def greedy_assignment_policy(continuous_actions: bool = False) -> Policy:
