@@ -246,7 +246,7 @@ class EntityAttention(nn.Module):
         u = (q @ K).transpose(0, 1)  # (N, l, d_tokens)
         scores, inv_sigma = [], []
         for t_k, (block, flag) in zip(t, columns):
-            var = ((t_k @ gram[block, block]) * t_k).sum(-1) + 2 * t_k @ gram[block, flag] + gram[flag, flag]
+            var = ((t_k @ gram[block, block] + 2 * gram[block, flag]) * t_k).sum(-1) + gram[flag, flag]
             inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps))  # (N, n_k)
             raw = u[..., block] @ t_k.transpose(1, 2) + u[..., flag, None]  # (N, l, n_k)
             scores.append(raw * inv_sigma[-1].unsqueeze(1))
@@ -259,7 +259,7 @@ class EntityAttention(nn.Module):
             if not mask[..., 0].all():
                 raise ValueError("mask hides a self token (token 0): every agent's own token must be real")
             scores = scores.masked_fill(~mask.reshape(-1, 1, n), float("-inf"))
-        exp = (scores - scores.amax(-1, keepdim=True)).exp()  # softmax written out: with n of 5-30
+        exp = (scores - scores.amax(-1, keepdim=True).detach()).exp()  # softmax written out: with n of 5-30
         alpha = (exp / exp.sum(-1, keepdim=True)).split([t_k.shape[1] for t_k in t], dim=-1)  # torch's is slower
         weighted = [a_k * s_k.unsqueeze(1) for a_k, s_k in zip(alpha, inv_sigma)]  # alpha_n / sigma_n
         r = torch.cat([a_k @ t_k for a_k, t_k in zip(weighted, t)] + [a_k.sum(-1, keepdim=True) for a_k in weighted],
@@ -307,19 +307,20 @@ class EntityActor(nn.Module):
         self._groups = _TypeGroups(self.agent_types)
         self.nets = nn.ModuleList()
         self._gather: list[Tensor] = []
-        self._kind_gather: list[list[Tensor]] = []
+        self._kind_gather: list[list[tuple[Tensor, Tensor | None]]] = []  # per type, per kind: (main, offset)
         for members in self._groups.members:
             group = [layouts[i] for i in members.tolist()]
             index = _token_index(group, obs_dim)  # (m_type, n, d_tokens)
             blocks = _kind_blocks(group[0])
             self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks]))
             self._gather.append(index)
-            self._kind_gather.append([index[:, tokens, start:start + width] for tokens, start, width in blocks])
+            rows = members[:, None, None] * obs_dim  # where agent i's o^i starts in o.flatten(1)
+            self._kind_gather.append([(rows + index[:, tokens, start:start + width], None)
+                                      for tokens, start, width in blocks])
         if frame == "absolute":
             self._absolute = _absolute_spread_index(m, obs_dim)
-            blocks = _kind_blocks(layouts[0])
-            self._absolute_kinds = [tuple(table[:, tokens, start:start + width] for table in self._absolute)
-                                    for tokens, start, width in blocks]
+            self._kind_gather = [[tuple(table[:, tokens, start:start + width] for table in self._absolute)
+                                  for tokens, start, width in _kind_blocks(layouts[0])]]
 
     def tokens(self, o: Tensor) -> list[Tensor]:
         """Each type's token tensor (batch, m_type, n, d_tokens), gathered from ``o`` (batch, m, obs_dim)."""
@@ -341,11 +342,15 @@ class EntityActor(nn.Module):
         """For each type, its tokens kind by kind: (batch, m_type, n_k, w_k), raw features only (the
         input of :meth:`EntityAttention.folded`); the same numbers as :meth:`tokens` without the zeros."""
         check_obs(o, self.m, self.obs_dim, self.nets[0].W_y.weight)
+        table = o.flatten(1)  # o^1, ..., o^m side by side; in world coordinates, then a zero and a one
         if self.frame == "absolute":
-            table = torch.cat([o.flatten(1), o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
-            return [[table[:, main] + table[:, offset] for main, offset in self._absolute_kinds]]
-        return [[o[:, members[:, None, None], index] for index in kinds]
-                for members, kinds in zip(self._groups.members, self._kind_gather)]
+            table = torch.cat([table, o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
+
+        def gather(index: Tensor) -> Tensor:  # one column copy per kind: (batch, m_type, n_k, w_k)
+            return table.index_select(1, index.flatten()).view(-1, *index.shape)
+
+        return [[gather(main) if offset is None else gather(main) + gather(offset) for main, offset in kinds]
+                for kinds in self._kind_gather]
 
     def forward(self, o: Tensor) -> Tensor:
         """Outputs (batch, m, d_y) by :meth:`EntityAttention.folded`: the same numbers as
