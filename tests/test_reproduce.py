@@ -6,6 +6,7 @@ about a second of CPU; one "long" run (30 updates) gives the tests time to kill 
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import ray
 from attnmarl import reproduce
 from attnmarl.checkpoints import shipped_runs
 from attnmarl.train import main as train_main
+from attnmarl.train import write_index
 
 TINY = ["--evals", "1", "--eval-episodes", "2", "--final-episodes", "4"]
 SHORT = {"spread3-attention": 3200, "q-spread3-concat": 1280}
@@ -75,6 +77,20 @@ def test_a_tiny_reproduction_matches_the_recorded_runs(local_ray, indexed, tmp_p
     table = (out / "report.md").read_text()
     assert "| tiny/spread3-attention-seed0 |" in table and "| reproduces |" in table and "|z| <= 3" in table
     assert "2 reproduces" in capsys.readouterr().out
+    # the report shipped beside a folder of runs adds the re-runs' CPU time to that folder's README
+    folder = tmp_path / "assets" / "tiny"
+    shutil.copytree(indexed, folder)
+    write_index(folder)
+    assert "Re-run with the current code" not in (folder / "README.md").read_text()
+    (folder.parent / "reproduction").mkdir()
+    shutil.copy(out / "report.json", folder.parent / "reproduction")
+    write_index(folder)
+    readme = (folder / "README.md").read_text()
+    assert f"re-ran these runs on {json.loads((out / 'report.json').read_text())['date']}" in readme
+    for name, row in rows.items():
+        cpu = row["shipped"]["cpu_seconds"] / 60, row["reproduced"]["cpu_seconds"] / 60
+        assert f"| tiny/{name}-seed0 | " in readme
+        assert f"| +0.00 | {cpu[0]:.1f} | {cpu[1]:.1f} | reproduces |" in readme
 
 
 def test_a_failing_run_is_reported_as_failed_after_its_retries(local_ray, indexed, tmp_path):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import io
 import json
 import logging
@@ -171,9 +172,10 @@ def _report(out: Path, rows: list[dict[str, Any]], retries: int) -> dict[str, An
     rule = (f"z = (reproduced - shipped) / sqrt(se_shipped^2 + se_reproduced^2); a run reproduces when |z| <= "
             f"{THRESHOLD:g}, and differs otherwise. Scores: mean per-agent mpe2 return ± standard error over the "
             f"same fixed-seed episodes. A failed run raised an error, or lost its worker, {retries + 1} time(s).")
-    report = {"rule": rule, "threshold": THRESHOLD, "retries": retries, "counts": counts, "runs": rows}
+    today = datetime.date.today().isoformat()
+    report = {"date": today, "rule": rule, "threshold": THRESHOLD, "retries": retries, "counts": counts, "runs": rows}
     write_json_atomically(out / "report.json", report)
-    lines = ["# Reproduction of the shipped runs", "", f"{rule}", "",
+    lines = ["# Reproduction of the shipped runs", "", f"Made on {today}. {rule}", "",
              ", ".join(f"{n} {v}" for v, n in counts.items()), "",
              "| run | shipped score | reproduced score | difference (se) | CPU s, shipped | CPU s, reproduced "
              "| verdict |",

@@ -334,10 +334,37 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
             f"| {e['final_return']:.2f} ± {e['final_sem']:.2f} | {e['final_episodes']} | {per_agent} "
             f"| {e['checkpoint'] or '—'} | `{e['command']}` |"
         )
+    lines += _rerun_lines(directory)
     index, readme = (json.dumps(runs, indent=1) + "\n").encode(), ("\n".join(lines) + "\n").encode()
     write_atomically({directory / "index.json": lambda handle: handle.write(index),
                       directory / "README.md": lambda handle: handle.write(readme)})
     return runs
+
+
+def _rerun_lines(directory: Path) -> list[str]:
+    """A README section on this folder's runs that ``python -m attnmarl.reproduce`` re-ran with the current
+    code, from the report shipped beside the chapters' folders (``reproduction/report.json``): the CPU
+    time a run takes now, which drops when the code gets faster, and whether its score held."""
+    report_path = directory.parent / "reproduction" / "report.json"
+    if not report_path.exists():
+        return []
+    report = json.loads(report_path.read_text())
+    rows = [r for r in report["runs"] if r["chapter"] == directory.name and r["reproduced"]]
+    if not rows:
+        return []
+    lines = ["", "## Re-run with the current code", "",
+             f"`python -m attnmarl.reproduce` re-ran these runs on {report['date']} with the package as it is now "
+             "(whole report: `../reproduction/report.md`). The CPU times above are those of the recorded runs; "
+             "these are what a run costs today.", "",
+             "| run | recorded score | re-run score | difference (se) | CPU min, recorded | CPU min, re-run "
+             "| verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        shipped, rerun = r["shipped"], r["reproduced"]
+        lines.append(f"| {r['run']} | {shipped['final_return']:.2f} ± {shipped['final_sem']:.2f} "
+                     f"| {rerun['final_return']:.2f} ± {rerun['final_sem']:.2f} | {r['z']:+.2f} "
+                     f"| {shipped['cpu_seconds'] / 60:.1f} | {rerun['cpu_seconds'] / 60:.1f} | {r['verdict']} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:
