@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_finite, check_int, check_like, check_sizes
+from .guards import check_bool, check_finite, check_int, check_like, check_sizes
 
 __all__ = [
     "dot_score",
@@ -234,6 +234,8 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     faster for large m (see ``make bench``). Use it for training; keep the default to look at alpha.
     (A full (batch, m, m) mask is itself m x m; a key-padding mask (batch, m) is not.)
     """
+    check_bool("scale", scale)
+    check_bool("need_weights", need_weights)
     single = W_q.dim() == 2
     if single:
         W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
@@ -310,7 +312,7 @@ class SelfAttention(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
         super().__init__()
         check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
-        self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, scale
+        self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, check_bool("scale", scale)
         self.W_q = _init_weight(d_q, d_in)
         self.W_k = _init_weight(d_q, d_in)
         self.W_v = _init_weight(d_out, d_in)
@@ -340,7 +342,7 @@ class MultiHeadSelfAttention(nn.Module):
                  d_proj: int | None = None) -> None:
         super().__init__()
         check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
-        self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, scale
+        self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, check_bool("scale", scale)
         self.W_q = _init_weight(heads, d_q, d_in)
         self.W_k = _init_weight(heads, d_q, d_in)
         self.W_v = _init_weight(heads, d_out, d_in)

@@ -264,8 +264,10 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             final.update(score)
 
     final: dict[str, Any] = {}
-    agent = TRAINERS[type(config)](config, on_update)
-    bar.close()
+    try:
+        agent = TRAINERS[type(config)](config, on_update)
+    finally:  # closed before an interruption is reported, so that the report is the last line
+        bar.close()
     cpu_seconds, wall_seconds = time.process_time() - cpu_start, time.perf_counter() - wall_start
     curve = _csv_bytes(rows)
     summary = {

@@ -356,8 +356,9 @@ def copy_actor(agent: nn.Module, config: Any, saved: Any, state: dict[str, Tenso
         differ.insert(0, f"algorithm: checkpoint {type(saved).__name__}, here {type(config).__name__}")
     continuous = [bool(c.scenario_kwargs.get("continuous_actions", False)) for c in (saved, config)]
     if continuous[0] != continuous[1]:
-        differ.append(f"action space: checkpoint {_action_space(continuous[0])}, here {_action_space(continuous[1])}"
-                      " (an actor's outputs mean logits for discrete actions, means for continuous ones)")
+        differ.append(f"action space: checkpoint {_action_space(continuous[0])}, here {_action_space(continuous[1])} "
+                      "(continuous_actions; an actor's outputs are logits for discrete actions, means for continuous "
+                      "ones)")
     if differ:
         raise ValueError(f"{path} holds another actor than this config's — " + "; ".join(differ))
     actor = {key.removeprefix("actor."): value for key, value in state.items() if key.startswith("actor.")}
@@ -373,7 +374,7 @@ def copy_actor(agent: nn.Module, config: Any, saved: Any, state: dict[str, Tenso
 
 
 def _action_space(continuous: bool) -> str:
-    return "continuous actions (continuous_actions=True)" if continuous else "discrete actions"
+    return "continuous actions" if continuous else "discrete actions"
 
 
 def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
