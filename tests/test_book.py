@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from html import unescape as html_unescape
 from pathlib import Path
 
 import nbformat
@@ -140,6 +141,42 @@ def test_every_chapter_number_in_the_prose_is_a_chapter_of_the_book(page):
     assert cited <= numbers, f"{page} refers to chapters {sorted(cited - numbers)}, which the book does not have"
 
 
+# Spans of prose that are not running text: code, math, roles and links (already links), labels, headings.
+NOT_RUNNING_TEXT = re.compile(r"```.*?```|\$\$.*?\$\$|\$[^$\n]+\$|\{[a-z]+\}`[^`]*`|`[^`]+`"
+                              r"|\[[^\]\n]*\]\([^)\n]*\)|^(?:\d+\. )?\([^\n]*\)=$|^#+ [^\n]*$|<[^>\n]+>", re.S | re.M)
+BARE_REFERENCE = re.compile(r"\b(?:[Cc]hapters?|[Ss]ections?|[Ee]xercises?|[Ss]olutions?) \d+|\b[Ff]igs?\. 17\.\d")
+LABEL = re.compile(r"^(?:\d+\. )?\(([\w-]+)\)=$", re.M)
+ROLE = re.compile(r"\{(doc|ref)\}`(?:[^`<]*<)?([^`>]+)>?`")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_cross_reference_in_the_prose_is_a_link(page):
+    """"chapter 7", "section 5", "exercise 3", "fig. 17.8" in running text are written as {doc}/{ref} links
+    (chapters by file, sections and exercises by their labels chN-secM, chN-exM, the source's figures by
+    fig-17-N at the book's drawing of them), so that a reader can follow every one."""
+    bare = [m.group(0) for m in BARE_REFERENCE.finditer(NOT_RUNNING_TEXT.sub(" ", prose(page)))]
+    assert not bare, f"{page}: bare references {bare}"
+
+
+def test_every_link_target_of_the_prose_exists():
+    """Each {doc} names a page of the table of contents and each {ref} a label defined once in the book,
+    and every numbered section and exercise carries its label."""
+    labels = [label for page in PAGES for label in LABEL.findall(prose(page))]
+    assert len(labels) == len(set(labels)), "a label is defined twice"
+    pages = {Path(p).name for p in PAGES}
+    for page in PAGES:
+        text = prose(page)
+        for kind, target in ROLE.findall(text):
+            assert (target in pages) if kind == "doc" else (target in labels), f"{page}: {{{kind}}} {target}"
+        if page in CHAPTERS:
+            n = int(Path(page).name[:2])
+            sections = re.findall(r"^## (\d+)\. ", text, re.M)
+            assert sections and all(f"ch{n}-sec{s}" in labels for s in sections), page
+            exercises = text[text.index("## Exercises"):].split(":::{admonition} Solutions")[0]
+            numbers = re.findall(r"^(\d+)\. ", exercises, re.M)
+            assert numbers and all(f"ch{n}-ex{e}" in labels for e in numbers), page
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_notebook_is_stored_without_outputs(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
@@ -196,6 +233,29 @@ def test_book_builds_without_warnings(quick_book):
     build = quick_book.build
     assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
     assert (quick_book.html / "index.html").exists()
+
+
+def test_every_internal_link_of_the_built_book_resolves(quick_book):
+    """Every relative href of every built page points to a file of the build and, with a #fragment, to an
+    element with that id in it (Sphinx resolves {doc}/{ref}; this also catches raw HTML and markdown links)."""
+    html = quick_book.html
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page in (p for p in html.rglob("*.html") if "_static" not in p.relative_to(html).parts):
+        for href in re.findall(r'href="([^"]+)"', page.read_text(errors="replace")):
+            if re.match(r"[a-z]+:|//", href) or href.startswith("_sources") or "/_sources/" in href:
+                continue
+            file, _, fragment = html_unescape(href).partition("#")
+            file = file.partition("?")[0]
+            target = (page.parent / file).resolve() if file else page
+            if not target.exists():
+                broken.append(f"{page.relative_to(html)} -> {href}")
+            elif fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text(errors="replace")))
+                if fragment not in ids[target]:
+                    broken.append(f"{page.relative_to(html)} -> {href}")
+    assert not broken, broken[:20]
 
 
 # ---- the built pages, offline ---------------------------------------------------------------------
