@@ -177,6 +177,44 @@ def test_every_link_target_of_the_prose_exists():
             assert numbers and all(f"ch{n}-ex{e}" in labels for e in numbers), page
 
 
+# Symbols that had a second meaning and were renamed (notation.md lists the survivors): each pattern is an
+# old use, which must not come back.
+RETIRED_SYMBOLS = {
+    r"\\tau_n\b": "an entity token is x_n (tau is a temperature)",
+    r"\\tau w \+": "the soft-update rate is eta (tau is a temperature)",
+    r"\\sum_\{l\b|\bs_l\b|\bz_l\b|\bp_l\b|\bl_p\b": "l is the number of heads: index j' or the landmark index ell",
+    r"\\ell_j": "the loss of a read is L_j (ell indexes landmarks)",
+    r"\bu_[1-5]\b|\bu\^[ij] \\in \[-1|\|u\^j\|": "u is the return: action components are a_k, the force F^i",
+    r"\\big\[\\,v\^i": "a velocity is p-dot (v is a value)",
+    r"(?<!\\hat )\bf\^[ijkm1]\b": "an encoded observation is x^i = phi(o^i)",
+    r"\bQ\^i\b": "an action value is q-hat^i",
+    r"\by\^i = r\^i": "a TD target is G^i (y^i are logits)",
+    r"\bz\^j = \[o\^j": "the token of a pair is [o^j; a^j]",
+}
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_retired_symbols_do_not_come_back(page):
+    """One symbol, one meaning: the renamed uses of u, tau, l and others stay renamed in the prose's formulas."""
+    formulas = " ".join(MATH.findall(prose(page)))
+    found = {why: re.findall(pattern, formulas) for pattern, why in RETIRED_SYMBOLS.items()}
+    assert not any(found.values()), f"{page}: {[(why, hits[:3]) for why, hits in found.items() if hits]}"
+
+
+def test_the_notation_page_lists_each_symbol_once_with_its_first_chapter():
+    """book/notation.md: in the book-wide tables every symbol has one row, and every row names the chapter
+    where the symbol first appears as a link to that chapter."""
+    text = (ROOT / "book" / "notation.md").read_text()
+    book_wide = text.split("## Symbols of one chapter")[0]
+    rows = [line for line in book_wide.splitlines() if line.startswith("| ") and not line.startswith("| symbol")]
+    assert len(rows) >= 40
+    symbols = [row.split(" | ")[0].lstrip("| ") for row in rows]
+    assert len(symbols) == len(set(symbols)), "a symbol has two rows"
+    for row in rows:
+        assert re.search(r"\| \{doc\}`\d+ <\d\d-[\w-]+>` \|$", row), f"no first chapter: {row[:60]}"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_notebook_is_stored_without_outputs(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
