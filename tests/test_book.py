@@ -215,6 +215,21 @@ def test_the_notation_page_lists_each_symbol_once_with_its_first_chapter():
         assert re.search(r"\| \{doc\}`\d+ <\d\d-[\w-]+>` \|$", row), f"no first chapter: {row[:60]}"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_the_first_mention_of_the_source_says_what_it_is(page):
+    """A reader may open any page first: where a page first says "the source", it names the book it means
+    (the attention chapter of *Deep Reinforcement Learning*) or links to the preface's paragraph about it."""
+    text = prose(page)
+    first = re.search(r"\b[Tt]he source\b", text)
+    if first is None:
+        return
+    if page == "book/intro":
+        assert "(the-source)=" in text
+        return
+    near = text[max(0, first.start() - 300):first.end() + 300]
+    assert "Deep Reinforcement Learning" in near or "<the-source>" in near, f"{page}: {near[:200]!r}"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_notebook_is_stored_without_outputs(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
