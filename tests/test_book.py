@@ -146,7 +146,21 @@ NOT_RUNNING_TEXT = re.compile(r"```.*?```|\$\$.*?\$\$|\$[^$\n]+\$|\{[a-z]+\}`[^`
                               r"|\[[^\]\n]*\]\([^)\n]*\)|^(?:\d+\. )?\([^\n]*\)=$|^#+ [^\n]*$|<[^>\n]+>", re.S | re.M)
 BARE_REFERENCE = re.compile(r"\b(?:[Cc]hapters?|[Ss]ections?|[Ee]xercises?|[Ss]olutions?) \d+|\b[Ff]igs?\. 17\.\d")
 LABEL = re.compile(r"^(?:\d+\. )?\(([\w-]+)\)=$", re.M)
-ROLE = re.compile(r"\{(doc|ref)\}`(?:[^`<]*<)?([^`>]+)>?`")
+ROLE = re.compile(r"\{(doc|ref|term)\}`(?:[^`<]*<)?([^`>]+)>?`")
+
+
+def glossary_entries() -> dict[str, str]:
+    """The terms of book/glossary.md's {glossary} blocks, lower-cased as Sphinx matches them, each with its
+    definition (an entry may have several terms, one per line, before its indented definition)."""
+    entries, terms = {}, []
+    for block in re.findall(r"```\{glossary\}\n(.*?)```", (ROOT / "book" / "glossary.md").read_text(), re.S):
+        for line in block.splitlines():
+            if line and not line.startswith(" "):
+                terms.append(line.strip().lower())
+            elif line.strip():
+                entries.update({term: line.strip() for term in terms})
+                terms = []
+    return entries
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -162,12 +176,14 @@ def test_every_link_target_of_the_prose_exists():
     """Each {doc} names a page of the table of contents and each {ref} a label defined once in the book,
     and every numbered section and exercise carries its label."""
     labels = [label for page in PAGES for label in LABEL.findall(prose(page))]
+    terms = set(glossary_entries())
     assert len(labels) == len(set(labels)), "a label is defined twice"
     pages = {Path(p).name for p in PAGES}
     for page in PAGES:
         text = prose(page)
         for kind, target in ROLE.findall(text):
-            assert (target in pages) if kind == "doc" else (target in labels), f"{page}: {{{kind}}} {target}"
+            known = {"doc": pages, "ref": labels, "term": terms}[kind]
+            assert (target.lower() if kind == "term" else target) in known, f"{page}: {{{kind}}} {target}"
         if page in CHAPTERS:
             n = int(Path(page).name[:2])
             sections = re.findall(r"^## (\d+)\. ", text, re.M)
@@ -213,6 +229,16 @@ def test_the_notation_page_lists_each_symbol_once_with_its_first_chapter():
     assert len(symbols) == len(set(symbols)), "a symbol has two rows"
     for row in rows:
         assert re.search(r"\| \{doc\}`\d+ <\d\d-[\w-]+>` \|$", row), f"no first chapter: {row[:60]}"
+
+
+def test_every_glossary_entry_gives_its_chinese_term_and_where_it_comes_from():
+    """Each entry opens with its Chinese term marked *(the source)*, *(the survey)*, *(d2l)* or *(ours…)*, and
+    the terms a new reader meets early are there (the chapters link them with {term} at first use)."""
+    entries = glossary_entries()
+    unmarked = [t for t, d in entries.items() if not re.match(r"\S.*? \*\((the source|the survey|d2l|ours)", d)]
+    assert not unmarked, f"entries without a marked Chinese term: {unmarked}"
+    for term in ("temperature", "entropy", "alignment", "teacher forcing", "reinforce", "baseline", "gae", "softmax"):
+        assert term in entries, term
 
 
 @pytest.mark.parametrize("page", PAGES)
