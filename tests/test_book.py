@@ -144,7 +144,7 @@ def test_every_chapter_number_in_the_prose_is_a_chapter_of_the_book(page):
 # Spans of prose that are not running text: code, math, roles and links (already links), labels, headings.
 NOT_RUNNING_TEXT = re.compile(r"```.*?```|\$\$.*?\$\$|\$[^$\n]+\$|\{[a-z]+\}`[^`]*`|`[^`]+`"
                               r"|\[[^\]\n]*\]\([^)\n]*\)|^(?:\d+\. )?\([^\n]*\)=$|^#+ [^\n]*$|<[^>\n]+>", re.S | re.M)
-BARE_REFERENCE = re.compile(r"\b(?:[Cc]hapters?|[Ss]ections?|[Ee]xercises?|[Ss]olutions?) \d+|\b[Ff]igs?\. 17\.\d")
+BARE_REFERENCE = re.compile(r"\b(?:[Cc]hapters?|[Ss]ections?|[Ee]xercises?|[Ss]olutions?)\s+\d+|\b[Ff]igs?\.\s+17\.\d")
 LABEL = re.compile(r"^(?:\d+\. )?\(([\w-]+)\)=$", re.M)
 ROLE = re.compile(r"\{(doc|ref|term)\}`(?:[^`<]*<)?([^`>]+)>?`")
 
