@@ -231,6 +231,21 @@ def test_the_notation_page_lists_each_symbol_once_with_its_first_chapter():
         assert re.search(r"\| \{doc\}`\d+ <\d\d-[\w-]+>` \|$", row), f"no first chapter: {row[:60]}"
 
 
+def test_each_source_figure_link_lands_on_the_books_drawing_of_it():
+    """"fig. 17.N" links to the label fig-17-N, which sits on the markdown cell right above the code cell that
+    draws the figure, once in the book, for every figure the prose cites."""
+    cited = {n for page in PAGES for n in re.findall(r"<fig-17-(\d)>", prose(page))}
+    placed = {}
+    for chapter in CHAPTERS:
+        cells = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4).cells
+        for i, cell in enumerate(cells):
+            for n in re.findall(r"^\(fig-17-(\d)\)=$", cell.source, re.M) if cell.cell_type == "markdown" else []:
+                assert n not in placed, f"fig-17-{n} placed twice"
+                assert i + 1 < len(cells) and cells[i + 1].cell_type == "code", f"fig-17-{n} is not above a drawing"
+                placed[n] = chapter
+    assert cited and cited <= set(placed), f"cited but not drawn: {sorted(cited - set(placed))}"
+
+
 def test_every_glossary_entry_gives_its_chinese_term_and_where_it_comes_from():
     """Each entry opens with its Chinese term marked *(the source)*, *(the survey)*, *(d2l)* or *(ours…)*, and
     the terms a new reader meets early are there (the chapters link them with {term} at first use)."""
