@@ -231,6 +231,25 @@ def test_the_notation_page_lists_each_symbol_once_with_its_first_chapter():
         assert re.search(r"\| \{doc\}`\d+ <\d\d-[\w-]+>` \|$", row), f"no first chapter: {row[:60]}"
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_solution_is_run_in_the_chapter_or_marked_as_not_run(chapter):
+    """A solution that reports what a cell computes has that cell ("# Solution N" after the dropdown); one that
+    was not run says so; none claims a measured result it does not compute."""
+    cells = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4).cells
+    at = next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and "{admonition} Solutions" in c.source)
+    solutions = dict(re.findall(r"\*\*(\d+)\.\*\*(.*?)(?=\n\*\*\d+\.\*\*|\n:::)", cells[at].source, re.S))
+    run = {n for c in cells[at + 1:] if c.cell_type == "code" for n in re.findall(r"^# Solution (\d+)", c.source)}
+    not_run = re.compile(r"[Nn]ot run in the book|[Mm]ethod only|has not (?:run|measured|tallied)")
+    exercises = prose(chapter)[prose(chapter).index("## Exercises"):].split(":::{admonition} Solutions")[0]
+    numbers = re.findall(r"^(\d+)\. ", exercises, re.M)
+    assert set(solutions) == set(numbers), f"exercises without a solution: {sorted(set(numbers) - set(solutions))}"
+    for n, text in solutions.items():
+        if "cell below" in text or "cells below" in text:
+            assert n in run, f"solution {n} reports a cell that the chapter does not have"
+        if n in run:
+            assert not not_run.search(text), f"solution {n} is run but says it is not"
+
+
 def test_each_source_figure_link_lands_on_the_books_drawing_of_it():
     """"fig. 17.N" links to the label fig-17-N, which sits on the markdown cell right above the code cell that
     draws the figure, once in the book, for every figure the prose cites."""
