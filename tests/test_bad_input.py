@@ -172,6 +172,7 @@ from attnmarl.explorers.mpe import record_episode
 from attnmarl.explorers.policy import PolicyAlpha, policy_episode_frame
 from attnmarl.explorers.seq2seq import alignment_explorer
 from attnmarl.explorers.value import alpha_episode_frame, make_probe, probe_values, select_head, value_checkpoint
+from attnmarl.guards import seal
 from attnmarl.nets import (
     Actor,
     AgentHeads,
@@ -449,7 +450,7 @@ def test_a_checkpoint_without_one_of_its_parts_is_a_value_error(tmp_path, missin
     data = torch.load(tmp_path / "tiny.pt", weights_only=True)
     del data[missing]
     torch.save(data, tmp_path / "tiny.pt")
-    with pytest.raises(ValueError, match=f"incomplete attnmarl MAPPO checkpoint: it has no dict under \\['{missing}'"):
+    with pytest.raises(ValueError, match=f"incomplete attnmarl checkpoint: it has no dict under \\['{missing}'"):
         load_agent(tmp_path / "tiny.pt")
 
 
@@ -457,7 +458,7 @@ def test_a_checkpoint_whose_config_is_nonsense_is_a_value_error(tmp_path):
     save_checkpoint(tmp_path / "tiny.pt", make_agent(TINY), TINY)
     data = torch.load(tmp_path / "tiny.pt", weights_only=True)
     data["config"]["gamma"] = 2.0
-    torch.save(data, tmp_path / "tiny.pt")
+    torch.save(seal(data), tmp_path / "tiny.pt")  # made by hand, with a checksum that fits
     with pytest.raises(ValueError, match="holds a config this version refuses: gamma must be"):
         load_checkpoint(tmp_path / "tiny.pt")
 
@@ -471,7 +472,7 @@ def test_nan_weights_are_neither_saved_nor_loaded(tmp_path):
         save_checkpoint(tmp_path / "tiny.pt", agent, TINY)
     data = torch.load(tmp_path / "tiny.pt", weights_only=True)  # a NaN checkpoint made by hand
     data["state_dict"]["actor.pis.0.0.0.weight"][0, 0] = INF
-    torch.save(data, tmp_path / "nan.pt")
+    torch.save(seal(data), tmp_path / "nan.pt")  # made by hand, with a checksum that fits
     for load in (load_policy, load_agent, lambda path: load_actor_from(make_agent(TINY), TINY, path)):
         with pytest.raises(ValueError, match="nan.pt holds non-finite weights: actor.pis.0.0.0.weight holds 0 NaN"):
             load(tmp_path / "nan.pt")
@@ -481,7 +482,7 @@ def test_nan_weights_are_neither_saved_nor_loaded(tmp_path):
         next(model.parameters())[0] = NAN
     with pytest.raises(ValueError, match="holds .* NaN"):
         s2s.save_checkpoint(model, tmp_path / "s2s.pt")
-    torch.save({"config": asdict(model.cfg), "state_dict": model.state_dict()}, tmp_path / "s2s-nan.pt")
+    torch.save(seal({"config": asdict(model.cfg), "state_dict": model.state_dict()}), tmp_path / "s2s-nan.pt")
     with pytest.raises(ValueError, match="s2s-nan.pt holds non-finite weights"):
         s2s.load_checkpoint(tmp_path / "s2s-nan.pt")
     s2s.load_checkpoint(tmp_path / "s2s.pt")  # the good file was not touched
@@ -629,7 +630,7 @@ elif moment.startswith("rename"):  # right after the k-th of the three renames (
             die()
     guards.os.replace = replace_then_die
 main(["--config", "spread3-concat", "--steps", "3200", "--evals", "0", "--final-episodes", sys.argv[3],
-      "--out", sys.argv[2]])
+      "--out", sys.argv[2], "--replace"])
 """
 
 

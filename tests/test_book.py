@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from html import unescape as html_unescape
 from pathlib import Path
 
 import nbformat
@@ -140,6 +141,155 @@ def test_every_chapter_number_in_the_prose_is_a_chapter_of_the_book(page):
     assert cited <= numbers, f"{page} refers to chapters {sorted(cited - numbers)}, which the book does not have"
 
 
+# Spans of prose that are not running text: code, math, roles and links (already links), labels, headings.
+NOT_RUNNING_TEXT = re.compile(r"```.*?```|\$\$.*?\$\$|\$[^$\n]+\$|\{[a-z]+\}`[^`]*`|`[^`]+`"
+                              r"|\[[^\]\n]*\]\([^)\n]*\)|^(?:\d+\. )?\([^\n]*\)=$|^#+ [^\n]*$|<[^>\n]+>", re.S | re.M)
+BARE_REFERENCE = re.compile(r"\b(?:[Cc]hapters?|[Ss]ections?|[Ee]xercises?|[Ss]olutions?)\s+\d+|\b[Ff]igs?\.\s+17\.\d")
+LABEL = re.compile(r"^(?:\d+\. )?\(([\w-]+)\)=$", re.M)
+ROLE = re.compile(r"\{(doc|ref|term)\}`(?:[^`<]*<)?([^`>]+)>?`")
+
+
+def glossary_entries() -> dict[str, str]:
+    """The terms of book/glossary.md's {glossary} blocks, lower-cased as Sphinx matches them, each with its
+    definition (an entry may have several terms, one per line, before its indented definition)."""
+    entries, terms = {}, []
+    for block in re.findall(r"```\{glossary\}\n(.*?)```", (ROOT / "book" / "glossary.md").read_text(), re.S):
+        for line in block.splitlines():
+            if line and not line.startswith(" "):
+                terms.append(line.strip().lower())
+            elif line.strip():
+                entries.update({term: line.strip() for term in terms})
+                terms = []
+    return entries
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_cross_reference_in_the_prose_is_a_link(page):
+    """"chapter 7", "section 5", "exercise 3", "fig. 17.8" in running text are written as {doc}/{ref} links
+    (chapters by file, sections and exercises by their labels chN-secM, chN-exM, the source's figures by
+    fig-17-N at the book's drawing of them), so that a reader can follow every one."""
+    bare = [m.group(0) for m in BARE_REFERENCE.finditer(NOT_RUNNING_TEXT.sub(" ", prose(page)))]
+    assert not bare, f"{page}: bare references {bare}"
+
+
+def test_every_link_target_of_the_prose_exists():
+    """Each {doc} names a page of the table of contents and each {ref} a label defined once in the book,
+    and every numbered section and exercise carries its label."""
+    labels = [label for page in PAGES for label in LABEL.findall(prose(page))]
+    terms = set(glossary_entries())
+    assert len(labels) == len(set(labels)), "a label is defined twice"
+    pages = {Path(p).name for p in PAGES}
+    for page in PAGES:
+        text = prose(page)
+        for kind, target in ROLE.findall(text):
+            known = {"doc": pages, "ref": labels, "term": terms}[kind]
+            assert (target.lower() if kind == "term" else target) in known, f"{page}: {{{kind}}} {target}"
+        if page in CHAPTERS:
+            n = int(Path(page).name[:2])
+            sections = re.findall(r"^## (\d+)\. ", text, re.M)
+            assert sections and all(f"ch{n}-sec{s}" in labels for s in sections), page
+            exercises = text[text.index("## Exercises"):].split(":::{admonition} Solutions")[0]
+            numbers = re.findall(r"^(\d+)\. ", exercises, re.M)
+            assert numbers and all(f"ch{n}-ex{e}" in labels for e in numbers), page
+
+
+# Symbols that had a second meaning and were renamed (notation.md lists the survivors): each pattern is an
+# old use, which must not come back.
+RETIRED_SYMBOLS = {
+    r"\\tau_n\b": "an entity token is x_n (tau is a temperature)",
+    r"\\tau w \+": "the soft-update rate is eta (tau is a temperature)",
+    r"\\sum_\{l\b|\bs_l\b|\bz_l\b|\bp_l\b|\bl_p\b": "l is the number of heads: index j' or the landmark index ell",
+    r"\\ell_j": "the loss of a read is L_j (ell indexes landmarks)",
+    r"\bu_[1-5]\b|\bu\^[ij] \\in \[-1|\|u\^j\|": "u is the return: action components are a_k, the force F^i",
+    r"\\big\[\\,v\^i": "a velocity is p-dot (v is a value)",
+    r"(?<!\\hat )\bf\^[ijkm1]\b": "an encoded observation is x^i = phi(o^i)",
+    r"\bQ\^i\b": "an action value is q-hat^i",
+    r"\by\^i = r\^i": "a TD target is G^i (y^i are logits)",
+    r"\bz\^j = \[o\^j": "the token of a pair is [o^j; a^j]",
+}
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_retired_symbols_do_not_come_back(page):
+    """One symbol, one meaning: the renamed uses of u, tau, l and others stay renamed in the prose's formulas."""
+    formulas = " ".join(MATH.findall(prose(page)))
+    found = {why: re.findall(pattern, formulas) for pattern, why in RETIRED_SYMBOLS.items()}
+    assert not any(found.values()), f"{page}: {[(why, hits[:3]) for why, hits in found.items() if hits]}"
+
+
+def test_the_notation_page_lists_each_symbol_once_with_its_first_chapter():
+    """book/notation.md: in the book-wide tables every symbol has one row, and every row names the chapter
+    where the symbol first appears as a link to that chapter."""
+    text = (ROOT / "book" / "notation.md").read_text()
+    book_wide = text.split("## Symbols of one chapter")[0]
+    rows = [line for line in book_wide.splitlines() if line.startswith("| ") and not line.startswith("| symbol")]
+    assert len(rows) >= 40
+    symbols = [row.split(" | ")[0].lstrip("| ") for row in rows]
+    assert len(symbols) == len(set(symbols)), "a symbol has two rows"
+    for row in rows:
+        assert re.search(r"\| \{doc\}`\d+ <\d\d-[\w-]+>` \|$", row), f"no first chapter: {row[:60]}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_solution_is_run_in_the_chapter_or_marked_as_not_run(chapter):
+    """A solution that reports what a cell computes has that cell ("# Solution N" after the dropdown); one that
+    was not run says so; none claims a measured result it does not compute."""
+    cells = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4).cells
+    at = next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and "{admonition} Solutions" in c.source)
+    solutions = dict(re.findall(r"\*\*(\d+)\.\*\*(.*?)(?=\n\*\*\d+\.\*\*|\n:::)", cells[at].source, re.S))
+    run = {n for c in cells[at + 1:] if c.cell_type == "code" for n in re.findall(r"^# Solution (\d+)", c.source)}
+    not_run = re.compile(r"[Nn]ot run in the book|[Mm]ethod only|has not (?:run|measured|tallied)")
+    exercises = prose(chapter)[prose(chapter).index("## Exercises"):].split(":::{admonition} Solutions")[0]
+    numbers = re.findall(r"^(\d+)\. ", exercises, re.M)
+    assert set(solutions) == set(numbers), f"exercises without a solution: {sorted(set(numbers) - set(solutions))}"
+    for n, text in solutions.items():
+        if "cell below" in text or "cells below" in text:
+            assert n in run, f"solution {n} reports a cell that the chapter does not have"
+        if n in run:
+            assert not not_run.search(text), f"solution {n} is run but says it is not"
+
+
+def test_each_source_figure_link_lands_on_the_books_drawing_of_it():
+    """"fig. 17.N" links to the label fig-17-N, which sits on the markdown cell right above the code cell that
+    draws the figure, once in the book, for every figure the prose cites."""
+    cited = {n for page in PAGES for n in re.findall(r"<fig-17-(\d)>", prose(page))}
+    placed = {}
+    for chapter in CHAPTERS:
+        cells = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4).cells
+        for i, cell in enumerate(cells):
+            for n in re.findall(r"^\(fig-17-(\d)\)=$", cell.source, re.M) if cell.cell_type == "markdown" else []:
+                assert n not in placed, f"fig-17-{n} placed twice"
+                assert i + 1 < len(cells) and cells[i + 1].cell_type == "code", f"fig-17-{n} is not above a drawing"
+                placed[n] = chapter
+    assert cited and cited <= set(placed), f"cited but not drawn: {sorted(cited - set(placed))}"
+
+
+def test_every_glossary_entry_gives_its_chinese_term_and_where_it_comes_from():
+    """Each entry opens with its Chinese term marked *(the source)*, *(the survey)*, *(d2l)* or *(ours…)*, and
+    the terms a new reader meets early are there (the chapters link them with {term} at first use)."""
+    entries = glossary_entries()
+    unmarked = [t for t, d in entries.items() if not re.match(r"\S.*? \*\((the source|the survey|d2l|ours)", d)]
+    assert not unmarked, f"entries without a marked Chinese term: {unmarked}"
+    for term in ("temperature", "entropy", "alignment", "teacher forcing", "reinforce", "baseline", "gae", "softmax"):
+        assert term in entries, term
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_first_mention_of_the_source_says_what_it_is(page):
+    """A reader may open any page first: where a page first says "the source", it names the book it means
+    (the attention chapter of *Deep Reinforcement Learning*) or links to the preface's paragraph about it."""
+    text = prose(page)
+    first = re.search(r"\b[Tt]he source\b", text)
+    if first is None:
+        return
+    if page == "book/intro":
+        assert "(the-source)=" in text
+        return
+    near = text[max(0, first.start() - 300):first.end() + 300]
+    assert "Deep Reinforcement Learning" in near or "<the-source>" in near, f"{page}: {near[:200]!r}"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_notebook_is_stored_without_outputs(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
@@ -196,6 +346,30 @@ def test_book_builds_without_warnings(quick_book):
     build = quick_book.build
     assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
     assert (quick_book.html / "index.html").exists()
+
+
+def test_every_internal_link_of_the_built_book_resolves(quick_book):
+    """Every relative href of every built page points to a file of the build and, with a #fragment, to an
+    element with that id in it (Sphinx resolves {doc}/{ref}; this also catches raw HTML and markdown links)."""
+    html = quick_book.html
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page in (p for p in html.rglob("*.html") if "_static" not in p.relative_to(html).parts):
+        markup = re.sub(r"<script\b.*?</script>", "", page.read_text(errors="replace"), flags=re.S)  # JS templates
+        for href in re.findall(r'href="([^"]+)"', markup):
+            if re.match(r"[a-z]+:|//", href) or href.startswith("_sources") or "/_sources/" in href:
+                continue
+            file, _, fragment = html_unescape(href).partition("#")
+            file = file.partition("?")[0]
+            target = (page.parent / file).resolve() if file else page
+            if not target.exists():
+                broken.append(f"{page.relative_to(html)} -> {href}")
+            elif fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text(errors="replace")))
+                if fragment not in ids[target]:
+                    broken.append(f"{page.relative_to(html)} -> {href}")
+    assert not broken, broken[:20]
 
 
 # ---- the built pages, offline ---------------------------------------------------------------------

@@ -219,10 +219,11 @@ def test_a_checkpoint_round_trips_plays_on_mpe2_and_refuses_another_architecture
 
 
 def test_the_cli_trains_maddpg_and_writes_its_files(tmp_path, capsys):
-    main(["--config", "q-spread3-attention", "--steps", "1280", "--out", str(tmp_path), "--evals", "1",
+    # 10,048 env steps: the first whole iteration of 64 at or after learning_starts = 10,000, so one update
+    main(["--config", "q-spread3-attention", "--steps", "10048", "--out", str(tmp_path), "--evals", "1",
           "--eval-episodes", "2", "--final-episodes", "3"])
     summary = json.loads((tmp_path / "q-spread3-attention-seed0.json").read_text())
-    assert summary["critic"] == "attention" and summary["env_steps"] == 1280 and summary["final_episodes"] == 3
+    assert summary["critic"] == "attention" and summary["env_steps"] == 10048 and summary["final_episodes"] == 3
     config, _, metadata = load_checkpoint(tmp_path / "q-spread3-attention-seed0.pt")
     assert isinstance(config, MADDPGConfig) and metadata["run_id"] == summary["run_id"]
     assert "mpe2 return over 3 episodes" in capsys.readouterr().out

@@ -21,6 +21,7 @@ from attnmarl.algos.mappo import (
 )
 from attnmarl.checkpoints import agent_policy, load_agent, load_checkpoint, save_checkpoint
 from attnmarl.envs import episode_returns, evaluate, mixed_teams, random_policy
+from attnmarl.guards import seal
 from attnmarl.train import main, named_config
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,
@@ -187,7 +188,7 @@ def test_not_a_checkpoint_is_refused(tmp_path):
     save_checkpoint(tmp_path / "wrong.pt", make_agent(TINY), TINY)
     data = torch.load(tmp_path / "wrong.pt", weights_only=True)
     data["state_dict"]["actor.pis.0.0.0.weight"] = bad["weights"]
-    torch.save(data, tmp_path / "wrong.pt")
+    torch.save(seal(data), tmp_path / "wrong.pt")  # made by hand, with a checksum that fits
     with pytest.raises(ValueError, match="weights do not fit"):
         load_agent(tmp_path / "wrong.pt")
 

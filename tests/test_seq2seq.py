@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from attnmarl import seq2seq as s2s
+from attnmarl.guards import seal
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -265,10 +266,10 @@ def test_checkpoint_round_trip_and_refusals(tmp_path):
         s2s.load_checkpoint(path, attention=False)
 
     wrong = tmp_path / "wrong.pt"
-    torch.save({"config": {"attention": False}, "state_dict": model.state_dict()}, wrong)
+    torch.save(seal({"config": {"attention": False}, "state_dict": model.state_dict()}), wrong)  # by hand, sealed
     with pytest.raises(ValueError, match="do not fit"):
         s2s.load_checkpoint(wrong)
-    torch.save({"config": {"attention": True, "heads": 4}, "state_dict": {}}, wrong)
+    torch.save(seal({"config": {"attention": True, "heads": 4}, "state_dict": {}}), wrong)
     with pytest.raises(ValueError, match="unknown seq2seq config"):
         s2s.load_checkpoint(wrong)
     torch.save({"weights": 1}, wrong)

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_finite, check_int, check_like, check_sizes
+from .guards import check_bool, check_finite, check_int, check_like, check_sizes
 
 __all__ = [
     "dot_score",
@@ -234,6 +234,8 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     faster for large m (see ``make bench``). Use it for training; keep the default to look at alpha.
     (A full (batch, m, m) mask is itself m x m; a key-padding mask (batch, m) is not.)
     """
+    check_bool("scale", scale)
+    check_bool("need_weights", need_weights)
     single = W_q.dim() == 2
     if single:
         W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
@@ -241,9 +243,10 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
         check_like(name, weight, W_q, "W_q")
     x, attn_mask, unbatched = _prepare(x, W_q, mask)
     (batch, m, _), (heads, d_q, _), d_out = x.shape, W_q.shape, W_v.shape[1]
+    _check_range(x, W_q, W_k, W_v, 1.0 / math.sqrt(d_q) if scale else 1.0)
     # q^i = W_q x^i, k^i = W_k x^i, v^i = W_v x^i for every head, as one matrix product:
     qkv = x @ torch.cat([W_q, W_k, W_v], dim=1).flatten(0, 1).T  # (batch, m, l * (2 d_q + d_out))
-    q, k, v = qkv.view(batch, m, heads, -1).transpose(1, 2).split([d_q, d_q, d_out], dim=-1)  # (batch, l, m, .)
+    q, k, v = qkv.view(batch, m, heads, 2 * d_q + d_out).transpose(1, 2).split([d_q, d_q, d_out], dim=-1)
     if attn_mask is not None:
         attn_mask = attn_mask.unsqueeze(1)  # broadcast over heads
     if need_weights:
@@ -259,6 +262,25 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     if unbatched:
         return c[0], None if alpha is None else alpha[0]
     return c, alpha
+
+
+def _check_range(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, scale: float) -> None:
+    """Raise ``ValueError`` if finite x could overflow x's dtype inside attention (float32 ends at 3.4e38).
+
+    Every entry of q = W_q x is at most a_q = max_r sum_c |W_q[r, c]| times the largest |x|, X (likewise
+    k and v), so every score scale * <q^i, k^j> is at most scale * d_q * a_q a_k X^2. Where that bound
+    exceeds the dtype's range the scores could become inf, and the softmax NaN or, on the fused path, a
+    silently wrong c; the bound costs one reduction over x and three over the weights."""
+    if x.numel() == 0:
+        return
+    largest = float(torch.linalg.vector_norm(x.detach(), ord=math.inf))
+    a_q, a_k, a_v = (float(W.detach().abs().sum(-1).amax()) for W in (W_q, W_k, W_v))
+    limit = torch.finfo(x.dtype).max
+    if not (max(a_q, a_k, a_v) * largest <= limit and scale * W_q.shape[-2] * a_q * a_k * largest**2 <= limit):
+        raise ValueError(f"x is finite but too large for attention in {x.dtype}: its largest |x| is {largest:.3g}, so "
+                         f"the queries, keys and scores <q^i, k^j> can exceed {x.dtype}'s largest number, "
+                         f"{limit:.3g}, and the softmax would return NaN or wrong weights; scale x down (normalise "
+                         "the inputs) or compute in float64")
 
 
 def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float) -> Tensor:
@@ -290,7 +312,7 @@ class SelfAttention(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
         super().__init__()
         check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
-        self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, scale
+        self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, check_bool("scale", scale)
         self.W_q = _init_weight(d_q, d_in)
         self.W_k = _init_weight(d_q, d_in)
         self.W_v = _init_weight(d_out, d_in)
@@ -320,7 +342,7 @@ class MultiHeadSelfAttention(nn.Module):
                  d_proj: int | None = None) -> None:
         super().__init__()
         check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
-        self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, scale
+        self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, check_bool("scale", scale)
         self.W_q = _init_weight(heads, d_q, d_in)
         self.W_k = _init_weight(heads, d_q, d_in)
         self.W_v = _init_weight(heads, d_out, d_in)

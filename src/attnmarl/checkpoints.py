@@ -1,13 +1,15 @@
 """Checkpoints of trained MAPPO and MADDPG agents, and the policies they become.
 
 A checkpoint is one ``.pt`` file holding plain data only, so it loads with
-``torch.load(weights_only=True)``::
+``torch.load(weights_only=True)`` (:mod:`attnmarl.checkpoint_file`)::
 
     {"format": "attnmarl.mappo/1", "config": {...MAPPOConfig as a dict...},
-     "state_dict": {...actor, critic and value normalisation...}, "metadata": {...}}
+     "state_dict": {...actor, critic and value normalisation...}, "metadata": {...},
+     "checksum": "sha256:..."}
 
 or, for MADDPG (chapter 9), ``"format": "attnmarl.maddpg/1"`` with a :class:`MADDPGConfig` and the
-actor and Q critic. The format says which algorithm's config and agent the rest describes.
+actor and Q critic. The format says which algorithm's config and agent the rest describes; the
+checksum covers the rest, so a file damaged after it was saved is refused instead of played.
 
 :func:`load_policy` turns one into the dict policy that :func:`attnmarl.envs.evaluate` and
 :func:`attnmarl.envs.render_episode` take: each agent acts on its own observation with the
@@ -20,8 +22,7 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import asdict, fields, replace
-from importlib import resources
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,26 +31,29 @@ import torch
 
 from .algos import maddpg, mappo
 from .algos.maddpg import MADDPGAgent, MADDPGConfig
-from .algos.mappo import MAPPOAgent, MAPPOConfig
+from .algos.mappo import ACTOR_ARCHITECTURE, MAPPOAgent, MAPPOConfig, copy_actor, load_actor_from
+from .checkpoint_file import (
+    ASSETS,
+    FORMAT,
+    MADDPG_FORMAT,
+    config_from,
+    read_checkpoint,
+    seal_checkpoint,
+    sealed_checkpoint,
+)
 from .envs import Policy, make_reference, policy_from_arrays
-from .guards import check_finite_weights, load_trusted, write_atomically
+from .guards import check_bool, check_seed, write_atomically
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE",
            "MADDPG_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
-           "load_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy", "load_policy",
-           "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
-
-FORMAT = "attnmarl.mappo/1"
-MADDPG_FORMAT = "attnmarl.maddpg/1"
+           "load_checkpoint", "seal_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy",
+           "load_policy", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
 
 Config = MAPPOConfig | MADDPGConfig
 Agent = MAPPOAgent | MADDPGAgent
 
 FORMATS: dict[str, type[MAPPOConfig] | type[MADDPGConfig]] = {FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig}
 """A checkpoint's format -> the config class it holds (and so the algorithm and the agent it rebuilds)."""
-
-ASSETS = Path(str(resources.files("attnmarl") / "assets"))
-"""The shipped trained agents, one folder per chapter (``value``, ``policy``), each with an ``index.json``."""
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
                 "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff",
@@ -73,18 +77,14 @@ def make_agent(config: Config) -> Agent:
     """A freshly initialised agent of the algorithm ``config`` belongs to (MAPPO or MADDPG)."""
     return (mappo if isinstance(config, MAPPOConfig) else maddpg).make_agent(config)
 
-ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "depth", "actor_hidden", "entity_d",
-                      "entity_heads", "entity_ff", "entity_frame")
-"""The fields that fix the actor's design. Its shapes may still depend on m (``scenario_kwargs``): only
-the entity actor's do not, so only its weights move to another number of agents."""
 
 
 def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, Any]:
-    """The plain data a checkpoint holds: ``agent``'s parameters, ``config`` and any plain-data ``metadata``
-    (scores, time, command). Raises ``ValueError`` for NaN or infinite weights: a diverged agent is not saved."""
+    """The plain data a checkpoint holds: ``agent``'s parameters, ``config``, any plain-data ``metadata``
+    (scores, time, command) and their checksum. Raises ``ValueError`` for NaN or infinite weights: a
+    diverged agent is not saved."""
     state = {name: tensor.detach().clone() for name, tensor in agent.state_dict().items()}
-    check_finite_weights("the agent", state)
-    return {"format": _format(config), "config": asdict(config), "state_dict": state, "metadata": metadata}
+    return sealed_checkpoint(_format(config), asdict(config), state, metadata)
 
 
 def save_checkpoint(path: str | Path, agent: Agent, config: Config, **metadata: Any) -> None:
@@ -97,27 +97,11 @@ def load_checkpoint(path: str | Path) -> tuple[Config, dict[str, torch.Tensor], 
     """Read a checkpoint (``weights_only=True``): its config, state dict and metadata.
 
     ``ValueError`` says what is wrong with anything else: a file this book does not trust or cannot read
-    (:func:`attnmarl.guards.load_trusted`), another format, a missing part, a config this version refuses,
-    NaN or infinite weights.
+    (:func:`attnmarl.guards.load_trusted`), another format, a missing part, contents that no longer match
+    their checksum, a config this version refuses, NaN or infinite weights.
     """
-    data = load_trusted(path, "attnmarl checkpoint")
-    if not isinstance(data, dict) or data.get("format") not in FORMATS:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"{path} is not an attnmarl checkpoint (format one of {list(FORMATS)}); found {found!r}")
-    kind = FORMATS[data["format"]]
-    missing = [key for key in ("config", "state_dict", "metadata") if not isinstance(data.get(key), dict)]
-    if missing:
-        raise ValueError(f"{path} is an incomplete attnmarl MAPPO checkpoint: it has no dict under {missing} "
-                         "(a checkpoint holds 'config', 'state_dict' and 'metadata')")
-    known = {f.name for f in fields(kind)}
-    unknown = sorted(set(data["config"]) - known)
-    if unknown:
-        raise ValueError(f"{path} has config fields this version does not know: {unknown}")
-    try:
-        config = kind(**data["config"])
-    except ValueError as error:
-        raise ValueError(f"{path} holds a config this version refuses: {error}") from None
-    check_finite_weights(path, data["state_dict"])
+    data = read_checkpoint(path)
+    config = config_from(FORMATS[data["format"]], path, data["config"])
     return config, data["state_dict"], data["metadata"]
 
 
@@ -151,39 +135,6 @@ def _whole_agent(saved: Config, state: dict[str, torch.Tensor], path: str | Path
     return agent
 
 
-def load_actor_from(agent: MAPPOAgent, config: MAPPOConfig, path: str | Path) -> None:
-    """Copy the actor (and, for continuous actions, log sigma) of the checkpoint at ``path`` into ``agent``,
-    built for ``config``, which may have other scenario arguments (another m). A relative path that does
-    not exist is looked up in the shipped assets. Raises ``ValueError`` when the actors differ in design,
-    or when the checkpoint's actor depends on m and m differs (a flat actor reads a fixed-width o^i)."""
-    path = Path(path)
-    if not path.is_absolute() and not path.exists() and (ASSETS / path).exists():
-        path = ASSETS / path
-    saved, state, _ = load_checkpoint(path)
-    _copy_actor(agent, config, saved, state, path)
-
-
-def _copy_actor(agent: MAPPOAgent, config: MAPPOConfig, saved: MAPPOConfig, state: dict[str, torch.Tensor],
-                path: str | Path) -> None:
-    """:func:`load_actor_from` for a checkpoint already read (``saved``, ``state``)."""
-    differ = [f"{name}: checkpoint {getattr(saved, name, None)!r}, here {getattr(config, name, None)!r}"
-              for name in ACTOR_ARCHITECTURE if getattr(saved, name, None) != getattr(config, name, None)]
-    if type(config) is not type(saved):
-        differ.insert(0, f"algorithm: checkpoint {type(saved).__name__}, here {type(config).__name__}")
-    if differ:
-        raise ValueError(f"{path} holds another actor than this config's — " + "; ".join(differ))
-    actor = {key.removeprefix("actor."): value for key, value in state.items() if key.startswith("actor.")}
-    try:
-        agent.actor.load_state_dict(actor)
-    except RuntimeError:
-        raise ValueError(f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its "
-                         f"weights have shapes that depend on them, so it cannot run with {config.scenario_kwargs} "
-                         f"(only the entity actor runs at any m)") from None
-    if getattr(agent, "log_std", None) is not None and "log_std" in state:
-        with torch.no_grad():
-            agent.log_std.copy_(state["log_std"])
-
-
 def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None, seed: int = 0) -> Policy:
     """The mpe2 dict policy of a trained agent: every agent's a^i from its policy, decentralized or
     centralized (the actor is given all m observations and uses what its design allows).
@@ -192,8 +143,9 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     mean mu of a continuous policy; otherwise actions are sampled with a generator seeded by ``seed``
     (continuous samples clipped to [0, 1]).
     """
+    greedy = config.eval_deterministic if deterministic is None else check_bool("deterministic", deterministic)
+    check_seed(seed)
     env = make_reference(config.scenario, **config.scenario_kwargs)
-    greedy = config.eval_deterministic if deterministic is None else deterministic
     generator = torch.Generator().manual_seed(seed)
 
     def act(o: np.ndarray) -> np.ndarray:
@@ -226,11 +178,14 @@ def load_agent_at(path: str | Path, **env_kwargs: Any) -> tuple[Agent, Config]:
     whose shapes depend on m) beside an *untrained* critic, since the critics' shapes depend on m.
     Without new arguments, :func:`load_agent`. Returns the agent and its config for these arguments."""
     saved, state, _ = load_checkpoint(path)
-    config = replace(saved, scenario_kwargs={**saved.scenario_kwargs, **env_kwargs})
+    try:
+        config = replace(saved, scenario_kwargs={**saved.scenario_kwargs, **env_kwargs})
+    except ValueError as error:
+        raise ValueError(f"{path} cannot run with {env_kwargs}: {error}") from None
     if config == saved:
         return _whole_agent(saved, state, path), saved
     agent = make_agent(config)
-    _copy_actor(agent, config, saved, state, path)
+    copy_actor(agent, config, saved, state, path)
     agent.eval()
     return agent, config
 

@@ -3,25 +3,33 @@
 Bad input gets a ``ValueError`` that names the argument and the bad value, at the boundary a reader
 touches, instead of a NaN, a silent wrap-around or an error from deep inside torch or numpy:
 
-- :func:`check_int`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`, :func:`check_real` for
-  sizes, seeds, indices and hyperparameters, and :func:`cli_int` for the command lines' integer options;
+- :func:`check_int`, :func:`check_bool`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`,
+  :func:`check_real` for sizes, flags, seeds, indices and hyperparameters (a string is never a bool or a
+  number, an integer is never beyond :data:`INT_MAX`), and :func:`cli_int` for the command lines' integer options;
 - :func:`check_finite` for tensors (one reduction, cheap enough for the training loop) and
   :func:`check_like` for a tensor whose dtype or device differs from the weights it meets;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
-  file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights.
+  file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights;
+  :func:`seal` stamps a checkpoint's data with a SHA-256 checksum of everything in it (tensors, config,
+  metadata) and :func:`check_seal` refuses a file whose contents no longer match it (a flipped byte
+  inside a tensor loads without complaint from torch).
 
-Files survive interruption: :func:`check_writable_folder` fails before work whose results could not be
-saved, and :func:`write_atomically` writes each file to a temporary file in the same folder and renames
-it over the old one only once it is complete, so a killed process leaves either the old file or the
-new one, never half of one; :func:`write_json_atomically` does so for one JSON file.
+Files survive interruption: :func:`check_writable_folder` and :func:`check_writable_file` fail before
+work whose results could not be saved, :func:`save_result` keeps a result whose file could not be written,
+:func:`run_command` ends a command line stopped by Ctrl-C or a refusal in one line, and
+:func:`write_atomically` writes each file to a temporary file in the same folder and renames it over the
+old one only once it is complete, so a killed process leaves either the old file or the new one, never
+half of one; :func:`write_json_atomically` does so for one JSON file.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
 import pickle
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -32,25 +40,40 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["check_int", "check_sizes", "cli_int", "check_seed", "check_index", "check_real", "check_choice",
-           "check_config_fields", "check_finite",
-           "check_like", "load_trusted", "check_finite_weights", "check_writable_folder", "write_atomically",
-           "write_json_atomically"]
+__all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index",
+           "check_real", "check_choice", "check_config_fields", "check_finite", "check_like", "load_trusted",
+           "check_finite_weights", "seal", "check_seal", "check_writable_folder", "check_writable_file",
+           "save_result", "run_command", "write_atomically", "write_json_atomically"]
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def check_int(name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` as an int if it is an integer (not a bool) of at least ``minimum``; else ``ValueError``."""
+INT_MAX = 2**31 - 1
+"""The largest integer a size, count or seed may be: torch, numpy and mpe2 take 32-bit integers in places
+(numpy's legacy seeds, tensor sizes), and anything larger would fail inside them, or allocate for ever."""
+
+
+def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -> int:
+    """``value`` as an int if it is an integer (not a bool) from ``minimum`` to ``maximum``; else ``ValueError``."""
     if not _is_int(value) or value < minimum:
         raise ValueError(f"{name} must be {_int_kind(minimum)}; got {value!r}")
+    if value > maximum:
+        raise ValueError(f"{name} must be at most {maximum:,}; got {value!r}")
     return int(value)
 
 
 def _int_kind(minimum: int) -> str:
     return {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` if it is a bool (numpy's too); else ``ValueError``. A string such as ``'false'`` or ``'no'``
+    is refused, not read as True the way ``if value:`` would read it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
 
 
 def check_sizes(**sizes: Any) -> None:
@@ -60,9 +83,10 @@ def check_sizes(**sizes: Any) -> None:
             check_int(name, value)
 
 
-def cli_int(minimum: int = 1) -> Callable[[str], int]:
-    """An ``argparse`` type for an integer option of at least ``minimum``: a bad value ends in argparse's
-    usage error naming the option (``argument --threads: must be a positive integer; got 0``), not a traceback."""
+def cli_int(minimum: int = 1, maximum: int = INT_MAX) -> Callable[[str], int]:
+    """An ``argparse`` type for an integer option from ``minimum`` to ``maximum``: a bad value ends in
+    argparse's usage error naming the option (``argument --threads: must be a positive integer; got 0``),
+    not a traceback."""
 
     def parse(text: str) -> int:
         try:
@@ -71,13 +95,16 @@ def cli_int(minimum: int = 1) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be {_int_kind(minimum)}; got {value}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}; got {value}")
         return value
 
     return parse
 
 
 def check_seed(value: Any, name: str = "seed") -> int:
-    """A random seed: an integer >= 0 (numpy's generators refuse anything else, with a less clear message)."""
+    """A random seed: an integer from 0 to :data:`INT_MAX` (numpy's generators refuse anything else, with
+    a less clear message, and torch fails on seeds beyond 64 bits)."""
     return check_int(name, value, minimum=0)
 
 
@@ -111,9 +138,13 @@ def check_choice(name: str, value: Any, options: Iterable[str]) -> None:
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
 
 
-def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]]) -> None:
+def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]],
+                        flags: Iterable[str] = ()) -> None:
     """The table-driven checks of a training config: the fields named in ``sizes`` are positive integers,
-    ``config.seed`` is a seed, and each (field, low, high, low end open) of ``ranges`` is a finite real there."""
+    ``config.seed`` is a seed, each (field, low, high, low end open) of ``ranges`` is a finite real there,
+    and the fields named in ``flags`` are bools (``'no'`` is not False)."""
+    for name in flags:
+        check_bool(name, getattr(config, name))
     check_sizes(**{name: getattr(config, name) for name in sizes})
     check_seed(config.seed)
     for name, low, high, low_open in ranges:
@@ -185,6 +216,56 @@ def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:
                 raise ValueError(f"{path} holds non-finite weights: {error}") from None
 
 
+def _feed(hasher: Any, value: Any) -> None:
+    """Feed ``value`` to ``hasher`` in a canonical form: dicts by sorted key, tensors by dtype, shape and
+    bytes, anything else by type and ``repr`` (exact for the str, int, float, bool and None a checkpoint holds)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        hasher.update(f"T{flat.dtype}{tuple(value.shape)}:".encode())
+        hasher.update(flat.view(torch.uint8).numpy().tobytes())
+    elif isinstance(value, Mapping):
+        hasher.update(b"{")
+        for key in sorted(value, key=repr):
+            _feed(hasher, key)
+            _feed(hasher, value[key])
+        hasher.update(b"}")
+    elif isinstance(value, (list, tuple)):
+        hasher.update(b"[")
+        for item in value:
+            _feed(hasher, item)
+        hasher.update(b"]")
+    else:
+        hasher.update(f"{type(value).__name__}:{value!r};".encode())
+
+
+def _checksum(data: Mapping[str, Any]) -> str:
+    hasher = hashlib.sha256()
+    _feed(hasher, {key: value for key, value in data.items() if key != "checksum"})
+    return "sha256:" + hasher.hexdigest()
+
+
+def seal(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` (a checkpoint's plain data) with a ``"checksum"``: the SHA-256 of all the rest, tensors
+    included, which :func:`check_seal` recomputes when the file is read back."""
+    return {**data, "checksum": _checksum(data)}
+
+
+def check_seal(path: str | Path, data: Mapping[str, Any], what: str) -> None:
+    """Raise ``ValueError`` unless ``data``, as read from ``path``, carries the checksum of its contents:
+    a file changed after it was saved (a flipped byte in a weight, say) is refused, not played."""
+    stored = data.get("checksum")
+    if not isinstance(stored, str):
+        raise ValueError(f"{path} is a {what} without a checksum (saved before attnmarl's checkpoints carried "
+                         "one), so damage to its weights could not be detected and it is not loaded; if you "
+                         "trust the file, attnmarl.checkpoints.seal_checkpoint(path) adds one")
+    if _checksum(data) != stored:
+        raise ValueError(f"{path} is a damaged {what}: its contents no longer match the checksum stored when it "
+                         "was saved (a changed byte in a weight or setting), so it is not loaded; restore the "
+                         "file or train it again")
+
+
 def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     """Create ``folder`` if needed and make sure a file can be written in it — before hours of training
     whose results could not be saved. Raises ``ValueError`` naming ``name`` and the reason."""
@@ -197,6 +278,55 @@ def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
         raise ValueError(f"{name} = {str(folder)!r} is not a folder this process can write to: "
                          f"{error.strerror or error}") from None
     return folder
+
+
+def check_writable_file(path: str | Path, name: str = "--out") -> Path:
+    """``path`` as a ``Path`` if a file can be written there: not empty, not a folder, in a folder this
+    process can write to (created if needed). Check it before the work whose result the file will hold."""
+    if not str(path).strip():
+        raise ValueError(f"{name} is empty; give the path of the file to write")
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{name} = {str(path)!r} is a folder; give the path of a file to write, for example "
+                         f"{str(path / 'result.json')!r}")
+    check_writable_folder(path.parent, f"the folder of {name}")
+    return path
+
+
+def save_result(path: str | Path, data: Any, name: str = "--out") -> None:
+    """Write the JSON result of a long computation to ``path`` (:func:`write_json_atomically`), and never
+    lose it: if the write fails (a full disk, a folder removed meanwhile), the result goes to a file in
+    the temporary folder instead — or, failing that too, to standard error — and ``OSError`` says where."""
+    try:
+        write_json_atomically(path, data)
+        return
+    except OSError as error:
+        reason = error.strerror or str(error)
+    text = json.dumps(data, indent=1) + "\n"
+    try:
+        descriptor, kept = tempfile.mkstemp(prefix=f"{Path(path).stem or 'result'}-", suffix=".json")
+        with open(descriptor, "w") as handle:
+            handle.write(text)
+        where = f"the result is kept in {kept}"
+    except OSError:
+        sys.stderr.write(text)
+        where = "the result was printed to standard error above"
+    raise OSError(f"could not write {name} = {str(path)!r} ({reason}); {where}")
+
+
+def run_command(prog: str, main: Callable[[], Any], interrupted: str) -> None:
+    """Run a command line's ``main`` so that it ends in one line, not a traceback, when it is stopped:
+    Ctrl-C (SIGINT) prints ``PROG: interrupted; <interrupted>`` — what was and was not written — and exits
+    with status 130; a refusal or a failed write (``ValueError``, ``OSError``, which name the problem)
+    prints ``PROG: error: <message>`` and exits with status 1."""
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{prog}: interrupted; {interrupted}\n")
+        sys.exit(130)
+    except (ValueError, OSError) as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        sys.exit(1)
 
 
 def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> None:

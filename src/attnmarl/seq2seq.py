@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
+import io
 import json
 import random
 import time
@@ -54,12 +56,16 @@ from tqdm.auto import tqdm
 from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
 from attnmarl.guards import (
+    check_bool,
     check_finite_weights,
+    check_seal,
+    check_sizes,
     check_writable_folder,
     cli_int,
     load_trusted,
+    run_command,
+    seal,
     write_atomically,
-    write_json_atomically,
 )
 
 __all__ = [
@@ -67,7 +73,8 @@ __all__ = [
     "Vocab", "SRC_VOCAB", "TGT_VOCAB", "PAD", "SOS", "EOS", "SPECIALS", "encode_batch", "make_batch",
     "Seq2SeqConfig", "Encoder", "AdditiveAttention", "ContextGRUCell", "Decoder", "Seq2Seq", "new_model",
     "sequence_loss", "train", "greedy_translate", "evaluate", "accuracy_table", "translate",
-    "save_checkpoint", "load_checkpoint", "load_pretrained", "load_training_log", "ARCHITECTURES",
+    "checkpoint_data", "save_checkpoint", "load_checkpoint", "check_outputs", "load_pretrained", "load_training_log",
+    "ARCHITECTURES",
     "PRETRAINED_DIR", "LENGTH_BUCKETS",
 ]
 
@@ -244,6 +251,11 @@ class Seq2SeqConfig:
     d_att: int = D_ATT
     n_src: int = len(SRC_VOCAB)
     n_tgt: int = len(TGT_VOCAB)
+
+    def __post_init__(self) -> None:
+        check_bool("attention", self.attention)  # a string such as 'no' would build the attention model
+        check_sizes(d_emb=self.d_emb, n_hidden=self.n_hidden, d_s=self.d_s, d_att=self.d_att, n_src=self.n_src,
+                    n_tgt=self.n_tgt)
 
 
 class Encoder(nn.Module):
@@ -534,12 +546,18 @@ ARCHITECTURES = {"no_attention": False, "attention": True}
 """Checkpoint names: ``PRETRAINED_DIR / f"{name}.pt"``, made by ``python -m attnmarl.seq2seq --train --out DIR``."""
 
 
-def save_checkpoint(model: Seq2Seq, path: str | Path) -> None:
-    """Save ``{"config": asdict(cfg), "state_dict": ...}`` to ``path``, atomically (an interrupted save
-    leaves the old file whole). NaN or infinite weights raise ``ValueError`` instead of being saved."""
-    state = model.state_dict()
+def checkpoint_data(model: Seq2Seq) -> dict:
+    """The plain data of a checkpoint, ``{"config": asdict(cfg), "state_dict": ..., "checksum": ...}`` (the
+    checksum covers the rest: :func:`attnmarl.guards.seal`). NaN or infinite weights raise ``ValueError``."""
+    state = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
     check_finite_weights("the model", state)
-    data = {"config": asdict(model.cfg), "state_dict": state}
+    return seal({"config": asdict(model.cfg), "state_dict": state})
+
+
+def save_checkpoint(model: Seq2Seq, path: str | Path) -> None:
+    """Save :func:`checkpoint_data` to ``path``, atomically (an interrupted save leaves the old file whole).
+    NaN or infinite weights raise ``ValueError`` instead of being saved."""
+    data = checkpoint_data(model)
     write_atomically({path: lambda handle: torch.save(data, handle)})
 
 
@@ -548,16 +566,19 @@ def load_checkpoint(path: str | Path, attention: bool | None = None) -> Seq2Seq:
 
     If ``attention`` is given, the checkpoint must be of that architecture; otherwise (or if the
     file is not one this book trusts or can read, holds anything but a matching config and state
-    dict, or holds NaN or infinite weights) a ValueError says what is wrong.
+    dict, no longer matches its checksum, or holds NaN or infinite weights) a ValueError says what is wrong.
     """
+    if attention is not None:
+        check_bool("attention", attention)
     checkpoint = load_trusted(path, "seq2seq checkpoint")
-    if (not isinstance(checkpoint, dict) or set(checkpoint) != {"config", "state_dict"}
+    if (not isinstance(checkpoint, dict) or set(checkpoint) - {"checksum"} != {"config", "state_dict"}
             or not isinstance(checkpoint["config"], dict) or not isinstance(checkpoint["state_dict"], dict)):
-        raise ValueError(f"{path} is not a seq2seq checkpoint (expected keys 'config' and 'state_dict')")
+        raise ValueError(f"{path} is not a seq2seq checkpoint (expected keys 'config', 'state_dict' and 'checksum')")
+    check_seal(path, checkpoint, "seq2seq checkpoint")
     check_finite_weights(path, checkpoint["state_dict"])
     try:
         cfg = Seq2SeqConfig(**checkpoint["config"])
-    except TypeError as err:
+    except (TypeError, ValueError) as err:
         raise ValueError(f"{path} has an unknown seq2seq config {checkpoint['config']}: {err}") from None
     if attention is not None and cfg.attention != attention:
         have, want = ("with" if cfg.attention else "without"), ("with" if attention else "without")
@@ -580,7 +601,18 @@ def load_pretrained(attention: bool) -> Seq2Seq:
 def load_training_log() -> dict:
     """The log of the run that made the shipped checkpoints: steps, seed, and per model its
     ``seconds``, ``cpu_seconds``, per-step ``losses`` and held-out ``accuracy`` table."""
-    return json.loads((PRETRAINED_DIR / "training_log.json").read_text())
+    log = json.loads((PRETRAINED_DIR / "training_log.json").read_text())
+    check_outputs(PRETRAINED_DIR, log)
+    return log
+
+
+def check_outputs(folder: Path, log: dict) -> None:
+    """Raise ``ValueError`` unless the checkpoints in ``folder`` are those its training log describes
+    (the log records each file's SHA-256: a log beside models of another run must not describe them)."""
+    for name, digest in log.get("checkpoint_sha256", {}).items():
+        path = folder / f"{name}.pt"
+        if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise ValueError(f"{folder / 'training_log.json'} describes another {name}.pt than the one in {folder}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -600,7 +632,10 @@ def accuracy_table(tables: dict[str, list[dict]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """``python -m attnmarl.seq2seq --train [--steps N] [--out DIR]``: train both models on the same
     batches, print the time taken and the held-out accuracy by input length, and with ``--out``
-    save ``no_attention.pt``, ``attention.pt`` and ``training_log.json`` (losses, times, tables)."""
+    save ``no_attention.pt``, ``attention.pt`` and ``training_log.json`` (losses, times, tables, and each
+    checkpoint's SHA-256) as one unit: all three are written only once both models are trained and
+    evaluated, each to a temporary file renamed into place, the log last (:func:`check_outputs` tells
+    a log from another run's)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", action="store_true", help="train both models and print accuracy by length")
     parser.add_argument("--steps", type=cli_int(), default=TRAIN_STEPS, help="training steps per model")
@@ -622,6 +657,7 @@ def main(argv: list[str] | None = None) -> None:
     train_dates, test_dates = split_dates(args.seed)
     test = make_examples(test_dates, args.n_test, args.seed)
     log: dict = {"steps": args.steps, "seed": args.seed, "threads": args.threads, "n_test": args.n_test}
+    files: dict[str, bytes] = {}
     for name, attention in ARCHITECTURES.items():
         model = new_model(attention, args.seed)
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -631,12 +667,16 @@ def main(argv: list[str] | None = None) -> None:
               f"final loss {losses[-1]:.4f}")
         log[name] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu_seconds, 1),
                      "losses": [float(f"{x:.5g}") for x in losses], "accuracy": evaluate(model, test)}
-        if args.out is not None:
-            save_checkpoint(model, args.out / f"{name}.pt")
-    if args.out is not None:
-        write_json_atomically(args.out / "training_log.json", log)
+        buffer = io.BytesIO()
+        torch.save(checkpoint_data(model), buffer)
+        files[f"{name}.pt"] = buffer.getvalue()
     print(accuracy_table({name: log[name]["accuracy"] for name in ARCHITECTURES}))
+    if args.out is not None:  # one unit: both models, then the log that names them by their SHA-256
+        log["checkpoint_sha256"] = {Path(f).stem: hashlib.sha256(data).hexdigest() for f, data in files.items()}
+        files["training_log.json"] = (json.dumps(log, indent=1) + "\n").encode()
+        write_atomically({args.out / f: (lambda handle, data=data: handle.write(data)) for f, data in files.items()})
 
 
 if __name__ == "__main__":
-    main()
+    run_command("python -m attnmarl.seq2seq", main, "nothing was written to --out (the models are saved only once "
+                "both are trained and evaluated)")

@@ -54,12 +54,13 @@ from .algos import maddpg, mappo
 from .algos.compile import check_compiler
 from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
-from .checkpoints import Agent, Config, agent_policy, checkpoint_data, load_checkpoint
+from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
-from .guards import check_int, check_writable_folder, cli_int, write_atomically
+from .guards import check_bool, check_int, check_writable_folder, cli_int, run_command, write_atomically
 from .transfer import team_kwargs
 
-__all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "evaluate_agent", "run", "write_index", "main"]
+__all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent",
+           "run", "write_index", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -160,10 +161,50 @@ INDEX_TITLES = {
 
 def named_config(name: str, seed: int = 0, steps: int | None = None) -> Config:
     """The config called ``name`` with the given seed (and budget, if given: ``None`` means the config's
-    own; 0, a negative number or less than one update raise ``ValueError``)."""
+    own). A budget that is 0, negative, less than one update (or, for MADDPG, ends before its first
+    update) or not a whole number of updates raises ``ValueError``: it would train another budget than
+    asked, or nothing."""
     if name not in CONFIGS:
         raise ValueError(f"unknown config {name!r}; the configs are {sorted(CONFIGS)}")
-    return replace(CONFIGS[name], seed=seed, total_steps=CONFIGS[name].total_steps if steps is None else steps)
+    config = replace(CONFIGS[name], seed=seed, total_steps=CONFIGS[name].total_steps if steps is None else steps)
+    if steps is not None and steps % config.batch_size:
+        below, above = steps - steps % config.batch_size, steps - steps % config.batch_size + config.batch_size
+        raise ValueError(f"steps = {steps:,} is not a whole number of {name}'s updates of num_envs * rollout_steps "
+                         f"= {config.batch_size:,} env steps (it would train {below:,}); give "
+                         + (f"{below:,} or " if below else "") + f"{above:,}")
+    return config
+
+
+def budget(config: Config) -> str:
+    """The budget a run of ``config`` trains, exactly: ``1,562 updates of 3,200 = 4,998,400 env steps``."""
+    unit = "updates" if isinstance(config, MAPPOConfig) else "iterations"
+    steps = config.num_updates * config.batch_size
+    return f"{config.num_updates:,} {unit} of {config.batch_size:,} = {steps:,} env steps"
+
+
+def existing_run(out: str | Path, name: str, seed: int) -> str | None:
+    """What already sits in ``out`` under ``NAME-seedS.*`` (a run of the same config and seed), or None."""
+    stem = Path(out) / f"{name}-seed{seed}"
+    found = [stem.with_suffix(suffix).name for suffix in (".pt", ".csv", ".json") if stem.with_suffix(suffix).exists()]
+    if not found:
+        return None
+    try:
+        made = json.loads(stem.with_suffix(".json").read_text())["command"]
+        return f"{', '.join(found)} (made by `{made}`)"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ", ".join(found)
+
+
+def check_init_actor(config: Config) -> None:
+    """Fine-tuning: the checkpoint ``config.init_actor`` names must exist and hold an actor this config
+    can start from; ``ValueError`` otherwise — before training, not after building the run."""
+    if isinstance(config, MAPPOConfig) and config.init_actor:
+        path = config.init_actor.format(seed=config.seed)
+        try:
+            mappo.load_actor_from(mappo.make_agent(config), config, path)
+        except FileNotFoundError:
+            raise ValueError(f"init_actor: {path} is neither a file nor a shipped asset (under {ASSETS}); "
+                             f"{config.init_actor!r} must name the checkpoint this run fine-tunes") from None
 
 
 def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any]:
@@ -177,17 +218,25 @@ def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any
 
 def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int = 20,
         eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
-        progress: bool = True, compile_nets: bool = False) -> dict[str, Any]:
+        progress: bool = True, replace_run: bool = False, compile_nets: bool = False) -> dict[str, Any]:
     """Train config ``name``, evaluate it, write ``NAME-seedS.{pt,csv,json}`` to ``out``; returns the summary.
 
     ``compile_nets`` trains with ``torch.compile`` (:mod:`attnmarl.algos.compile`; the summary records it,
-    since it changes the CPU time). Bad arguments and an ``out`` that cannot be written raise
+    since it changes the CPU time). Bad arguments, an ``out`` that cannot be written, a fine-tuning
+    checkpoint that is missing or does not fit, and an earlier run of the same config and seed in ``out``
+    (unless ``replace_run``) raise
     ``ValueError`` before training starts."""
     config = named_config(name, seed, steps)
     check_int("evals", evals, minimum=0)
     check_int("eval_episodes", eval_episodes)
     check_int("final_episodes", final_episodes)
+    check_bool("replace_run", replace_run)
     stem = check_writable_folder(out) / f"{name}-seed{seed}"
+    earlier = existing_run(out, name, seed)
+    if earlier and not replace_run:
+        raise ValueError(f"{out} already holds a run of {name} with seed {seed}: {earlier}. A new run would replace "
+                         "it; choose another out folder, or replace it on purpose (replace_run=True, --replace)")
+    check_init_actor(config)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     eval_every = max(1, config.num_updates // max(1, evals))
     rows: list[dict[str, Any]] = []
@@ -219,8 +268,10 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             final.update(score)
 
     final: dict[str, Any] = {}
-    agent = TRAINERS[type(config)](config, on_update, compile_nets=compile_nets)
-    bar.close()
+    try:
+        agent = TRAINERS[type(config)](config, on_update, compile_nets=compile_nets)
+    finally:  # closed before an interruption is reported, so that the report is the last line
+        bar.close()
     cpu_seconds, wall_seconds = time.process_time() - cpu_start, time.perf_counter() - wall_start
     curve = _csv_bytes(rows)
     summary = {
@@ -254,6 +305,9 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         stem.with_suffix(".csv"): lambda handle: handle.write(curve),
         stem.with_suffix(".json"): lambda handle: handle.write(text),
     })
+    if earlier and (Path(out) / "index.json").exists():
+        warnings.warn(f"{stem.name}.* replaced an earlier run; {Path(out) / 'index.json'} still describes the "
+                      f"earlier one until `python -m attnmarl.train --index {out}` is run again", stacklevel=2)
     return summary
 
 
@@ -286,17 +340,43 @@ def _disagreement(directory: Path, entry: dict[str, Any]) -> str | None:
     return None
 
 
+SUMMARY_FIELDS = {"name": str, "seed": int, "scenario": str, "scenario_kwargs": dict, "critic": str,
+                  "env_steps": int, "command": str, "cpu_seconds": (int, float), "final_return": (int, float),
+                  "final_sem": (int, float), "final_per_agent": list, "final_episodes": int, "config": dict}
+"""The fields ``--index`` reads from a run summary, and their types."""
+
+
+def _summary(path: Path) -> tuple[dict[str, Any], str | None]:
+    """A run summary and None, or (``{}``, why it is not one: unreadable, not JSON, a field missing or of
+    another type, or a name and seed that are not its file name's)."""
+    try:
+        entry = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return {}, f"it is not readable JSON ({error})"
+    if not isinstance(entry, dict):
+        return {}, f"it holds a {type(entry).__name__}, not a run summary"
+    wrong = [key for key, kind in SUMMARY_FIELDS.items()
+             if not isinstance(entry.get(key), kind) or isinstance(entry.get(key), bool)]
+    if wrong:
+        return {}, f"it is not a run summary of attnmarl.train: fields {wrong} are missing or of another type"
+    if path.name != f"{entry['name']}-seed{entry['seed']}.json":
+        return {}, f"it describes run {entry['name']}-seed{entry['seed']}, not {path.stem}"
+    return entry, None
+
+
 def write_index(directory: str | Path) -> list[dict[str, Any]]:
     """Collect the run summaries (``NAME-seedS.json``) in ``directory`` into
     ``index.json`` and a ``README.md`` that lists every run, its command, CPU time and mpe2 score.
 
     A run whose checkpoint or curve is not the one its summary describes (a run killed while its files
-    were being renamed into place, or files copied from elsewhere) is left out with a warning."""
+    were being renamed into place, or files copied from elsewhere), and a file that is no run summary
+    (damaged, or another program's JSON), are left out with a warning."""
     directory = Path(directory)
     runs = []
     for path in sorted(directory.glob("*-seed*.json")):  # run summaries only
-        entry = json.loads(path.read_text())
-        reason = _disagreement(directory, entry)
+        entry, reason = _summary(path)
+        if reason is None:
+            reason = _disagreement(directory, entry)
         if reason is None:
             runs.append(entry)
         else:
@@ -381,6 +461,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--final-episodes", type=cli_int(), default=FINAL_EPISODES,
                         help=f"mpe2 episodes of the final evaluation (default: {FINAL_EPISODES})")
     parser.add_argument("--threads", type=cli_int(), default=1, help="torch threads (default: 1)")
+    parser.add_argument("--replace", action="store_true",
+                        help="replace an earlier run of the same config and seed in --out (refused otherwise)")
     parser.add_argument("--compile", action="store_true",
                         help="run the networks through torch.compile: faster after a one-off compile of a minute "
                              "or two; needs a C++ compiler")
@@ -397,17 +479,23 @@ def main(argv: list[str] | None = None) -> None:
     if args.config not in CONFIGS:
         parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
     try:  # what run() would refuse, as a usage error before anything starts
-        named_config(args.config, args.seed, args.steps)
+        config = named_config(args.config, args.seed, args.steps)
         check_writable_folder(args.out, "--out")
+        check_init_actor(config)
         if args.compile:
             check_compiler()
     except ValueError as error:
         parser.error(str(error))
+    earlier = existing_run(args.out, args.config, args.seed)
+    if earlier and not args.replace:
+        parser.error(f"{args.out} already holds a run of {args.config} with seed {args.seed}: {earlier}; choose "
+                     "another --out, or pass --replace to replace it")
     torch.set_num_threads(args.threads)
     arguments = argv if argv is not None else sys.argv[1:]
-    command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments)
+    command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments if a != "--replace")
+    print(f"{args.config} seed {args.seed}: {budget(config)}" + (f"; replacing {earlier}" if earlier else ""))
     summary = run(args.config, args.seed, args.steps, args.out, args.evals, args.eval_episodes, args.final_episodes,
-                  command, compile_nets=args.compile)
+                  command, replace_run=args.replace, compile_nets=args.compile)
     print(f"{args.config} seed {args.seed}: mpe2 return over {args.final_episodes} episodes "
           f"{summary['final_return']:.2f} ± {summary['final_sem']:.2f}")
     print(f"CPU time: {summary['cpu_seconds']:.1f} s (wall {summary['wall_seconds']:.1f} s, "
@@ -415,4 +503,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command("python -m attnmarl.train", main,
+                "no file of this run was written, and a run cannot resume: start it again to train it")

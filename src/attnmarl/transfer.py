@@ -25,10 +25,11 @@ from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy
 from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
-from .guards import check_int, check_writable_folder, cli_int, write_json_atomically
+from .envs.scenarios import reference_kwargs
+from .guards import check_int, check_writable_file, cli_int, run_command, save_result
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
-           "parse_ms", "main"]
+           "check_transferable", "parse_ms", "main"]
 
 TEAM_SCENARIOS = ("simple_spread", "collect_treasure")
 """The cooperative scenarios whose team size the book varies."""
@@ -85,9 +86,31 @@ def zero_shot_scores(path: str | Path, ms: list[int], episodes: int = 200,
 
 def trained_m(scenario: str, scenario_kwargs: dict[str, Any]) -> int:
     """The team size a run was trained with (the inverse of :func:`team_kwargs`)."""
+    kwargs = reference_kwargs(scenario, **scenario_kwargs)  # mpe2's defaults where the run kept them
     if scenario_name(scenario) == "simple_spread":
-        return scenario_kwargs["N"]
-    return scenario_kwargs["num_collectors"] + scenario_kwargs["num_deposits"]
+        return kwargs["N"]
+    return kwargs["num_collectors"] + kwargs["num_deposits"]
+
+
+def check_transferable(path: str | Path, scenario: str, ms: list[int]) -> tuple[Path, Any]:
+    """The checkpoint at ``path`` and its config, if it can be scored at every m of ``ms`` beside the
+    discrete baselines of ``scenario``; else ``ValueError`` saying what it was built for: its scenario, its
+    team and action space, and whether its actor runs at other team sizes (only the entity actor does)."""
+    config, _, _ = load_checkpoint(path)
+    built = (f"{path.name} was built for {config.scenario} with {config.scenario_kwargs}, "
+             f"{'continuous' if config.scenario_kwargs.get('continuous_actions') else 'discrete'} actions, "
+             f"a {config.actor} actor")
+    if scenario_name(config.scenario) != scenario_name(scenario):
+        raise ValueError(f"{built}; it cannot play {scenario_name(scenario)} (--scenario)")
+    if config.scenario_kwargs.get("continuous_actions"):
+        raise ValueError(f"{built}; transfer scores discrete policies beside the discrete random and greedy "
+                         "baselines, so it cannot score this one")
+    own = trained_m(config.scenario, config.scenario_kwargs)
+    other = [m for m in ms if m != own]
+    if config.actor != "entity" and other:
+        raise ValueError(f"{built} at m = {own}; its weights' shapes depend on m, so it cannot run at m = {other} "
+                         "(only the entity actor runs at any m)")
+    return Path(path), config
 
 
 def parse_ms(text: str) -> list[int]:
@@ -115,26 +138,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=cli_int(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
-    try:
+    try:  # everything that could stop the command after the evaluations, checked before them
         ms = parse_ms(args.m)
         for m in ms:
             team_kwargs(args.scenario, m)
-        check_writable_folder(Path(args.out).parent, "the folder of --out")
-    except ValueError as error:
+        out = check_writable_file(args.out, "--out")
+        checked = {(run, seed): check_transferable(ASSETS / f"{run}-seed{seed}.pt", args.scenario, ms)
+                   for run in args.run for seed in args.seeds}
+    except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     torch.set_num_threads(1)
     arguments = argv if argv is not None else sys.argv[1:]
     cpu_start = time.process_time()
     runs: list[dict[str, Any]] = []
-    for run in args.run:
-        for seed in args.seeds:
-            path = ASSETS / f"{run}-seed{seed}.pt"
-            config, _, _ = load_checkpoint(path)
-            if scenario_name(config.scenario) != args.scenario:
-                parser.error(f"{run} was trained on {config.scenario}, not --scenario {args.scenario}")
-            scores = zero_shot_scores(path, ms, args.episodes, args.scenario)
-            runs.append({"run": run, "seed": seed, "trained_m": trained_m(config.scenario, config.scenario_kwargs),
-                         "scores": {str(m): [round(v, 4) for v in score] for m, score in scores.items()}})
+    for (run, seed), (path, config) in checked.items():
+        scores = zero_shot_scores(path, ms, args.episodes, args.scenario)
+        runs.append({"run": run, "seed": seed, "trained_m": trained_m(config.scenario, config.scenario_kwargs),
+                     "scores": {str(m): [round(v, 4) for v in score] for m, score in scores.items()}})
     baselines = baseline_scores(ms, args.episodes, args.scenario)
     result = {
         "command": "python -m attnmarl.transfer " + " ".join(shlex.quote(a) for a in arguments),
@@ -145,9 +165,9 @@ def main(argv: list[str] | None = None) -> None:
                       for m, b in baselines.items()},
         "runs": runs,
     }
-    write_json_atomically(args.out, result)
-    print(f"wrote {args.out} ({result['cpu_seconds']:.0f} CPU s)")
+    save_result(out, result, "--out")
+    print(f"wrote {out} ({result['cpu_seconds']:.0f} CPU s)")
 
 
 if __name__ == "__main__":
-    main()
+    run_command("python -m attnmarl.transfer", main, "nothing was written (the scores are computed anew each time)")

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import load_checkpoint, load_policy
 from .envs import Policy, chase_policy, episode_returns, make_reference, mixed_teams, random_policy, scenario_name
-from .guards import check_writable_folder, cli_int, write_json_atomically
+from .guards import check_writable_file, cli_int, run_command, save_result
 
 __all__ = ["ROLES", "reference_teams", "versus_scores", "main"]
 
@@ -71,14 +71,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     paths = {(run, seed): Path(f"{run}-seed{seed}.pt") for run in args.run for seed in args.seeds}
-    try:
-        check_writable_folder(Path(args.out).parent, "the folder of --out")
+    try:  # everything that could stop the command after the games, checked before them
+        out = check_writable_file(args.out, "--out")
         configs = {key: load_checkpoint(path)[0] for key, path in paths.items()}
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
+    built = {str(paths[key]): f"{config.scenario} {config.scenario_kwargs}" for key, config in configs.items()}
     kwargs_seen = {json.dumps(config.scenario_kwargs, sort_keys=True) for config in configs.values()}
     if any(scenario_name(config.scenario) != "simple_tag" for config in configs.values()) or len(kwargs_seen) > 1:
-        parser.error("every --run must be a simple_tag run with the same scenario arguments")
+        parser.error("every --run must be a simple_tag run with the same scenario arguments; they were built "
+                     f"for {built}")
     scenario_kwargs = next(iter(configs.values())).scenario_kwargs
     torch.set_num_threads(1)
     arguments = argv if argv is not None else sys.argv[1:]
@@ -100,9 +102,9 @@ def main(argv: list[str] | None = None) -> None:
         "references": references,
         "runs": runs,
     }
-    write_json_atomically(args.out, result)
-    print(f"wrote {args.out} ({result['cpu_seconds']:.0f} CPU s)")
+    save_result(out, result, "--out")
+    print(f"wrote {out} ({result['cpu_seconds']:.0f} CPU s)")
 
 
 if __name__ == "__main__":
-    main()
+    run_command("python -m attnmarl.versus", main, "nothing was written (the scores are computed anew each time)")

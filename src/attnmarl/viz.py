@@ -161,6 +161,15 @@ def _rounded(values: np.ndarray, digits: int) -> list:
     return np.round(np.asarray(values, dtype=float), digits).tolist()
 
 
+def _check_drawable(panel: Panel) -> None:
+    """Raise ``ValueError`` naming the panel and the field if a number it draws is NaN or infinite: it
+    has no place on the page, and the static face's JSON cannot hold it (the page would stay blank)."""
+    for name in ("values", "vmin", "vmax", "xy", "radius", "lim"):
+        if hasattr(panel, name) and not np.isfinite(np.asarray(getattr(panel, name), dtype=float)).all():
+            raise ValueError(f"the {type(panel).__name__.lower()} panel {panel.title!r} has NaN or infinite {name}; "
+                             "an explorer draws finite numbers only")
+
+
 def frame_spec(frame: Frame, digits: int = 4) -> dict:
     """A frame as plain JSON-ready data, numbers rounded to ``digits`` decimals: what both
     explorer renderers (``attnmarl.svg`` live, ``static/explorer.js`` static) draw."""
@@ -168,6 +177,7 @@ def frame_spec(frame: Frame, digits: int = 4) -> dict:
         raise ValueError(f"an explorer's frame function must return a Frame; got {type(frame).__name__}")
     panels = []
     for panel in frame.panels:
+        _check_drawable(panel)
         data = asdict(panel)
         if isinstance(panel, Heatmap):
             data.update(type="heatmap", values=_rounded(panel.values, digits), rows=list(map(str, panel.rows)),

@@ -183,9 +183,14 @@ class Explorer:
             )
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # thousands of tiny forward passes: threads only add overhead
+        frames = []
         try:
-            frames = [frame_spec(self.frame_fn(**{c.name: v for c, v in zip(self.controls, combo)}), digits)
-                      for combo in itertools.product(*grids)]
+            for combo in itertools.product(*grids):
+                settings = {c.name: v for c, v in zip(self.controls, combo)}
+                try:
+                    frames.append(frame_spec(self.frame_fn(**settings), digits))
+                except ValueError as error:
+                    raise ValueError(f"{self.title or 'explorer'} at {settings}: {error}") from None
         finally:
             torch.set_num_threads(threads)
         spec = {

@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
+from ..envs.scenarios import port_kwargs
 from ..guards import check_choice, check_config_fields, check_finite, check_int, check_real, check_sizes
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
@@ -110,17 +111,26 @@ class MADDPGConfig:
 
     def __post_init__(self) -> None:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
+        if not isinstance(self.scenario_kwargs, dict):
+            raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
+        port_kwargs(self.scenario, **self.scenario_kwargs)  # names and types of the arguments ('no' is no bool)
         check_choice("critic", self.critic, Q_CRITICS)
         check_choice("actor", self.actor, MADDPG_ACTORS)
         if not isinstance(self.scenario_kwargs, dict) or self.scenario_kwargs.get("continuous_actions") is not True:
             raise ValueError("MADDPG needs continuous actions (a deterministic policy has no gradient through a "
                              f"discrete choice): scenario_kwargs must have continuous_actions=True; got "
                              f"{self.scenario_kwargs!r}")
-        check_config_fields(self, _SIZES, _RANGES)
+        check_config_fields(self, _SIZES, _RANGES, _FLAGS)
         check_int("learning_starts", self.learning_starts, minimum=0)
         if self.total_steps < self.batch_size:
             raise ValueError(f"total_steps = {self.total_steps} is less than one iteration, num_envs * rollout_steps "
                              f"= {self.batch_size} env steps")
+        if self.num_updates * self.batch_size < self.learning_starts:
+            first = -(-self.learning_starts // self.batch_size) * self.batch_size
+            raise ValueError(f"total_steps = {self.total_steps:,} ends before learning_starts = "
+                             f"{self.learning_starts:,}: the run would make no update and save an untrained actor; "
+                             f"give total_steps >= {first:,} (the first whole iteration of {self.batch_size:,} env "
+                             "steps at or after learning_starts) or lower learning_starts")
         if self.buffer_size < self.batch_size:
             raise ValueError(f"buffer_size = {self.buffer_size} cannot hold one iteration's {self.batch_size} "
                              "transitions")
@@ -146,6 +156,9 @@ _RANGES = (("gamma", 0.0, 1.0, True), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0,
            ("noise_final", 0.0, math.inf, False), ("actor_reg", 0.0, math.inf, False),
            ("max_grad_norm", 0.0, math.inf, True))
 """(field, low, high, low end open) of the real-valued fields."""
+
+_FLAGS = ("eval_deterministic",)
+"""The fields that must be bools (a string such as 'no' would act as True)."""
 
 Q_CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionQ, "concat": ConcatQ}
 MADDPG_ACTORS: dict[str, type[nn.Module]] = {"flat": Actor, "entity": EntityActor}

@@ -43,20 +43,23 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
+from ..envs.scenarios import port_kwargs
 from ..guards import check_choice, check_config_fields, check_finite, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from .compile import compile_in_place
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
-           "sample_actions", "log_prob", "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages",
-           "train"]
+           "ACTOR_ARCHITECTURE", "copy_actor", "load_actor_from", "sample_actions", "log_prob", "gaussian_log_prob",
+           "bootstrap_values", "gae", "normalize_advantages", "train"]
 
 
 @dataclass
@@ -129,15 +132,23 @@ class MAPPOConfig:
 
     def __post_init__(self) -> None:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
+        if not isinstance(self.scenario_kwargs, dict):
+            raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
+        port_kwargs(self.scenario, **self.scenario_kwargs)  # names and types of the arguments ('no' is no bool)
         check_choice("critic", self.critic, CRITICS)
         check_choice("actor", self.actor, ACTORS)
-        check_config_fields(self, _SIZES, _RANGES)
+        check_config_fields(self, _SIZES, _RANGES, _FLAGS)
         if self.total_steps < self.batch_size:
             raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
                              f"= {self.batch_size} env steps; a run needs at least one update")
         if self.batch_size % self.num_minibatches:
             raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
                              f"num_minibatches = {self.num_minibatches}")
+        if self.adv_norm_per_agent and self.batch_size // self.num_minibatches < 2:
+            raise ValueError(f"a minibatch of num_envs * rollout_steps / num_minibatches = "
+                             f"{self.batch_size // self.num_minibatches} env step cannot normalise each agent's "
+                             "advantages (adv_norm_per_agent: the std of one number is undefined); use at least 2 "
+                             "env steps per minibatch")
 
     @property
     def batch_size(self) -> int:
@@ -160,6 +171,9 @@ _RANGES = (("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False), ("lr_acto
            ("log_std_init", -math.inf, math.inf, False))
 """(field, low, high, low end open) of the real-valued fields: gamma in (0, 1], gae_lambda in [0, 1], rates and
 coefficients >= 0 (a learning rate of 0 freezes that network), max_grad_norm > 0, all finite."""
+
+_FLAGS = ("anneal_lr", "adv_norm_per_agent", "eval_deterministic")
+"""The fields that must be bools (a string such as 'no' would act as True)."""
 
 
 CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionCritic, "concat": ConcatCritic}
@@ -314,6 +328,56 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
     return MAPPOAgent(actor, critic, ValueNorm(m), spec, config.log_std_init)
 
 
+ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "depth", "actor_hidden", "entity_d",
+                      "entity_heads", "entity_ff", "entity_frame")
+"""The fields that fix the actor's design. Its shapes may still depend on m (``scenario_kwargs``): only
+the entity actor's do not, so only its weights move to another number of agents."""
+
+
+def load_actor_from(agent: MAPPOAgent, config: MAPPOConfig, path: str | Path) -> None:
+    """Copy the actor (and, for continuous actions, log sigma) of the MAPPO checkpoint at ``path`` into
+    ``agent``, built for ``config``, which may have other scenario arguments (another m). A relative path
+    that does not exist is looked up in the shipped assets. Raises ``ValueError`` when the file is no
+    MAPPO checkpoint, when the actors differ in design or action space, or when the checkpoint's actor
+    depends on m and m differs (a flat actor reads a fixed-width o^i)."""
+    path = resolve_asset(path)
+    data = read_checkpoint(path)
+    if data["format"] != FORMAT:
+        raise ValueError(f"{path} holds a {data['format']} agent, not a MAPPO one ({FORMAT}): only a MAPPO "
+                         "actor can start a MAPPO run")
+    copy_actor(agent, config, config_from(MAPPOConfig, path, data["config"]), data["state_dict"], path)
+
+
+def copy_actor(agent: nn.Module, config: Any, saved: Any, state: dict[str, Tensor], path: str | Path) -> None:
+    """Copy the actor (and log sigma, if any) of a checkpoint already read — its config ``saved`` and its
+    ``state`` — into ``agent``, built for ``config`` (a MAPPO or MADDPG config of the same algorithm)."""
+    differ = [f"{name}: checkpoint {getattr(saved, name, None)!r}, here {getattr(config, name, None)!r}"
+              for name in ACTOR_ARCHITECTURE if getattr(saved, name, None) != getattr(config, name, None)]
+    if type(config) is not type(saved):
+        differ.insert(0, f"algorithm: checkpoint {type(saved).__name__}, here {type(config).__name__}")
+    continuous = [bool(c.scenario_kwargs.get("continuous_actions", False)) for c in (saved, config)]
+    if continuous[0] != continuous[1]:
+        differ.append(f"action space: checkpoint {_action_space(continuous[0])}, here {_action_space(continuous[1])} "
+                      "(continuous_actions; an actor's outputs are logits for discrete actions, means for continuous "
+                      "ones)")
+    if differ:
+        raise ValueError(f"{path} holds another actor than this config's — " + "; ".join(differ))
+    actor = {key.removeprefix("actor."): value for key, value in state.items() if key.startswith("actor.")}
+    try:
+        agent.actor.load_state_dict(actor)
+    except RuntimeError:
+        raise ValueError(f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its "
+                         f"weights have shapes that depend on them, so it cannot run with {config.scenario_kwargs} "
+                         f"(only the entity actor runs at any m)") from None
+    if getattr(agent, "log_std", None) is not None and "log_std" in state:
+        with torch.no_grad():
+            agent.log_std.copy_(state["log_std"])
+
+
+def _action_space(continuous: bool) -> str:
+    return "continuous actions" if continuous else "discrete actions"
+
+
 def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
     """a ~ softmax(logits) by the Gumbel-max trick: argmax(logits - log E), E ~ Exp(1).
 
@@ -405,8 +469,6 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     spec = env_spec(config.scenario, **config.scenario_kwargs)
     agent = make_agent(config, spec)
     if config.init_actor:
-        from ..checkpoints import load_actor_from  # a late import: checkpoints builds on this module
-
         load_actor_from(agent, config, config.init_actor.format(seed=config.seed))
     if compile_nets:
         compile_in_place(agent.actor, agent.critic)
@@ -415,6 +477,10 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         {"params": agent.critic.parameters(), "lr": config.lr_critic},
     ], eps=1e-5)
     T, E, m, D = config.rollout_steps, config.num_envs, spec.m, spec.obs_dim
+    if config.batch_size // config.num_minibatches * m < 2:
+        raise ValueError(f"a minibatch of {config.batch_size // config.num_minibatches} env step with m = {m} agent "
+                         "holds one advantage, which cannot be normalised (its std is undefined); use at least 2 "
+                         "env steps per minibatch")
     o_buf = torch.zeros(T, E, m, D)
     a_buf = torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
                         dtype=torch.float32 if spec.continuous else torch.long)

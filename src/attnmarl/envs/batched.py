@@ -30,11 +30,15 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_seed
+from ..guards import check_int, check_seed
 from .actions import N_MOVES, action_force, check_actions
 from .physics import WorldParams, world_step
 from .reference import make_reference
 from .scenarios import port_kwargs
+
+MAX_ENVS = 2**20
+"""The most worlds one port steps at once (the book uses 128): a million worlds of a few agents already
+hold gigabytes of state; more would fail in numpy's allocator instead of here."""
 
 
 class BatchedEnv(ABC):
@@ -43,8 +47,7 @@ class BatchedEnv(ABC):
     scenario: ClassVar[str]
 
     def __init__(self, num_envs: int, seed: int = 0, **scenario_kwargs: Any) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        check_int("num_envs", num_envs, maximum=MAX_ENVS)
         self.kwargs: dict[str, Any] = port_kwargs(self.scenario, **scenario_kwargs)
         reference = make_reference(self.scenario, **self.kwargs)
         world = reference.unwrapped.world

@@ -5,8 +5,8 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import check_seed
-from .reference import Policy, make_reference, mixed_teams
+from ..guards import check_int, check_seed
+from .reference import Policy, check_policy_fits, make_reference, mixed_teams
 
 
 def episode_returns(
@@ -14,11 +14,13 @@ def episode_returns(
 ) -> np.ndarray:
     """Per-agent return of each episode, ``(episodes, n_agents)``: the sum of each agent's rewards
     over the episode (``max_cycles`` steps unless it terminates early). Episode k is reset with
-    seed ``seed + k``; ``policy`` maps the observation dict to the action dict."""
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be a positive int, got {episodes!r}")
+    seed ``seed + k``; ``policy`` maps the observation dict to the action dict. A policy that says it was
+    built for another scenario, team or action space (:func:`attnmarl.envs.reference.check_policy_fits`)
+    raises ``ValueError`` before the first episode."""
+    check_int("episodes", episodes)
     check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
+    check_policy_fits(policy, env)
     returns = np.zeros((episodes, len(env.possible_agents)))
     for k in range(episodes):
         obs, _ = env.reset(seed=seed + k)

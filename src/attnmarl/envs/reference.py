@@ -67,12 +67,43 @@ def step_arrays(env, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool,
     return obs_to_array(env, obs), reward_array, terminated.pop(), truncated.pop()
 
 
+def describe(env) -> str:
+    """What an mpe2 env is, in the words of an error message: scenario, team and action space
+    (``simple_spread with 3 agents (agent_0, agent_1, agent_2), observations of 18 numbers, discrete actions``)."""
+    agents = list(env.possible_agents)
+    team = ", ".join(agents) if len(agents) <= 6 else f"{agents[0]}, {agents[1]}, …, {agents[-1]}"
+    dims = sorted(set(obs_dims(env)))
+    sizes = " or ".join(str(d) for d in dims)
+    actions = "continuous" if env.unwrapped.continuous_actions else "discrete"
+    return (f"{env.metadata['name'].rsplit('_v', 1)[0]} with {len(agents)} agents ({team}), observations of "
+            f"{sizes} numbers, {actions} actions")
+
+
+def check_policy_fits(policy: Policy, env) -> None:
+    """Raise ``ValueError`` if ``policy`` says it was built for another game than ``env`` (another
+    scenario, team, observation size or action space): a policy made by :func:`policy_from_arrays`
+    carries ``built_for``, the :func:`describe` of its own env. Other policies pass."""
+    built_for = getattr(policy, "built_for", None)
+    if built_for is not None and built_for != describe(env):
+        raise ValueError(f"the policy was built for {built_for}; it cannot play {describe(env)}")
+
+
 def policy_from_arrays(env, act: Callable[[np.ndarray], np.ndarray]) -> Policy:
-    """Wrap an array policy (``(n_agents, max obs_dim)`` → action array) as an mpe2 dict policy."""
+    """Wrap an array policy (``(n_agents, max obs_dim)`` → action array) as an mpe2 dict policy.
+
+    The policy is for ``env``'s game only: it carries ``built_for`` (:func:`describe`), which
+    :func:`attnmarl.envs.episode_returns` checks before playing, and observations of other agents or
+    sizes raise ``ValueError`` saying what it was built for."""
+    dims = dict(zip(env.possible_agents, obs_dims(env)))
 
     def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        if obs.keys() != dims.keys() or any(np.shape(obs[a]) != (d,) for a, d in dims.items()):
+            given = ", ".join(f"{a} {np.shape(o)}" for a, o in obs.items())
+            raise ValueError(f"the policy was built for {policy.built_for}; it was given the observations of "
+                             f"{len(obs)} agents: {given}")
         return actions_to_dict(env, act(obs_to_array(env, obs)))
 
+    policy.built_for = describe(env)
     return policy
 
 

@@ -13,6 +13,8 @@ import re
 from types import ModuleType
 from typing import Any
 
+from ..guards import INT_MAX, check_bool, check_real
+
 # mpe2 imports pygame; rendering to "rgb_array" needs no display, and a dummy video driver keeps
 # pygame from looking for one on a headless machine.
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -54,6 +56,32 @@ _COUNT_MINIMUM = {
 }
 
 
+MAX_ENTITIES = 100
+"""The most agents, landmarks and other counted objects a scenario may be asked for, summed (the book
+uses at most a few dozen): beyond this an environment takes minutes to build and step."""
+
+
+def _check_argument(name: str, key: str, value: Any, annotation: str) -> None:
+    """One mpe2 argument against the type its ``raw_env`` declares (``'bool'``, ``'float'``, ``'int'``,
+    ``'int | None'``, ``'str | None'``): a string is never a flag or a number (``'false'`` would act as True)."""
+    if value is None and "None" in str(annotation):
+        return
+    kind = str(annotation).split(" |")[0]
+    if kind == "bool":
+        check_bool(f"{name}: {key}", value)
+    elif kind == "float":
+        check_real(f"{name}: {key}", value)
+    elif kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name}: {key} must be an int, got {value!r}")
+        minimum = _COUNT_MINIMUM.get(key, 0)
+        if not minimum <= value <= INT_MAX:
+            raise ValueError(f"{name}: {key} must be >= {minimum}" + (f" and <= {INT_MAX:,}" if value > 0 else "")
+                             + f", got {value}")
+    elif kind == "str" and not isinstance(value, str):
+        raise ValueError(f"{name}: {key} must be a string or None; got {value!r}")
+
+
 def scenario_name(scenario: str) -> str:
     """Canonical name of a scenario: ``"simple_spread"``, ``"simple_spread_v3"`` and
     ``"mpe/simple_spread_v3"`` all mean ``"simple_spread"``."""
@@ -73,8 +101,9 @@ def reference_module(scenario: str) -> ModuleType:
 def reference_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
     """All arguments of the scenario's ``raw_env``, defaults filled in, after checking them.
 
-    Raises ``ValueError`` for an argument the scenario does not take, an agent/landmark count
-    below its minimum (e.g. ``N < 1``), a non-integer count, or ``local_ratio`` outside [0, 1].
+    Raises ``ValueError`` for an argument the scenario does not take, an argument of another type than
+    mpe2 declares (a string for a flag or a number), an agent/landmark count below its minimum (e.g.
+    ``N < 1``), more than :data:`MAX_ENTITIES` of them in all, or ``local_ratio`` outside [0, 1].
     """
     name = scenario_name(scenario)
     signature = inspect.signature(MPE2_MODULES[name].raw_env)
@@ -84,19 +113,20 @@ def reference_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
     bound = signature.bind(**kwargs)
     bound.apply_defaults()
     resolved = dict(bound.arguments)
-    for key, minimum in _COUNT_MINIMUM.items():
-        if key in resolved:
-            value = resolved[key]
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name}: {key} must be an int, got {value!r}")
-            if value < minimum:
-                raise ValueError(f"{name}: {key} must be >= {minimum}, got {value}")
+    for key, value in resolved.items():
+        _check_argument(name, key, value, signature.parameters[key].annotation)
     if name == "collect_treasure" and resolved["num_deposits"] > 6:
         raise ValueError(
             f"collect_treasure: num_deposits must be <= 6 (mpe2 has 6 colours), got {resolved['num_deposits']}"
         )
     if "local_ratio" in resolved and not 0.0 <= resolved["local_ratio"] <= 1.0:
         raise ValueError(f"{name}: local_ratio must be in [0, 1], got {resolved['local_ratio']}")
+    counted = {key: resolved[key] for key in _COUNT_MINIMUM if key in resolved and key != "max_cycles"}
+    if sum(counted.values()) > MAX_ENTITIES:
+        raise ValueError(f"{name} with {counted} asks for {sum(counted.values()):,} agents and objects; mpe2 and the "
+                         "batched ports compute every pair of entities at each step, so building and running "
+                         "the world grows as the square of their number (minutes at a thousand); this package "
+                         f"takes at most {MAX_ENTITIES} in all")
     return resolved
 
 

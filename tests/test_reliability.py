@@ -1,0 +1,578 @@
+"""Reliability, second pass (issue 24): no silent answer, no lost result, no crash of the package's own code.
+
+One section per class of the issue; each tries several inputs of its class, not only the issue's
+example. The mechanisms live in :mod:`attnmarl.guards` (typed checks, sealed checkpoints, checked
+destinations, kept results, one-line command-line endings), :mod:`attnmarl.checkpoint_file` and the
+configs' own checks; these tests hold them.
+"""
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import attnmarl
+from attnmarl import guards
+from attnmarl import seq2seq as s2s
+from attnmarl.algos import mappo
+from attnmarl.algos.maddpg import MADDPGConfig
+from attnmarl.algos.mappo import MAPPOConfig, make_agent
+from attnmarl.attention import MultiHeadSelfAttention, SelfAttention, self_attention
+from attnmarl.checkpoints import (
+    load_actor_from,
+    load_checkpoint,
+    load_policy,
+    save_checkpoint,
+    seal_checkpoint,
+    shipped_checkpoint,
+)
+from attnmarl.envs import evaluate, make_batched, make_reference, random_policy
+from attnmarl.guards import check_seed, run_command, save_result, seal
+from attnmarl.nets import (
+    Actor,
+    AttentionCritic,
+    AttentionPolicy,
+    AttentionQ,
+    ConcatCritic,
+    ConcatPolicy,
+    ConcatQ,
+    EntityActor,
+)
+from attnmarl.train import budget, check_init_actor, named_config, run, write_index
+from attnmarl.train import main as train_main
+from attnmarl.transfer import main as transfer_main
+from attnmarl.versus import main as versus_main
+from attnmarl.viz import Arena, Frame, Heatmap, Points, frame_spec
+from attnmarl.widgets import Explorer, Slider
+
+TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
+                   d_out=4, critic_hidden=8, actor_hidden=8, entity_d=8, entity_ff=8)
+SPREAD3 = shipped_checkpoint("policy", "pi-spread3-entity")  # discrete, entity actor, m = 3
+MU3 = shipped_checkpoint("policy", "mu-spread3-attention")  # continuous, centralized attention actor
+Q3 = shipped_checkpoint("qnet", "q-spread3-attention")  # MADDPG, continuous
+
+
+def usage_error(main, argv, capsys) -> str:
+    """The message of the usage error (exit status 2) ``main(argv)`` ends in."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.fixture
+def no_evaluation(monkeypatch):
+    """Fail the test if a command line evaluates anything (its refusals must come before the work)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("evaluated before refusing")
+    for module in ("attnmarl.transfer", "attnmarl.versus"):
+        for name in ("evaluate", "episode_returns"):
+            if hasattr(sys.modules[module], name):
+                monkeypatch.setattr(f"{module}.{name}", refuse)
+
+
+# ---- 1. a run that never learned is not saved as trained; a budget is trained exactly -----------------------------
+
+@pytest.mark.parametrize("name,steps", [("q-spread3-attention", 640), ("q-spread3-concat", 1280),
+                                        ("q-tag-attention", 9984), ("q-spread6-attention", 64)])
+def test_a_maddpg_budget_that_ends_before_learning_starts_is_refused(name, steps):
+    with pytest.raises(ValueError, match="ends before learning_starts = 10,000: the run would make no update"):
+        named_config(name, steps=steps)
+
+
+def test_a_maddpg_budget_with_one_update_is_accepted_and_the_first_is_named():
+    assert named_config("q-spread3-attention", steps=10_048).num_updates == 157
+    with pytest.raises(ValueError, match="give total_steps >= 4,000"):
+        MADDPGConfig(num_envs=40, total_steps=3_960, learning_starts=4_000)
+    MADDPGConfig(num_envs=40, total_steps=4_000, learning_starts=4_000)  # the last iteration updates
+
+
+@pytest.mark.parametrize("name,steps,suggested", [
+    ("spread3-concat", 6_399, "give 3,200 or 6,400"), ("spread3-concat", 3_201, "give 3,200 or 6,400"),
+    ("pi-spread6-entity", 100_000, "give 99,200 or 102,400"), ("q-spread3-attention", 10_050, "give 10,048 or 10,112"),
+])
+def test_a_budget_that_is_not_a_whole_number_of_updates_is_refused_with_the_nearest_ones(name, steps, suggested):
+    with pytest.raises(ValueError, match=f"is not a whole number of {name}'s updates.*{suggested}"):
+        named_config(name, steps=steps)
+
+
+def test_the_command_line_refuses_a_rounded_budget_and_says_the_budget_it_trains(capsys, tmp_path):
+    message = usage_error(train_main, ["--config", "spread3-concat", "--steps", "6399", "--out", str(tmp_path)], capsys)
+    assert "it would train 3,200" in message and not list(tmp_path.iterdir())
+    assert budget(named_config("spread3-concat")) == "1,562 updates of 3,200 = 4,998,400 env steps"
+    assert budget(named_config("q-spread3-attention")) == "3,125 iterations of 64 = 200,000 env steps"
+
+
+# ---- 2. a set of files is written as one unit (seq2seq --train --out) ---------------------------------------------
+
+S2S = ["--train", "--steps", "2", "--n-test", "4"]
+
+
+def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "s2s"
+    s2s.main([*S2S, "--out", str(out)])
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(before) == {"attention.pt", "no_attention.pt", "training_log.json"}
+    log = json.loads(before["training_log.json"])
+    s2s.check_outputs(out, log)  # the log names the checkpoints beside it
+    for name, attention in s2s.ARCHITECTURES.items():
+        s2s.load_checkpoint(out / f"{name}.pt", attention=attention)
+
+    real_train, calls = s2s.train, []
+    def interrupted_second_model(*args, **kwargs):  # Ctrl-C while the second model trains
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_train(*args, **kwargs)
+    monkeypatch.setattr(s2s, "train", interrupted_second_model)
+    with pytest.raises(KeyboardInterrupt):
+        s2s.main([*S2S, "--seed", "1", "--out", str(out)])
+    monkeypatch.setattr(s2s, "train", real_train)
+
+    def full_disk(data, handle):  # the disk fills while the checkpoints are written
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(torch, "save", full_disk)
+    with pytest.raises(OSError):
+        s2s.main([*S2S, "--seed", "2", "--out", str(out)])
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the first run, whole; no temporary files
+
+
+def test_a_seq2seq_log_beside_another_runs_checkpoint_is_refused(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    s2s.main([*S2S, "--out", str(a)])
+    s2s.main([*S2S, "--seed", "3", "--out", str(b)])
+    (a / "attention.pt").write_bytes((b / "attention.pt").read_bytes())
+    with pytest.raises(ValueError, match="describes another attention.pt"):
+        s2s.check_outputs(a, json.loads((a / "training_log.json").read_text()))
+
+
+# ---- 3. a string is never a bool or a number ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"continuous_actions": "false"}, "continuous_actions must be True or False; got 'false'"),
+    ({"continuous_actions": "False"}, "continuous_actions must be True or False"),
+    ({"continuous_actions": 1}, "continuous_actions must be True or False; got 1"),
+    ({"terminate_on_success": "no"}, "terminate_on_success must be True or False; got 'no'"),
+    ({"local_ratio": "0.5"}, "local_ratio must be a real number; got '0.5'"),
+    ({"local_ratio": None}, "local_ratio must be a real number; got None"),
+    ({"max_cycles": "25"}, "max_cycles must be an int, got '25'"),
+    ({"N": 3.0}, "N must be an int, got 3.0"),
+    ({"N": True}, "N must be an int, got True"),
+])
+def test_scenario_arguments_of_the_wrong_type_are_refused_everywhere(kwargs, message):
+    for make in (lambda: make_reference("simple_spread", **kwargs), lambda: make_batched("simple_spread", 2, **kwargs),
+                 lambda: MAPPOConfig("simple_spread", kwargs)):
+        with pytest.raises(ValueError, match=message):
+            make()
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: MAPPOConfig(anneal_lr="no"), "anneal_lr must be True or False; got 'no'"),
+    (lambda: MAPPOConfig(eval_deterministic="false"), "eval_deterministic must be True or False"),
+    (lambda: MAPPOConfig(adv_norm_per_agent=1), "adv_norm_per_agent must be True or False; got 1"),
+    (lambda: MADDPGConfig(eval_deterministic="yes"), "eval_deterministic must be True or False"),
+    (lambda: MAPPOConfig(gamma="0.9"), "gamma must be a real number; got '0.9'"),
+    (lambda: MAPPOConfig(num_envs="8"), "num_envs must be a positive integer; got '8'"),
+    (lambda: load_policy(SPREAD3, deterministic="no"), "deterministic must be True or False; got 'no'"),
+    (lambda: load_policy(SPREAD3, deterministic=0), "deterministic must be True or False; got 0"),
+    (lambda: SelfAttention(4, 4, 4, scale="no"), "scale must be True or False; got 'no'"),
+    (lambda: MultiHeadSelfAttention(4, 4, 4, 2, scale="False"), "scale must be True or False"),
+    (lambda: self_attention(torch.zeros(3, 4), *torch.zeros(3, 4, 4), scale="no"), "scale must be True or False"),
+    (lambda: self_attention(torch.zeros(3, 4), *torch.zeros(3, 4, 4), need_weights="no"), "need_weights must be"),
+    (lambda: s2s.Seq2SeqConfig(attention="no"), "attention must be True or False; got 'no'"),
+    (lambda: s2s.load_pretrained(attention="yes"), "attention must be True or False; got 'yes'"),
+])
+def test_flags_and_numbers_given_as_strings_or_other_types_are_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# ---- 4. a checkpoint plays only in the action space it was trained in ---------------------------------------------
+
+@pytest.mark.parametrize("path,kwargs", [
+    (SPREAD3, {"continuous_actions": True}), (SPREAD3, {"continuous_actions": True, "N": 4}),
+    (MU3, {"continuous_actions": False}),
+])
+def test_a_policy_is_refused_in_the_other_action_space(path, kwargs):
+    with pytest.raises(ValueError, match="action space: checkpoint .*actions, here .*actions"):
+        load_policy(path, **kwargs)
+
+
+def test_a_maddpg_policy_is_refused_with_discrete_actions_and_a_fine_tuning_start_across_action_spaces():
+    with pytest.raises(ValueError, match="cannot run with {'continuous_actions': False}: MADDPG needs continuous"):
+        load_policy(Q3, continuous_actions=False)
+    continuous = MAPPOConfig("simple_spread", {"N": 3, "continuous_actions": True}, actor="entity", total_steps=3200)
+    with pytest.raises(ValueError, match="action space: checkpoint discrete actions, here continuous"):
+        load_actor_from(make_agent(continuous), continuous, SPREAD3)
+    with pytest.raises(ValueError, match="holds a attnmarl.maddpg/1 agent, not a MAPPO one"):
+        load_actor_from(make_agent(continuous), continuous, Q3)
+
+
+# ---- 5. attention never returns NaN or a wrong c for finite input -------------------------------------------------
+
+@pytest.mark.parametrize("value", [1e30, 3e38, -1e25, 1e20])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_attention_refuses_finite_input_that_would_overflow_float32(value, need_weights):
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 4)
+    x[1, 2, 3] = value  # one entry is enough
+    for layer in (MultiHeadSelfAttention(4, 3, 5, heads=2), MultiHeadSelfAttention(4, 8, 2, heads=1, scale=True),
+                  SelfAttention(4, 4, 4)):
+        with pytest.raises(ValueError, match="x is finite but too large for attention in torch.float32"):
+            layer(x, need_weights=need_weights)
+
+
+def test_the_same_inputs_in_float64_and_ordinary_ones_in_float32_still_give_the_exact_answer():
+    torch.manual_seed(0)
+    layer = MultiHeadSelfAttention(4, 3, 5, heads=2)
+    x = torch.full((2, 3, 4), 1e30, dtype=torch.float64)
+    c, _ = layer.double()(x, need_weights=False)
+    c_weights, _ = layer(x)
+    assert torch.isfinite(c).all() and torch.allclose(c, c_weights)
+    layer.float()
+    for scale in (1.0, 1e3, 1e6):
+        x = torch.randn(2, 3, 4) * scale
+        assert torch.allclose(layer(x, need_weights=False)[0], layer(x)[0], rtol=1e-4, atol=1e-4 * scale)
+
+
+def test_empty_batches_give_empty_outputs_in_attention_layers_critics_actors_and_q_networks():
+    types = (0, 0, 0)
+    for need_weights in (True, False):
+        c, alpha = MultiHeadSelfAttention(4, 3, 5, heads=2)(torch.zeros(0, 3, 4), need_weights=need_weights)
+        assert c.shape == (0, 3, 10) and (alpha is None or alpha.shape == (0, 2, 3, 3))
+    o = torch.zeros(0, 3, 18)
+    for net in (AttentionCritic(3, 18), ConcatCritic(3, 18)):
+        assert net(o).shape == (0, 3)
+    for net in (Actor(3, 18, 5, types), AttentionPolicy(3, 18, 5, types), ConcatPolicy(3, 18, 5, types),
+                EntityActor("simple_spread", {"N": 3}, 3, 18, 5, types)):
+        assert net(o).shape == (0, 3, 5)
+    for net in (AttentionQ(3, 18, 5, types), ConcatQ(3, 18, 5, types)):
+        assert net(o, torch.zeros(0, 3, 5)).shape == (0, 3)
+
+
+# ---- 6. no result is lost at the last step ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("out,message", [
+    ("", "--out is empty"), ("{folder}", "--out = '.*' is a folder"),
+    ("{file}/result.json", "the folder of --out = '.*' is not a folder this process can write to"),
+])
+def test_transfer_and_versus_check_their_destination_before_any_evaluation(tmp_path, capsys, no_evaluation, out,
+                                                                           message):
+    (tmp_path / "file").write_text("a file")
+    out = out.format(folder=tmp_path, file=tmp_path / "file")
+    assert re.search(message, usage_error(transfer_main, ["--m", "3", "--episodes", "1", "--out", out], capsys))
+    run = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt")
+    assert re.search(message, usage_error(versus_main, ["--run", run, "--episodes", "1", "--out", out], capsys))
+
+
+def test_a_result_that_cannot_be_written_is_kept_and_the_error_says_where(tmp_path, monkeypatch, capsys):
+    def full_disk(path, data):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(guards, "write_json_atomically", full_disk)
+    with pytest.raises(OSError, match=r"could not write --out = '.*zero.json' \(No space left on device\); the "
+                                      r"result is kept in (\S+\.json)") as error:
+        transfer_main(["--m", "3", "--episodes", "2", "--out", str(tmp_path / "zero.json")])
+    kept = Path(str(error.value).rsplit("kept in ", 1)[1])
+    result = json.loads(kept.read_text())
+    kept.unlink()
+    kwargs = {"N": 3}
+    assert result["baselines"]["3"]["random"][0] == pytest.approx(
+        evaluate(random_policy("simple_spread", **kwargs), "simple_spread", 2, **kwargs)[0], abs=1e-4)
+    capsys.readouterr()
+    monkeypatch.setattr(guards.tempfile, "mkstemp", lambda **kwargs: (_ for _ in ()).throw(OSError("no tmp")))
+    with pytest.raises(OSError, match="printed to standard error"):
+        save_result(tmp_path / "x.json", {"score": 1.5})
+    assert json.loads(capsys.readouterr().err) == {"score": 1.5}
+
+
+# ---- 7. a run never silently replaces another; Ctrl-C ends in one line --------------------------------------------
+
+def test_a_new_run_does_not_replace_an_earlier_run_of_the_same_config_and_seed(tmp_path, capsys):
+    for suffix in (".json", ".pt", ".csv"):  # any one of the three files is an earlier run
+        out = tmp_path / suffix.strip(".")
+        out.mkdir()
+        (out / f"spread3-concat-seed0{suffix}").write_text("{}")
+        with pytest.raises(ValueError, match="already holds a run of spread3-concat with seed 0"):
+            run("spread3-concat", steps=3200, out=out, progress=False)
+        message = usage_error(train_main, ["--config", "spread3-concat", "--steps", "3200", "--out", str(out)], capsys)
+        assert "pass --replace to replace it" in message
+    run("spread3-concat", seed=1, steps=3200, out=tmp_path / "json", evals=0, final_episodes=1, progress=False)
+
+
+def test_a_replaced_run_says_that_the_index_describes_the_old_one(tmp_path):
+    arguments = dict(steps=3200, out=tmp_path, evals=0, final_episodes=1, progress=False)
+    first = run("spread3-concat", **arguments)
+    write_index(tmp_path)
+    with pytest.warns(UserWarning, match="index.json still describes the earlier one"):
+        second = run("spread3-concat", replace_run=True, **arguments)
+    assert first["run_id"] != second["run_id"]
+    assert json.loads((tmp_path / "spread3-concat-seed0.json").read_text())["run_id"] == second["run_id"]
+
+
+def test_ctrl_c_ends_a_training_run_in_one_line_and_writes_nothing(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
+    process = subprocess.Popen([sys.executable, "-m", "attnmarl.train", "--config", "spread3-concat", "--steps",
+                                "320000", "--out", str(tmp_path)], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert "100 updates of 3,200 = 320,000 env steps" in process.stdout.readline()  # training starts now
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == ("python -m attnmarl.train: interrupted; no file of this run was written, "
+                                            "and a run cannot resume: start it again to train it")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("error,status,line", [
+    (KeyboardInterrupt(), 130, "prog: interrupted; nothing written"),
+    (ValueError("steps must be positive"), 1, "prog: error: steps must be positive"),
+    (OSError("could not write x; kept in y"), 1, "prog: error: could not write x; kept in y"),
+])
+def test_run_command_ends_a_command_in_one_line(capsys, error, status, line):
+    def main():
+        raise error
+    with pytest.raises(SystemExit) as exit_:
+        run_command("prog", main, "nothing written")
+    assert exit_.value.code == status and capsys.readouterr().err.strip() == line
+
+
+# ---- 8. a damaged checkpoint is refused ---------------------------------------------------------------------------
+
+def flip_byte(path: Path, member: str, offset: int) -> None:
+    """Flip every bit of one byte of ``member`` (a record of the torch zip archive) in place."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+    data = bytearray(path.read_bytes())
+    header = info.header_offset
+    name_length, extra_length = int.from_bytes(data[header + 26:header + 28], "little"), int.from_bytes(
+        data[header + 28:header + 30], "little")
+    start = header + 30 + name_length + extra_length
+    data[start + offset % info.file_size] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def tensor_records(path: Path) -> list[str]:
+    with zipfile.ZipFile(path) as archive:
+        return [name for name in archive.namelist() if "/data/" in name and not name.endswith(".pkl")]
+
+
+@pytest.mark.parametrize("which", [0, 1, -1])
+@pytest.mark.parametrize("offset", [0, 5])
+def test_one_flipped_byte_in_a_stored_tensor_is_refused(tmp_path, which, offset):
+    path = tmp_path / "tiny.pt"
+    save_checkpoint(path, make_agent(TINY), TINY)
+    flip_byte(path, tensor_records(path)[which], offset)
+    for load in (load_checkpoint, load_policy, lambda p: load_actor_from(make_agent(TINY), TINY, p)):
+        with pytest.raises(ValueError, match="is a damaged attnmarl checkpoint: its contents no longer match"):
+            load(path)
+
+
+def test_a_flipped_byte_anywhere_in_the_settings_is_refused_or_changes_nothing(tmp_path):
+    """Every byte of the pickled config, metadata and checksum, flipped in turn: the file is refused, or it
+    loads exactly what was saved (a flipped pickle memo index or protocol number changes no value)."""
+    path = tmp_path / "tiny.pt"
+    save_checkpoint(path, make_agent(TINY), TINY, score=-12.5)
+    saved = load_checkpoint(path)
+    with zipfile.ZipFile(path) as archive:
+        pickle_name = next(n for n in archive.namelist() if n.endswith("data.pkl"))
+        size = archive.getinfo(pickle_name).file_size
+    clean, refused = path.read_bytes(), 0
+    for offset in range(0, size, 3):
+        path.write_bytes(clean)
+        flip_byte(path, pickle_name, offset)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # torch warns about the odd protocol number
+                config, state, metadata = load_checkpoint(path)
+        except ValueError:
+            refused += 1
+            continue
+        assert config == saved[0] and metadata == saved[2] and state.keys() == saved[1].keys()
+        assert all(torch.equal(state[k], saved[1][k]) for k in state), offset
+    assert refused > size // 3 * 0.8  # most flips change a value, and every one of those is refused
+
+
+def test_seq2seq_checkpoints_are_sealed_too_and_old_unsealed_files_need_a_trusted_seal(tmp_path):
+    path = tmp_path / "s2s.pt"
+    s2s.save_checkpoint(s2s.new_model(attention=True), path)
+    clean = path.read_bytes()
+    flip_byte(path, tensor_records(path)[2], 3)
+    with pytest.raises(ValueError, match="is a damaged seq2seq checkpoint"):
+        s2s.load_checkpoint(path)
+    with pytest.raises(ValueError, match="damaged"):  # sealing never blesses damage
+        seal_checkpoint(path)
+    path.write_bytes(clean)
+    data = torch.load(path, weights_only=True)
+    del data["checksum"]
+    torch.save(data, path)  # as an older version saved it
+    with pytest.raises(ValueError, match=r"without a checksum .*seal_checkpoint\(path\) adds one"):
+        s2s.load_checkpoint(path)
+    seal_checkpoint(path)
+    s2s.load_checkpoint(path, attention=True)
+
+
+def test_every_shipped_checkpoint_is_sealed():
+    for path in sorted(attnmarl.checkpoints.ASSETS.glob("*/*.pt")):
+        data = torch.load(path, weights_only=True)
+        assert data["checksum"] == seal({k: v for k, v in data.items() if k != "checksum"})["checksum"], path
+
+
+# ---- 9. a policy says what it was built for -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("scenario,kwargs,played", [
+    ("simple_spread", {"N": 5}, "simple_spread with 5 agents"),
+    ("simple_spread", {"N": 2}, "simple_spread with 2 agents"),
+    ("simple_tag", {}, "simple_tag with 4 agents"),
+    ("simple_spread", {"continuous_actions": True}, "continuous actions"),
+])
+def test_a_policy_in_another_game_is_refused_naming_what_it_was_built_for(scenario, kwargs, played):
+    policy = load_policy(SPREAD3)
+    built = (r"the policy was built for simple_spread with 3 agents \(agent_0, agent_1, agent_2\), observations of 18 "
+             "numbers, discrete actions")
+    with pytest.raises(ValueError, match=f"{built}; it cannot play .*{played}"):
+        evaluate(policy, scenario, episodes=1, **kwargs)
+    observations, _ = make_reference(scenario, **kwargs).reset(seed=0)
+    if observations.keys() != {"agent_0", "agent_1", "agent_2"}:
+        with pytest.raises(ValueError, match=f"{built}; it was given the observations of"):
+            policy(observations)
+
+
+@pytest.mark.parametrize("run,m,message", [
+    ("policy/mu-spread3-attention", "3", "continuous actions.*transfer scores discrete policies"),
+    ("policy/pi-spread3-flat", "4", r"at m = 3; its weights' shapes depend on m, so it cannot run at m = \[4\]"),
+    ("policy/pi-tag-flat", "3", "was built for simple_tag .*; it cannot play simple_spread"),
+])
+def test_transfer_refuses_runs_it_cannot_score_before_any_evaluation(capsys, no_evaluation, tmp_path, run, m, message):
+    err = usage_error(transfer_main, ["--run", run, "--m", m, "--out", str(tmp_path / "x.json")], capsys)
+    assert re.search(message, err)
+
+
+def test_versus_refuses_a_run_of_another_scenario_naming_what_each_was_built_for(capsys, no_evaluation, tmp_path):
+    run = str(SPREAD3).removesuffix("-seed0.pt")
+    err = usage_error(versus_main, ["--run", run, "--out", str(tmp_path / "x.json")], capsys)
+    assert "must be a simple_tag run" in err and "were built for" in err and "simple_spread {'N': 3}" in err
+
+
+# ---- 10. a config error is named as one, not reported as divergence -----------------------------------------------
+
+@pytest.mark.parametrize("num_envs,rollout_steps,num_minibatches", [(1, 2, 2), (2, 1, 2), (4, 2, 8), (1, 1, 1)])
+def test_a_minibatch_of_one_env_step_with_per_agent_normalisation_is_refused_in_the_config(num_envs, rollout_steps,
+                                                                                           num_minibatches):
+    with pytest.raises(ValueError, match="cannot normalise each agent's advantages"):
+        MAPPOConfig(num_envs=num_envs, rollout_steps=rollout_steps, num_minibatches=num_minibatches,
+                    total_steps=num_envs * rollout_steps, adv_norm_per_agent=True)
+    MAPPOConfig(num_envs=num_envs, rollout_steps=rollout_steps, num_minibatches=num_minibatches,
+                total_steps=num_envs * rollout_steps)  # over all m agents together a minibatch of one step works
+
+
+def test_one_advantage_per_minibatch_is_refused_before_training():
+    config = MAPPOConfig("simple_spread", {"N": 1}, num_envs=1, rollout_steps=2, num_minibatches=2, total_steps=2)
+    with pytest.raises(ValueError, match="holds one advantage, which cannot be normalised"):
+        mappo.train(config)
+
+
+# ---- the rest of the issue: explorers, sizes, seeds, summaries, fine-tuning assets --------------------------------
+
+@pytest.mark.parametrize("panel,field", [
+    (Heatmap(np.array([[0.5, np.nan]]), ["q"], ["a", "b"], title="alpha"), "values"),
+    (Heatmap(np.ones((1, 1)), ["q"], ["a"], vmax=math.inf, title="alpha"), "vmax"),
+    (Points(np.array([[0.0, np.inf]]), ["x"], title="tokens"), "xy"),
+    (Arena(np.array([[np.nan, 0.0]]), [0.1], ["red"], ["a"], title="world"), "xy"),
+])
+def test_a_non_finite_number_in_a_panel_is_named_not_drawn_as_a_blank_page(panel, field):
+    with pytest.raises(ValueError, match=f"panel '{panel.title}' has NaN or infinite {field}"):
+        frame_spec(Frame([panel]))
+
+    def frame(k):
+        return Frame([panel if k == 2 else Heatmap(np.ones((1, 1)), ["q"], ["a"])])
+    with pytest.raises(ValueError, match=f"probe at {{'k': 2}}: the .* panel '{panel.title}'"):
+        Explorer(frame, [Slider("k", [1, 2, 3], 1)], title="probe").static_html()
+
+
+@pytest.mark.parametrize("scenario,kwargs", [
+    ("simple_spread", {"N": 1000}), ("simple_spread", {"N": 101}),
+    ("simple_tag", {"num_good": 60, "num_adversaries": 60}),
+    ("collect_treasure", {"num_collectors": 90, "num_treasures": 20}),
+])
+def test_worlds_too_large_to_build_in_reasonable_time_are_refused_at_once(scenario, kwargs):
+    start = time.perf_counter()
+    for make in (lambda: make_reference(scenario, **kwargs), lambda: make_batched(scenario, 1, **kwargs)):
+        with pytest.raises(ValueError, match="grows as the square of their number .* at most 100 in all"):
+            make()
+    assert time.perf_counter() - start < 1.0
+    make_batched("simple_spread", 1, N=50)  # within the limit
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: check_seed(2**31), "seed must be at most 2,147,483,647"),
+    (lambda: MAPPOConfig(seed=2**40), "seed must be at most"),
+    (lambda: make_batched("simple_spread", 2, seed=2**63), "seed must be at most"),
+    (lambda: evaluate(random_policy("simple_spread"), "simple_spread", 1, seed=2**64), "seed must be at most"),
+    (lambda: MAPPOConfig(num_envs=2**40), "num_envs must be at most"),
+    (lambda: make_batched("simple_spread", 2**33), "num_envs must be at most 1,048,576"),
+    (lambda: make_reference("simple_spread", max_cycles=2**40), "max_cycles must be >= 1 and <= 2,147,483,647"),
+])
+def test_integers_beyond_the_range_torch_and_numpy_take_are_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_the_command_lines_refuse_huge_integers_with_a_usage_error(capsys, tmp_path):
+    err = usage_error(train_main, ["--config", "spread3-concat", "--seed", "99999999999999999999"], capsys)
+    assert "argument --seed: must be at most 2,147,483,647" in err
+    err = usage_error(transfer_main, ["--episodes", str(2**40), "--out", str(tmp_path / "x.json")], capsys)
+    assert "argument --episodes: must be at most" in err
+
+
+@pytest.mark.parametrize("content,reason", [
+    (b"{not json", "it is not readable JSON"), (b"\xff\xfe", "it is not readable JSON"),
+    (b"[1, 2]", "it holds a list, not a run summary"),
+    (b'{"name": "x"}', "it is not a run summary of attnmarl.train: fields .* are missing"),
+    (b"", "it is not readable JSON"),
+])
+def test_corrupt_or_foreign_summaries_are_left_out_of_the_index_not_fatal(tmp_path, content, reason):
+    (tmp_path / "spread3-concat-seed0.json").write_bytes(content)
+    with pytest.warns(UserWarning, match=f"spread3-concat-seed0.json left out of the index: {reason}"):
+        assert write_index(tmp_path) == []
+    assert json.loads((tmp_path / "index.json").read_text()) == []
+
+
+def test_a_summary_under_another_runs_name_is_left_out(tmp_path):
+    summary = json.loads((attnmarl.checkpoints.ASSETS / "value" / "spread3-concat-seed0.json").read_text())
+    (tmp_path / "spread3-concat-seed7.json").write_text(json.dumps(summary))
+    with pytest.warns(UserWarning, match="describes run spread3-concat-seed0, not spread3-concat-seed7"):
+        assert write_index(tmp_path) == []
+
+
+def test_a_missing_fine_tuning_checkpoint_is_found_before_training(capsys, tmp_path):
+    config = named_config("finetune-spread12-entity", seed=7)  # chapter 8 ships seeds 0-2
+    with pytest.raises(ValueError, match="init_actor: policy/pi-spread6-entity-seed7.pt is neither a file nor"):
+        check_init_actor(config)
+    err = usage_error(train_main, ["--config", "finetune-spread12-entity", "--seed", "7", "--out", str(tmp_path)],
+                      capsys)
+    assert "is neither a file nor a shipped asset" in err and not list(tmp_path.iterdir())
+    check_init_actor(named_config("finetune-spread12-entity", seed=0))
+
+
+def test_the_seq2seq_architecture_messages_never_contradict_themselves(tmp_path):
+    path = tmp_path / "s2s.pt"
+    s2s.save_checkpoint(s2s.new_model(attention=False), path)
+    with pytest.raises(ValueError, match="holds a seq2seq model without attention, but a model with attention"):
+        s2s.load_checkpoint(path, attention=True)
+    for truthy in ("yes", 1, "True"):
+        with pytest.raises(ValueError, match="attention must be True or False"):
+            s2s.load_checkpoint(path, attention=truthy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s2s.load_checkpoint(path, attention=False)
