@@ -139,11 +139,20 @@ def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkey
         s2s.main([*S2S, "--seed", "1", "--out", str(out)])
     monkeypatch.setattr(s2s, "train", real_train)
 
-    def full_disk(data, handle):  # the disk fills while the checkpoints are written
+    real_write = guards.write_atomically
+    def full_disk(files):  # the disk fills while the second file is written
+        real_write(dict(list(files.items())[:1]))
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(torch, "save", full_disk)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    with pytest.raises(OSError, match=r"\(No space left on device\); the results are kept in (\S+)") as error:
         s2s.main([*S2S, "--seed", "2", "--out", str(out)])
+    kept = Path(str(error.value).rsplit("kept in ", 1)[1])
+    s2s.check_outputs(kept, json.loads((kept / "training_log.json").read_text()))  # the new run, whole, elsewhere
+    assert json.loads((kept / "training_log.json").read_text())["seed"] == 2
+    monkeypatch.setattr(guards, "write_atomically", real_write)
+    with pytest.raises(ValueError, match="describes another no_attention.pt"):  # the one file let through is seen
+        s2s.check_outputs(out, json.loads((out / "training_log.json").read_text()))
+    (out / "no_attention.pt").write_bytes(before["no_attention.pt"])
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the first run, whole; no temporary files
 
 
@@ -275,21 +284,34 @@ def test_transfer_and_versus_check_their_destination_before_any_evaluation(tmp_p
     assert re.search(message, usage_error(versus_main, ["--run", run, "--episodes", "1", "--out", out], capsys))
 
 
-def test_a_result_that_cannot_be_written_is_kept_and_the_error_says_where(tmp_path, monkeypatch, capsys):
-    def full_disk(path, data):
+def test_a_trained_run_that_cannot_be_written_is_kept_whole_and_the_error_says_where(tmp_path, monkeypatch):
+    def full_disk(files):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(guards, "write_json_atomically", full_disk)
-    with pytest.raises(OSError, match=r"could not write --out = '.*zero.json' \(No space left on device\); the "
-                                      r"result is kept in (\S+\.json)") as error:
-        transfer_main(["--m", "3", "--episodes", "2", "--out", str(tmp_path / "zero.json")])
+    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    with pytest.raises(OSError, match=r"could not write out = .*\(No space left on device\); the results are kept in "
+                                      r"(\S+)") as error:
+        run("spread3-concat", steps=3200, out=tmp_path, evals=0, final_episodes=1, progress=False)
     kept = Path(str(error.value).rsplit("kept in ", 1)[1])
+    summary = json.loads((kept / "spread3-concat-seed0.json").read_text())
+    assert load_checkpoint(kept / "spread3-concat-seed0.pt")[2]["run_id"] == summary["run_id"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_result_that_cannot_be_written_is_kept_and_the_error_says_where(tmp_path, monkeypatch, capsys):
+    def full_disk(files):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    with pytest.raises(OSError, match=r"could not write --out = '.*zero.json' \(No space left on device\); the "
+                                      r"results are kept in (\S+)") as error:
+        transfer_main(["--m", "3", "--episodes", "2", "--out", str(tmp_path / "zero.json")])
+    kept = Path(str(error.value).rsplit("kept in ", 1)[1]) / "zero.json"
     result = json.loads(kept.read_text())
     kept.unlink()
     kwargs = {"N": 3}
     assert result["baselines"]["3"]["random"][0] == pytest.approx(
         evaluate(random_policy("simple_spread", **kwargs), "simple_spread", 2, **kwargs)[0], abs=1e-4)
     capsys.readouterr()
-    monkeypatch.setattr(guards.tempfile, "mkstemp", lambda **kwargs: (_ for _ in ()).throw(OSError("no tmp")))
+    monkeypatch.setattr(guards.tempfile, "mkdtemp", lambda **kwargs: (_ for _ in ()).throw(OSError("no tmp")))
     with pytest.raises(OSError, match="printed to standard error"):
         save_result(tmp_path / "x.json", {"score": 1.5})
     assert json.loads(capsys.readouterr().err) == {"score": 1.5}

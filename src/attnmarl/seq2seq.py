@@ -64,6 +64,7 @@ from attnmarl.guards import (
     cli_int,
     load_trusted,
     run_command,
+    save_files,
     seal,
     write_atomically,
 )
@@ -674,7 +675,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out is not None:  # one unit: both models, then the log that names them by their SHA-256
         log["checkpoint_sha256"] = {Path(f).stem: hashlib.sha256(data).hexdigest() for f, data in files.items()}
         files["training_log.json"] = (json.dumps(log, indent=1) + "\n").encode()
-        write_atomically({args.out / f: (lambda handle, data=data: handle.write(data)) for f, data in files.items()})
+        save_files({args.out / f: data for f, data in files.items()}, "--out")
 
 
 if __name__ == "__main__":

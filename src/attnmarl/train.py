@@ -54,7 +54,7 @@ from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
-from .guards import check_bool, check_int, check_writable_folder, cli_int, run_command, write_atomically
+from .guards import check_bool, check_int, check_writable_folder, cli_int, run_command, save_files, write_atomically
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent",
@@ -293,13 +293,13 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         "curve_sha256": hashlib.sha256(curve).hexdigest(),
         "config": asdict(config),
     }
-    checkpoint = checkpoint_data(agent, config, **{k: v for k, v in summary.items() if k != "config"})
-    text = (json.dumps(summary, indent=1) + "\n").encode()
-    write_atomically({  # the summary last: it says that the checkpoint and the curve beside it are complete
-        stem.with_suffix(".pt"): lambda handle: torch.save(checkpoint, handle),
-        stem.with_suffix(".csv"): lambda handle: handle.write(curve),
-        stem.with_suffix(".json"): lambda handle: handle.write(text),
-    })
+    checkpoint = io.BytesIO()
+    torch.save(checkpoint_data(agent, config, **{k: v for k, v in summary.items() if k != "config"}), checkpoint)
+    save_files({  # the summary last: it says that the checkpoint and the curve beside it are complete
+        stem.with_suffix(".pt"): checkpoint.getvalue(),
+        stem.with_suffix(".csv"): curve,
+        stem.with_suffix(".json"): (json.dumps(summary, indent=1) + "\n").encode(),
+    }, "out")
     if earlier and (Path(out) / "index.json").exists():
         warnings.warn(f"{stem.name}.* replaced an earlier run; {Path(out) / 'index.json'} still describes the "
                       f"earlier one until `python -m attnmarl.train --index {out}` is run again", stacklevel=2)
