@@ -1,6 +1,6 @@
 """Command line: train a named MAPPO or MADDPG configuration, evaluate it on mpe2, write a checkpoint and a curve.
 
-    python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs]
+    python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--replace]
     python -m attnmarl.train --list
     python -m attnmarl.train --index src/attnmarl/assets/value
 
@@ -15,12 +15,18 @@ evaluates the current policy on the real mpe2 environment ``--evals`` times alon
   (mean over the episodes that ended since the previous row), and the mpe2 evaluation return ± sem;
 - ``NAME-seedS.json`` — a summary: config, exact command, CPU time, final score.
 
-Everything that can be checked is checked before training starts (the config, the numbers of
-episodes, that ``--out`` is writable). The three files are written to temporary files first and
+Everything that can be checked is checked before training starts: the config, a budget that is a
+whole number of updates (and, for MADDPG, reaches ``learning_starts``: a run that never updates is
+not saved as trained), the numbers of episodes, that ``--out`` is writable, that a fine-tuning
+checkpoint exists and fits, and that ``--out`` holds no earlier run of the same config and seed
+(``--replace`` replaces it on purpose, and says that ``index.json`` still describes the old one). The
+exact budget is printed as the run starts; Ctrl-C ends it with one line saying that nothing was
+written (a run cannot resume). The three files are written to temporary files first and
 renamed into place only when all three are complete — the checkpoint, then the curve, then the
 summary — and the summary and the checkpoint carry the same ``run_id`` (and the summary the curve's
 SHA-256), so a run killed at any moment leaves each file whole, old or new, and never a summary that
-describes other files than those beside it.
+describes other files than those beside it. If they cannot be written at all (a full disk), they are
+kept whole in a temporary folder, and the error says where (:func:`attnmarl.guards.save_files`).
 
 ``--index DIR`` collects the summaries in DIR into ``index.json`` and a ``README.md`` table (how
 the shipped assets in ``attnmarl/assets/value`` are listed), leaving out (with a warning) any run
