@@ -598,3 +598,24 @@ def test_the_seq2seq_architecture_messages_never_contradict_themselves(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s2s.load_checkpoint(path, attention=False)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: write_index("/nonexistent-folder-of-runs"), "is not a folder of runs"),
+    (lambda: write_index(__file__), "is not a folder of runs"),
+    (lambda: run("spread3-concat", steps=3200, out=None), "out must name a folder; got None"),
+    (lambda: run("spread3-concat", steps=3200, out=""), "out must name a folder; got ''"),
+    (lambda: MAPPOConfig(init_actor=5), "init_actor must be a checkpoint's path"),
+    (lambda: MAPPOConfig(actor="entity", entity_frame="polar"), "entity_frame must be one of"),
+    (lambda: named_config("spread3-concat", steps="6400"), "total_steps must be a positive integer; got '6400'"),
+    (lambda: load_policy(SPREAD3, N=3.5), "cannot run with {'N': 3.5}: simple_spread: N must be an int"),
+    (lambda: load_policy(SPREAD3, N=500), "cannot run with {'N': 500}: .* at most 100 in all"),
+])
+def test_other_arguments_a_careful_user_might_get_wrong_are_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_index_of_a_missing_folder_is_a_usage_error(capsys):
+    assert "--index: /nonexistent-runs is not a folder of runs" in usage_error(
+        train_main, ["--index", "/nonexistent-runs"], capsys)

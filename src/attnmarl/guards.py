@@ -269,6 +269,8 @@ def check_seal(path: str | Path, data: Mapping[str, Any], what: str) -> None:
 def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     """Create ``folder`` if needed and make sure a file can be written in it — before hours of training
     whose results could not be saved. Raises ``ValueError`` naming ``name`` and the reason."""
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise ValueError(f"{name} must name a folder; got {folder!r}")
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -373,6 +373,8 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
     were being renamed into place, or files copied from elsewhere), and a file that is no run summary
     (damaged, or another program's JSON), are left out with a warning."""
     directory = Path(directory)
+    if not directory.is_dir():
+        raise ValueError(f"{directory} is not a folder of runs (it does not exist or is a file)")
     runs = []
     for path in sorted(directory.glob("*-seed*.json")):  # run summaries only
         entry, reason = _summary(path)
@@ -444,7 +446,10 @@ def main(argv: list[str] | None = None) -> None:
                   f"steps={config.total_steps:,}")
         return
     if args.index:
-        runs = write_index(args.index)
+        try:
+            runs = write_index(args.index)
+        except ValueError as error:
+            parser.error(f"--index: {error}")
         print(f"indexed {len(runs)} runs in {args.index}")
         return
     if args.config not in CONFIGS:
