@@ -27,7 +27,7 @@ from attnmarl import seq2seq as s2s
 from attnmarl.algos import mappo
 from attnmarl.algos.maddpg import MADDPGConfig
 from attnmarl.algos.mappo import MAPPOConfig, make_agent
-from attnmarl.attention import MultiHeadSelfAttention, SelfAttention, self_attention
+from attnmarl.attention import MultiHeadSelfAttention, SelfAttention, masked_softmax, self_attention
 from attnmarl.checkpoints import (
     load_actor_from,
     load_checkpoint,
@@ -239,6 +239,18 @@ def test_attention_refuses_finite_input_that_would_overflow_float32(value, need_
                   SelfAttention(4, 4, 4)):
         with pytest.raises(ValueError, match="x is finite but too large for attention in torch.float32"):
             layer(x, need_weights=need_weights)
+
+
+@pytest.mark.parametrize("value", [1e30, 3e38])
+def test_an_overflow_inside_the_entity_actor_is_named_as_one_not_blamed_on_the_mask(value):
+    o = torch.randn(2, 3, 18)
+    o[0, 1, 4] = value
+    with pytest.raises(ValueError, match="finite but too large inputs overflow") as error:
+        EntityActor("simple_spread", {"N": 3}, 3, 18, 5, (0, 0, 0))(o)
+    assert "mask" not in str(error.value)
+    with pytest.raises(ValueError, match="a row of -inf scores leaves no key") as error:
+        masked_softmax(torch.tensor([[0.0, 1.0], [-math.inf, -math.inf]]))
+    assert "overflow" not in str(error.value)
 
 
 def test_the_same_inputs_in_float64_and_ordinary_ones_in_float32_still_give_the_exact_answer():

@@ -157,8 +157,15 @@ def _softmax_error(scores: Tensor, dim: int) -> str:
     """Why the softmax of ``scores`` (masked keys already at -inf) is not a set of weights."""
     nan, plus_inf = int(torch.isnan(scores).sum()), int((scores == math.inf).sum())
     dead = int((scores == -math.inf).all(dim=dim).sum())
+    causes = []
+    if nan or plus_inf:
+        causes.append(f"NaN and +inf scores come from queries and keys beyond {scores.dtype}'s range (finite but "
+                      "too large inputs overflow: scale them down or compute in float64) or from NaN inputs")
+    if dead:
+        causes.append("a row of -inf scores leaves no key (leave keys out with the mask, True = takes part, and "
+                      "keep at least one per row)")
     return (f"the scores have no softmax: they hold {nan} NaN and {plus_inf} +inf value(s), and {dead} row(s) "
-            "score every key -inf; scores must be finite numbers (leave keys out with the mask, not with -inf)")
+            "score every key -inf; " + "; ".join(causes))
 
 
 def causal_mask(m: int) -> Tensor:
