@@ -631,3 +631,16 @@ def test_other_arguments_a_careful_user_might_get_wrong_are_named(call, message)
 def test_index_of_a_missing_folder_is_a_usage_error(capsys):
     assert "--index: /nonexistent-runs is not a folder of runs" in usage_error(
         train_main, ["--index", "/nonexistent-runs"], capsys)
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: ConcatCritic(2000, 18), "m = 2000 agents: each has its own layer"),
+    (lambda: AttentionCritic(5000, 18), "m = 5000 agents"),
+    (lambda: ConcatCritic(400, 400), r"m = 400 layers of 64 x 12800 would hold 327,680,000 weights \(1.3 GB"),
+    (lambda: ConcatPolicy(300, 300, 5, [0] * 300), "at most 50,000,000 per layer"),
+])
+def test_networks_too_large_to_build_in_reasonable_time_are_refused_at_once(build, message):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=message):
+        build()
+    assert time.perf_counter() - start < 1.0
