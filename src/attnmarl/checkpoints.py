@@ -78,7 +78,6 @@ def make_agent(config: Config) -> Agent:
     return (mappo if isinstance(config, MAPPOConfig) else maddpg).make_agent(config)
 
 
-
 def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, Any]:
     """The plain data a checkpoint holds: ``agent``'s parameters, ``config``, any plain-data ``metadata``
     (scores, time, command) and their checksum. Raises ``ValueError`` for NaN or infinite weights: a
