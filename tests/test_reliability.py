@@ -644,3 +644,23 @@ def test_networks_too_large_to_build_in_reasonable_time_are_refused_at_once(buil
     with pytest.raises(ValueError, match=message):
         build()
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--m", "200"], "simple_spread with {'N': 200} asks for 200 agents"),
+    (["--m", "2-150"], "asks for 101 agents"),
+    (["--scenario", "collect_treasure", "--m", "120"], "asks for 238 agents"),
+])
+def test_transfer_refuses_teams_too_large_to_build_before_any_evaluation(capsys, no_evaluation, tmp_path, argv,
+                                                                         message):
+    assert message in usage_error(transfer_main, [*argv, "--out", str(tmp_path / "x.json")], capsys)
+
+
+def test_small_helpers_name_their_bad_arguments_too():
+    from attnmarl.attention import causal_mask
+    from attnmarl.checkpoints import shipped_curve
+    for call, message in ((lambda: causal_mask(10**6), "m must be at most 32,768"),
+                          (lambda: shipped_checkpoint("policy", "pi-spread3-entity", "0"), "seed must be"),
+                          (lambda: shipped_curve("policy", "pi-spread3-entity", -1), "seed must be")):
+        with pytest.raises(ValueError, match=message):
+            call()

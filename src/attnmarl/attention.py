@@ -169,8 +169,9 @@ def _softmax_error(scores: Tensor, dim: int) -> str:
 
 
 def causal_mask(m: int) -> Tensor:
-    """The (m, m) mask of a left-to-right decoder: query i may look at keys j <= i."""
-    m = check_int("m", m)
+    """The (m, m) mask of a left-to-right decoder: query i may look at keys j <= i (m up to 2^15: the mask
+    alone is m^2 bytes)."""
+    m = check_int("m", m, maximum=2**15)
     return torch.ones(m, m, dtype=torch.bool).tril()
 
 

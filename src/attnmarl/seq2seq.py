@@ -637,7 +637,7 @@ def main(argv: list[str] | None = None) -> None:
     checkpoint's SHA-256) as one unit: all three are written only once both models are trained and
     evaluated, each to a temporary file renamed into place, the log last (:func:`check_outputs` tells
     a log from another run's)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m attnmarl.seq2seq", description=__doc__.splitlines()[0])
     parser.add_argument("--train", action="store_true", help="train both models and print accuracy by length")
     parser.add_argument("--steps", type=cli_int(), default=TRAIN_STEPS, help="training steps per model")
     parser.add_argument("--seed", type=cli_int(0), default=SEED)
