@@ -664,3 +664,13 @@ def test_small_helpers_name_their_bad_arguments_too():
                           (lambda: shipped_curve("policy", "pi-spread3-entity", -1), "seed must be")):
         with pytest.raises(ValueError, match=message):
             call()
+
+
+@pytest.mark.parametrize("lim", [1e12, math.inf, 0.0, -1.0, "3"])
+def test_a_drawing_square_that_would_take_for_ever_or_make_no_sense_is_refused(lim):
+    start = time.perf_counter()
+    for panel in (lambda: Points(np.zeros((1, 2)), ["a"], lim=lim),
+                  lambda: Arena(np.zeros((1, 2)), [0.1], ["red"], ["a"], lim=lim)):
+        with pytest.raises(ValueError, match="lim must be a"):
+            panel()
+    assert time.perf_counter() - start < 1.0
