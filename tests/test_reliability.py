@@ -674,3 +674,30 @@ def test_a_drawing_square_that_would_take_for_ever_or_make_no_sense_is_refused(l
         with pytest.raises(ValueError, match="lim must be a"):
             panel()
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("policy,kwargs,message", [
+    (lambda obs: dict.fromkeys(obs, 7), {}, r"action for agent_0, 7, is not in its action space Discrete\(5\)"),
+    (lambda obs: dict.fromkeys(obs, -1), {}, "action for agent_0, -1, is not in its action space"),
+    (lambda obs: dict.fromkeys(obs, 1.5), {}, "action for agent_0, 1.5, is not in its action space"),
+    (lambda obs: dict.fromkeys(obs, True), {}, "action for agent_0, True, is not in its action space"),
+    (lambda obs: {"agent_0": 0}, {}, r"must return one action for each agent of simple_spread .*got \['agent_0'\]"),
+    (lambda obs: {**dict.fromkeys(obs, 0), "ghost": 0}, {}, "must return one action for each agent"),
+    (lambda obs: None, {}, "must return one action for each agent .*got NoneType"),
+    (lambda obs: {a: np.zeros(3) for a in obs}, {"continuous_actions": True}, r"is not in its action space Box"),
+    (lambda obs: {a: np.full(5, np.nan) for a in obs}, {"continuous_actions": True}, "is not in its action space"),
+    (5, {}, "policy must be a function from the observation dict to the action dict; got int"),
+])
+def test_a_policy_whose_actions_mpe2_cannot_take_is_named_before_mpe2_fails_inside(policy, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        evaluate(policy, "simple_spread", 1, **kwargs)
+    if callable(policy):
+        with pytest.raises(ValueError, match=message):
+            attnmarl.envs.render_episode("simple_spread", policy=policy, **kwargs)
+
+
+@pytest.mark.parametrize("baseline", [lambda: attnmarl.envs.chase_policy(), lambda: random_policy("simple_tag"),
+                                      lambda: random_policy("simple_spread", N=4)])
+def test_the_scripted_and_random_baselines_say_what_they_were_built_for(baseline):
+    with pytest.raises(ValueError, match="the policy was built for simple_tag|built for simple_spread with 4 agents"):
+        evaluate(baseline(), "simple_spread", 1)
