@@ -133,6 +133,13 @@ test_map.py                vision_bad_input_is_a_value_error (image shape, NaN, 
                            without alpha, channels), relational_bad_input_is_a_value_error (token shape, NaN, actions
                            out of range or not long, batch, updates, goal colour, layout, step t),
                            the_vision_explorer_shows_the_image_alpha_and_both_models (image index, overlay shapes)
+test_reliability.py        issue 24, one section per class: budgets that train nothing or another number of steps,
+                           file sets written as one unit, strings for flags and numbers, checkpoints in the other
+                           action space, attention overflow and empty batches, results kept when the disk fails,
+                           runs that would replace another and Ctrl-C, flipped bytes in checkpoints, policies in
+                           another game, minibatches too small to normalise; then panels with NaN, worlds and
+                           networks too large to build, integers beyond 32 bits, damaged summaries, missing
+                           fine-tuning checkpoints, actions mpe2 cannot take
 =========================  =========================================================================================
 """
 import hashlib

@@ -61,7 +61,7 @@ def test_the_explorer_has_a_live_and_a_static_face(agent):
     assert "attnmarlExplorer" in html and len(html) < 300_000
     from attnmarl.algos.maddpg import MADDPGConfig as Config
 
-    concat = Config(num_envs=8, total_steps=64, critic="concat")
+    concat = Config(num_envs=8, total_steps=64, learning_starts=0, critic="concat")
     with pytest.raises(ValueError, match="self-attention Q critic"):
         q_episode_explorer(make_agent(concat), concat)
 

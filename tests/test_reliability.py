@@ -27,7 +27,7 @@ from attnmarl import seq2seq as s2s
 from attnmarl.algos import mappo
 from attnmarl.algos.maddpg import MADDPGConfig
 from attnmarl.algos.mappo import MAPPOConfig, make_agent
-from attnmarl.attention import MultiHeadSelfAttention, SelfAttention, self_attention
+from attnmarl.attention import MultiHeadSelfAttention, SelfAttention, masked_softmax, self_attention
 from attnmarl.checkpoints import (
     load_actor_from,
     load_checkpoint,
@@ -139,11 +139,20 @@ def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkey
         s2s.main([*S2S, "--seed", "1", "--out", str(out)])
     monkeypatch.setattr(s2s, "train", real_train)
 
-    def full_disk(data, handle):  # the disk fills while the checkpoints are written
+    real_write = guards.write_atomically
+    def full_disk(files):  # the disk fills while the second file is written
+        real_write(dict(list(files.items())[:1]))
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(torch, "save", full_disk)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    with pytest.raises(OSError, match=r"\(No space left on device\); the results are kept in (\S+)") as error:
         s2s.main([*S2S, "--seed", "2", "--out", str(out)])
+    kept = Path(str(error.value).rsplit("kept in ", 1)[1])
+    s2s.check_outputs(kept, json.loads((kept / "training_log.json").read_text()))  # the new run, whole, elsewhere
+    assert json.loads((kept / "training_log.json").read_text())["seed"] == 2
+    monkeypatch.setattr(guards, "write_atomically", real_write)
+    with pytest.raises(ValueError, match="describes another no_attention.pt"):  # the one file let through is seen
+        s2s.check_outputs(out, json.loads((out / "training_log.json").read_text()))
+    (out / "no_attention.pt").write_bytes(before["no_attention.pt"])
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the first run, whole; no temporary files
 
 
@@ -232,6 +241,18 @@ def test_attention_refuses_finite_input_that_would_overflow_float32(value, need_
             layer(x, need_weights=need_weights)
 
 
+@pytest.mark.parametrize("value", [1e30, 3e38])
+def test_an_overflow_inside_the_entity_actor_is_named_as_one_not_blamed_on_the_mask(value):
+    o = torch.randn(2, 3, 18)
+    o[0, 1, 4] = value
+    with pytest.raises(ValueError, match="finite but too large inputs overflow") as error:
+        EntityActor("simple_spread", {"N": 3}, 3, 18, 5, (0, 0, 0))(o)
+    assert "mask" not in str(error.value)
+    with pytest.raises(ValueError, match="a row of -inf scores leaves no key") as error:
+        masked_softmax(torch.tensor([[0.0, 1.0], [-math.inf, -math.inf]]))
+    assert "overflow" not in str(error.value)
+
+
 def test_the_same_inputs_in_float64_and_ordinary_ones_in_float32_still_give_the_exact_answer():
     torch.manual_seed(0)
     layer = MultiHeadSelfAttention(4, 3, 5, heads=2)
@@ -275,21 +296,34 @@ def test_transfer_and_versus_check_their_destination_before_any_evaluation(tmp_p
     assert re.search(message, usage_error(versus_main, ["--run", run, "--episodes", "1", "--out", out], capsys))
 
 
-def test_a_result_that_cannot_be_written_is_kept_and_the_error_says_where(tmp_path, monkeypatch, capsys):
-    def full_disk(path, data):
+def test_a_trained_run_that_cannot_be_written_is_kept_whole_and_the_error_says_where(tmp_path, monkeypatch):
+    def full_disk(files):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(guards, "write_json_atomically", full_disk)
-    with pytest.raises(OSError, match=r"could not write --out = '.*zero.json' \(No space left on device\); the "
-                                      r"result is kept in (\S+\.json)") as error:
-        transfer_main(["--m", "3", "--episodes", "2", "--out", str(tmp_path / "zero.json")])
+    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    with pytest.raises(OSError, match=r"could not write out = .*\(No space left on device\); the results are kept in "
+                                      r"(\S+)") as error:
+        run("spread3-concat", steps=3200, out=tmp_path, evals=0, final_episodes=1, progress=False)
     kept = Path(str(error.value).rsplit("kept in ", 1)[1])
+    summary = json.loads((kept / "spread3-concat-seed0.json").read_text())
+    assert load_checkpoint(kept / "spread3-concat-seed0.pt")[2]["run_id"] == summary["run_id"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_result_that_cannot_be_written_is_kept_and_the_error_says_where(tmp_path, monkeypatch, capsys):
+    def full_disk(files):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    with pytest.raises(OSError, match=r"could not write --out = '.*zero.json' \(No space left on device\); the "
+                                      r"results are kept in (\S+)") as error:
+        transfer_main(["--m", "3", "--episodes", "2", "--out", str(tmp_path / "zero.json")])
+    kept = Path(str(error.value).rsplit("kept in ", 1)[1]) / "zero.json"
     result = json.loads(kept.read_text())
     kept.unlink()
     kwargs = {"N": 3}
     assert result["baselines"]["3"]["random"][0] == pytest.approx(
         evaluate(random_policy("simple_spread", **kwargs), "simple_spread", 2, **kwargs)[0], abs=1e-4)
     capsys.readouterr()
-    monkeypatch.setattr(guards.tempfile, "mkstemp", lambda **kwargs: (_ for _ in ()).throw(OSError("no tmp")))
+    monkeypatch.setattr(guards.tempfile, "mkdtemp", lambda **kwargs: (_ for _ in ()).throw(OSError("no tmp")))
     with pytest.raises(OSError, match="printed to standard error"):
         save_result(tmp_path / "x.json", {"score": 1.5})
     assert json.loads(capsys.readouterr().err) == {"score": 1.5}
@@ -576,3 +610,94 @@ def test_the_seq2seq_architecture_messages_never_contradict_themselves(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s2s.load_checkpoint(path, attention=False)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: write_index("/nonexistent-folder-of-runs"), "is not a folder of runs"),
+    (lambda: write_index(__file__), "is not a folder of runs"),
+    (lambda: run("spread3-concat", steps=3200, out=None), "out must name a folder; got None"),
+    (lambda: run("spread3-concat", steps=3200, out=""), "out must name a folder; got ''"),
+    (lambda: MAPPOConfig(init_actor=5), "init_actor must be a checkpoint's path"),
+    (lambda: MAPPOConfig(actor="entity", entity_frame="polar"), "entity_frame must be one of"),
+    (lambda: named_config("spread3-concat", steps="6400"), "total_steps must be a positive integer; got '6400'"),
+    (lambda: load_policy(SPREAD3, N=3.5), "cannot run with {'N': 3.5}: simple_spread: N must be an int"),
+    (lambda: load_policy(SPREAD3, N=500), "cannot run with {'N': 500}: .* at most 100 in all"),
+])
+def test_other_arguments_a_careful_user_might_get_wrong_are_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_index_of_a_missing_folder_is_a_usage_error(capsys):
+    assert "--index: /nonexistent-runs is not a folder of runs" in usage_error(
+        train_main, ["--index", "/nonexistent-runs"], capsys)
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: ConcatCritic(2000, 18), "m = 2000 agents: each has its own layer"),
+    (lambda: AttentionCritic(5000, 18), "m = 5000 agents"),
+    (lambda: ConcatCritic(400, 400), r"m = 400 layers of 64 x 12800 would hold 327,680,000 weights \(1.3 GB"),
+    (lambda: ConcatPolicy(300, 300, 5, [0] * 300), "at most 50,000,000 per layer"),
+])
+def test_networks_too_large_to_build_in_reasonable_time_are_refused_at_once(build, message):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=message):
+        build()
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--m", "200"], "simple_spread with {'N': 200} asks for 200 agents"),
+    (["--m", "2-150"], "asks for 101 agents"),
+    (["--scenario", "collect_treasure", "--m", "120"], "asks for 238 agents"),
+])
+def test_transfer_refuses_teams_too_large_to_build_before_any_evaluation(capsys, no_evaluation, tmp_path, argv,
+                                                                         message):
+    assert message in usage_error(transfer_main, [*argv, "--out", str(tmp_path / "x.json")], capsys)
+
+
+def test_small_helpers_name_their_bad_arguments_too():
+    from attnmarl.attention import causal_mask
+    from attnmarl.checkpoints import shipped_curve
+    for call, message in ((lambda: causal_mask(10**6), "m must be at most 32,768"),
+                          (lambda: shipped_checkpoint("policy", "pi-spread3-entity", "0"), "seed must be"),
+                          (lambda: shipped_curve("policy", "pi-spread3-entity", -1), "seed must be")):
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+@pytest.mark.parametrize("lim", [1e12, math.inf, 0.0, -1.0, "3"])
+def test_a_drawing_square_that_would_take_for_ever_or_make_no_sense_is_refused(lim):
+    start = time.perf_counter()
+    for panel in (lambda: Points(np.zeros((1, 2)), ["a"], lim=lim),
+                  lambda: Arena(np.zeros((1, 2)), [0.1], ["red"], ["a"], lim=lim)):
+        with pytest.raises(ValueError, match="lim must be a"):
+            panel()
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("policy,kwargs,message", [
+    (lambda obs: dict.fromkeys(obs, 7), {}, r"action for agent_0, 7, is not in its action space Discrete\(5\)"),
+    (lambda obs: dict.fromkeys(obs, -1), {}, "action for agent_0, -1, is not in its action space"),
+    (lambda obs: dict.fromkeys(obs, 1.5), {}, "action for agent_0, 1.5, is not in its action space"),
+    (lambda obs: dict.fromkeys(obs, True), {}, "action for agent_0, True, is not in its action space"),
+    (lambda obs: {"agent_0": 0}, {}, r"must return one action for each agent of simple_spread .*got \['agent_0'\]"),
+    (lambda obs: {**dict.fromkeys(obs, 0), "ghost": 0}, {}, "must return one action for each agent"),
+    (lambda obs: None, {}, "must return one action for each agent .*got NoneType"),
+    (lambda obs: {a: np.zeros(3) for a in obs}, {"continuous_actions": True}, r"is not in its action space Box"),
+    (lambda obs: {a: np.full(5, np.nan) for a in obs}, {"continuous_actions": True}, "is not in its action space"),
+    (5, {}, "policy must be a function from the observation dict to the action dict; got int"),
+])
+def test_a_policy_whose_actions_mpe2_cannot_take_is_named_before_mpe2_fails_inside(policy, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        evaluate(policy, "simple_spread", 1, **kwargs)
+    if callable(policy):
+        with pytest.raises(ValueError, match=message):
+            attnmarl.envs.render_episode("simple_spread", policy=policy, **kwargs)
+
+
+@pytest.mark.parametrize("baseline", [lambda: attnmarl.envs.chase_policy(), lambda: random_policy("simple_tag"),
+                                      lambda: random_policy("simple_spread", N=4)])
+def test_the_scripted_and_random_baselines_say_what_they_were_built_for(baseline):
+    with pytest.raises(ValueError, match="the policy was built for simple_tag|built for simple_spread with 4 agents"):
+        evaluate(baseline(), "simple_spread", 1)

@@ -157,13 +157,21 @@ def _softmax_error(scores: Tensor, dim: int) -> str:
     """Why the softmax of ``scores`` (masked keys already at -inf) is not a set of weights."""
     nan, plus_inf = int(torch.isnan(scores).sum()), int((scores == math.inf).sum())
     dead = int((scores == -math.inf).all(dim=dim).sum())
+    causes = []
+    if nan or plus_inf:
+        causes.append(f"NaN and +inf scores come from queries and keys beyond {scores.dtype}'s range (finite but "
+                      "too large inputs overflow: scale them down or compute in float64) or from NaN inputs")
+    if dead:
+        causes.append("a row of -inf scores leaves no key (leave keys out with the mask, True = takes part, and "
+                      "keep at least one per row)")
     return (f"the scores have no softmax: they hold {nan} NaN and {plus_inf} +inf value(s), and {dead} row(s) "
-            "score every key -inf; scores must be finite numbers (leave keys out with the mask, not with -inf)")
+            "score every key -inf; " + "; ".join(causes))
 
 
 def causal_mask(m: int) -> Tensor:
-    """The (m, m) mask of a left-to-right decoder: query i may look at keys j <= i."""
-    m = check_int("m", m)
+    """The (m, m) mask of a left-to-right decoder: query i may look at keys j <= i (m up to 2^15: the mask
+    alone is m^2 bytes)."""
+    m = check_int("m", m, maximum=2**15)
     return torch.ones(m, m, dtype=torch.bool).tril()
 
 
@@ -270,13 +278,21 @@ def _check_range(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, scale: float)
     Every entry of q = W_q x is at most a_q = max_r sum_c |W_q[r, c]| times the largest |x|, X (likewise
     k and v), so every score scale * <q^i, k^j> is at most scale * d_q * a_q a_k X^2. Where that bound
     exceeds the dtype's range the scores could become inf, and the softmax NaN or, on the fused path, a
-    silently wrong c; the bound costs one reduction over x and three over the weights."""
+    silently wrong c. The common case costs one dot product: X <= |x| (the Euclidean norm of all of x), and
+    only when that looser bound fails is the largest entry itself found."""
     if x.numel() == 0:
         return
-    largest = float(torch.linalg.vector_norm(x.detach(), ord=math.inf))
-    a_q, a_k, a_v = (float(W.detach().abs().sum(-1).amax()) for W in (W_q, W_k, W_v))
     limit = torch.finfo(x.dtype).max
-    if not (max(a_q, a_k, a_v) * largest <= limit and scale * W_q.shape[-2] * a_q * a_k * largest**2 <= limit):
+    a_q, a_k, a_v = (float(W.detach().abs().sum(-1).amax()) for W in (W_q, W_k, W_v))
+
+    def fits(largest: float) -> bool:
+        return max(a_q, a_k, a_v) * largest <= limit and scale * W_q.shape[-2] * a_q * a_k * largest**2 <= limit
+
+    flat = x.detach().reshape(-1)
+    if fits(math.sqrt(float(torch.dot(flat, flat)))):  # an inf or NaN norm fails, and falls through
+        return
+    largest = float(flat.abs().amax())
+    if not fits(largest):
         raise ValueError(f"x is finite but too large for attention in {x.dtype}: its largest |x| is {largest:.3g}, so "
                          f"the queries, keys and scores <q^i, k^j> can exceed {x.dtype}'s largest number, "
                          f"{limit:.3g}, and the softmax would return NaN or wrong weights; scale x down (normalise "

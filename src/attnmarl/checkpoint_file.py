@@ -8,8 +8,8 @@ One ``.pt`` file holds plain data only, so it loads with ``torch.load(weights_on
 The format names the algorithm (``attnmarl.mappo/1`` or ``attnmarl.maddpg/1``) and the checksum
 (:func:`attnmarl.guards.seal`) covers everything else, so a file damaged after it was saved is refused.
 This module knows the file, not the algorithms: :mod:`attnmarl.algos.mappo` reads a trained actor from
-it to fine-tune, :mod:`attnmarl.checkpoints` rebuilds whole agents and policies; both build on it and
-neither on the other.
+it to fine-tune, :mod:`attnmarl.checkpoints` rebuilds whole agents and policies, so the imports run one
+way — checkpoints → algos → checkpoint_file → guards — with no circle.
 """
 from __future__ import annotations
 

@@ -78,7 +78,6 @@ def make_agent(config: Config) -> Agent:
     return (mappo if isinstance(config, MAPPOConfig) else maddpg).make_agent(config)
 
 
-
 def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, Any]:
     """The plain data a checkpoint holds: ``agent``'s parameters, ``config``, any plain-data ``metadata``
     (scores, time, command) and their checksum. Raises ``ValueError`` for NaN or infinite weights: a
@@ -208,6 +207,7 @@ def shipped_curve(folder: str, name: str, seed: int) -> dict[str, np.ndarray]:
     """The learning curve of one shipped run as columns: env_steps, wall_seconds, cpu_seconds,
     train_return, eval_return (mean over agents), eval_sem, eval_episodes and eval_return_<i>
     (agent i's mean return, in runs made since the CLI records them)."""
+    check_seed(seed)
     path = _asset_folder(folder) / f"{name}-seed{seed}.csv"
     if not path.exists():
         names = sorted({r["name"] for r in shipped_runs(folder)})
@@ -219,6 +219,7 @@ def shipped_curve(folder: str, name: str, seed: int) -> dict[str, np.ndarray]:
 
 def shipped_checkpoint(folder: str, name: str, seed: int = 0) -> Path:
     """Path of a shipped checkpoint, for :func:`load_policy` or :func:`load_agent`."""
+    check_seed(seed)
     path = _asset_folder(folder) / f"{name}-seed{seed}.pt"
     if not path.exists():
         shipped = [r["checkpoint"] for r in shipped_runs(folder) if r["checkpoint"]]

@@ -15,8 +15,8 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
   inside a tensor loads without complaint from torch).
 
 Files survive interruption: :func:`check_writable_folder` and :func:`check_writable_file` fail before
-work whose results could not be saved, :func:`save_result` keeps a result whose file could not be written,
-:func:`run_command` ends a command line stopped by Ctrl-C or a refusal in one line, and
+work whose results could not be saved, :func:`save_files` and :func:`save_result` keep results whose
+files could not be written, :func:`run_command` ends a command line stopped by Ctrl-C or a refusal in one line, and
 :func:`write_atomically` writes each file to a temporary file in the same folder and renames it over the
 old one only once it is complete, so a killed process leaves either the old file or the new one, never
 half of one; :func:`write_json_atomically` does so for one JSON file.
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
 __all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index",
            "check_real", "check_choice", "check_config_fields", "check_finite", "check_like", "load_trusted",
            "check_finite_weights", "seal", "check_seal", "check_writable_folder", "check_writable_file",
-           "save_result", "run_command", "write_atomically", "write_json_atomically"]
+           "save_files", "save_result", "run_command", "write_atomically", "write_json_atomically"]
 
 
 def _is_int(value: Any) -> bool:
@@ -269,6 +269,8 @@ def check_seal(path: str | Path, data: Mapping[str, Any], what: str) -> None:
 def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     """Create ``folder`` if needed and make sure a file can be written in it — before hours of training
     whose results could not be saved. Raises ``ValueError`` naming ``name`` and the reason."""
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise ValueError(f"{name} must name a folder; got {folder!r}")
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -293,25 +295,31 @@ def check_writable_file(path: str | Path, name: str = "--out") -> Path:
     return path
 
 
-def save_result(path: str | Path, data: Any, name: str = "--out") -> None:
-    """Write the JSON result of a long computation to ``path`` (:func:`write_json_atomically`), and never
-    lose it: if the write fails (a full disk, a folder removed meanwhile), the result goes to a file in
-    the temporary folder instead — or, failing that too, to standard error — and ``OSError`` says where."""
+def save_files(files: Mapping[str | Path, bytes], name: str = "--out") -> None:
+    """Write a set of files as one unit (:func:`write_atomically`, in the order given) and never lose
+    them: if the write fails (a full disk, a folder removed meanwhile), the same files go to a new folder
+    in the temporary folder instead — or, failing that too, the first of them to standard error — and
+    ``OSError`` says where, so that the work that computed them need not be done again."""
     try:
-        write_json_atomically(path, data)
+        write_atomically({path: (lambda handle, data=data: handle.write(data)) for path, data in files.items()})
         return
     except OSError as error:
         reason = error.strerror or str(error)
-    text = json.dumps(data, indent=1) + "\n"
+    targets = ", ".join(repr(str(path)) for path in files)
     try:
-        descriptor, kept = tempfile.mkstemp(prefix=f"{Path(path).stem or 'result'}-", suffix=".json")
-        with open(descriptor, "w") as handle:
-            handle.write(text)
-        where = f"the result is kept in {kept}"
+        kept = Path(tempfile.mkdtemp(prefix="attnmarl-kept-"))
+        for path, data in files.items():
+            (kept / Path(path).name).write_bytes(data)
+        where = f"the results are kept in {kept}"
     except OSError:
-        sys.stderr.write(text)
+        sys.stderr.write(next(iter(files.values())).decode(errors="replace"))
         where = "the result was printed to standard error above"
-    raise OSError(f"could not write {name} = {str(path)!r} ({reason}); {where}")
+    raise OSError(f"could not write {name} = {targets} ({reason}); {where}")
+
+
+def save_result(path: str | Path, data: Any, name: str = "--out") -> None:
+    """:func:`save_files` for the JSON result (indented by one space) of a long computation."""
+    save_files({path: (json.dumps(data, indent=1) + "\n").encode()}, name)
 
 
 def run_command(prog: str, main: Callable[[], Any], interrupted: str) -> None:

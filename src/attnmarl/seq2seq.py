@@ -64,6 +64,7 @@ from attnmarl.guards import (
     cli_int,
     load_trusted,
     run_command,
+    save_files,
     seal,
     write_atomically,
 )
@@ -636,7 +637,7 @@ def main(argv: list[str] | None = None) -> None:
     checkpoint's SHA-256) as one unit: all three are written only once both models are trained and
     evaluated, each to a temporary file renamed into place, the log last (:func:`check_outputs` tells
     a log from another run's)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m attnmarl.seq2seq", description=__doc__.splitlines()[0])
     parser.add_argument("--train", action="store_true", help="train both models and print accuracy by length")
     parser.add_argument("--steps", type=cli_int(), default=TRAIN_STEPS, help="training steps per model")
     parser.add_argument("--seed", type=cli_int(0), default=SEED)
@@ -674,7 +675,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out is not None:  # one unit: both models, then the log that names them by their SHA-256
         log["checkpoint_sha256"] = {Path(f).stem: hashlib.sha256(data).hexdigest() for f, data in files.items()}
         files["training_log.json"] = (json.dumps(log, indent=1) + "\n").encode()
-        write_atomically({args.out / f: (lambda handle, data=data: handle.write(data)) for f, data in files.items()})
+        save_files({args.out / f: data for f, data in files.items()}, "--out")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Command line: train a named MAPPO or MADDPG configuration, evaluate it on mpe2, write a checkpoint and a curve.
 
-    python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--compile]
+    python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--replace]
+                             [--compile]
     python -m attnmarl.train --list
     python -m attnmarl.train --index src/attnmarl/assets/value
 
@@ -15,12 +16,18 @@ evaluates the current policy on the real mpe2 environment ``--evals`` times alon
   (mean over the episodes that ended since the previous row), and the mpe2 evaluation return ± sem;
 - ``NAME-seedS.json`` — a summary: config, exact command, CPU time, final score.
 
-Everything that can be checked is checked before training starts (the config, the numbers of
-episodes, that ``--out`` is writable). The three files are written to temporary files first and
+Everything that can be checked is checked before training starts: the config, a budget that is a
+whole number of updates (and, for MADDPG, reaches ``learning_starts``: a run that never updates is
+not saved as trained), the numbers of episodes, that ``--out`` is writable, that a fine-tuning
+checkpoint exists and fits, and that ``--out`` holds no earlier run of the same config and seed
+(``--replace`` replaces it on purpose, and says that ``index.json`` still describes the old one). The
+exact budget is printed as the run starts; Ctrl-C ends it with one line saying that nothing was
+written (a run cannot resume). The three files are written to temporary files first and
 renamed into place only when all three are complete — the checkpoint, then the curve, then the
 summary — and the summary and the checkpoint carry the same ``run_id`` (and the summary the curve's
 SHA-256), so a run killed at any moment leaves each file whole, old or new, and never a summary that
-describes other files than those beside it.
+describes other files than those beside it. If they cannot be written at all (a full disk), they are
+kept whole in a temporary folder, and the error says where (:func:`attnmarl.guards.save_files`).
 
 ``--index DIR`` collects the summaries in DIR into ``index.json`` and a ``README.md`` table (how
 the shipped assets in ``attnmarl/assets/value`` are listed), leaving out (with a warning) any run
@@ -56,7 +63,7 @@ from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
-from .guards import check_bool, check_int, check_writable_folder, cli_int, run_command, write_atomically
+from .guards import check_bool, check_int, check_writable_folder, cli_int, run_command, save_files, write_atomically
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent",
@@ -298,13 +305,13 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         "curve_sha256": hashlib.sha256(curve).hexdigest(),
         "config": asdict(config),
     }
-    checkpoint = checkpoint_data(agent, config, **{k: v for k, v in summary.items() if k != "config"})
-    text = (json.dumps(summary, indent=1) + "\n").encode()
-    write_atomically({  # the summary last: it says that the checkpoint and the curve beside it are complete
-        stem.with_suffix(".pt"): lambda handle: torch.save(checkpoint, handle),
-        stem.with_suffix(".csv"): lambda handle: handle.write(curve),
-        stem.with_suffix(".json"): lambda handle: handle.write(text),
-    })
+    checkpoint = io.BytesIO()
+    torch.save(checkpoint_data(agent, config, **{k: v for k, v in summary.items() if k != "config"}), checkpoint)
+    save_files({  # the summary last: it says that the checkpoint and the curve beside it are complete
+        stem.with_suffix(".pt"): checkpoint.getvalue(),
+        stem.with_suffix(".csv"): curve,
+        stem.with_suffix(".json"): (json.dumps(summary, indent=1) + "\n").encode(),
+    }, "out")
     if earlier and (Path(out) / "index.json").exists():
         warnings.warn(f"{stem.name}.* replaced an earlier run; {Path(out) / 'index.json'} still describes the "
                       f"earlier one until `python -m attnmarl.train --index {out}` is run again", stacklevel=2)
@@ -372,6 +379,8 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
     were being renamed into place, or files copied from elsewhere), and a file that is no run summary
     (damaged, or another program's JSON), are left out with a warning."""
     directory = Path(directory)
+    if not directory.is_dir():
+        raise ValueError(f"{directory} is not a folder of runs (it does not exist or is a file)")
     runs = []
     for path in sorted(directory.glob("*-seed*.json")):  # run summaries only
         entry, reason = _summary(path)
@@ -473,7 +482,10 @@ def main(argv: list[str] | None = None) -> None:
                   f"steps={config.total_steps:,}")
         return
     if args.index:
-        runs = write_index(args.index)
+        try:
+            runs = write_index(args.index)
+        except ValueError as error:
+            parser.error(f"--index: {error}")
         print(f"indexed {len(runs)} runs in {args.index}")
         return
     if args.config not in CONFIGS:

@@ -42,9 +42,10 @@ def team_kwargs(scenario: str, m: int) -> dict[str, int]:
     if name not in TEAM_SCENARIOS:
         raise ValueError(f"team sizes are defined for {list(TEAM_SCENARIOS)}, not {name!r}")
     m = check_int(f"{name}: m", m, minimum=3 if name == "collect_treasure" else 1)
-    if name == "simple_spread":
-        return {"N": m}
-    return {"num_collectors": m - 2, "num_deposits": 2, "num_treasures": m - 2}
+    kwargs = ({"N": m} if name == "simple_spread"
+              else {"num_collectors": m - 2, "num_deposits": 2, "num_treasures": m - 2})
+    reference_kwargs(name, **kwargs)  # a team too large to build is refused here, before any work
+    return kwargs
 
 
 def greedy_policy(scenario: str, m: int) -> Policy:

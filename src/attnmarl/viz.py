@@ -23,6 +23,8 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from PIL import Image
 
+from .guards import check_real
+
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
            "show_heatmaps", "draw_frame", "plot_seed_band"]
 
@@ -58,6 +60,11 @@ class Heatmap:
             )
 
 
+MAX_LIM = 1000.0
+"""The largest half-width of a drawn square (:class:`Points`, :class:`Arena`): the renderers draw a grid
+line at every integer inside it, so a larger one would take for ever to draw."""
+
+
 @dataclass
 class Points:
     """Labelled points in the plane; ``highlight`` marks some of them (e.g. the one being moved)."""
@@ -75,6 +82,7 @@ class Points:
         if self.xy.ndim != 2 or self.xy.shape != (len(self.labels), 2):
             raise ValueError(
                 f"points need xy of shape (n, 2) with n labels; got {self.xy.shape} and {len(self.labels)}")
+        self.lim = check_real("points lim", self.lim, 0.0, MAX_LIM, low_open=True)
 
 
 @dataclass
@@ -105,6 +113,7 @@ class Arena:
             )
         if not all(0.0 <= e <= 1.0 for e in self.emphasis):
             raise ValueError("arena emphasis values must lie in [0, 1]")
+        self.lim = check_real("arena lim", self.lim, 0.0, MAX_LIM, low_open=True)
         if self.focus is not None and not 0 <= self.focus < n:
             raise ValueError(f"focus {self.focus} is not an entity index (0..{n - 1})")
 

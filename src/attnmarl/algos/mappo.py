@@ -137,6 +137,9 @@ class MAPPOConfig:
         port_kwargs(self.scenario, **self.scenario_kwargs)  # names and types of the arguments ('no' is no bool)
         check_choice("critic", self.critic, CRITICS)
         check_choice("actor", self.actor, ACTORS)
+        check_choice("entity_frame", self.entity_frame, ("egocentric", "absolute"))
+        if not isinstance(self.init_actor, str):
+            raise ValueError(f"init_actor must be a checkpoint's path, a string ('' for none); got {self.init_actor!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
         if self.total_steps < self.batch_size:
             raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "

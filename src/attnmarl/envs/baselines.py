@@ -32,7 +32,7 @@ from scipy.optimize import linear_sum_assignment
 from ..guards import check_seed
 from .actions import DISCRETE_DIRECTION
 from .physics import WorldParams
-from .reference import Policy, make_reference
+from .reference import Policy, describe, make_reference
 from .scenarios import reference_kwargs
 from .tokens import token_layout
 
@@ -50,6 +50,7 @@ def random_policy(scenario: str, seed: int = 0, **scenario_kwargs: Any) -> Polic
     def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
         return {agent: action_spaces[agent].sample() for agent in obs}
 
+    policy.built_for = describe(env)  # checked by evaluate before it plays
     return policy
 
 
@@ -187,6 +188,7 @@ def treasure_hunter_policy(**scenario_kwargs: Any) -> Policy:
         moves = _discrete_steer(error, params.sensitivity[index], params.mass[index], params.dt, params.damping)
         return {agent: int(move) for agent, move in zip(agents, moves)}
 
+    policy.built_for = describe(env)  # checked by evaluate before it plays
     return policy
 
 
@@ -239,4 +241,5 @@ def chase_policy(continuous_actions: bool = False, **scenario_kwargs: Any) -> Po
                 actions[agent] = int(np.argmax(DISCRETE_DIRECTION @ push))
         return actions
 
+    policy.built_for = describe(env)  # checked by evaluate before it plays
     return policy

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from ..guards import check_int, check_seed
-from .reference import Policy, check_policy_fits, make_reference, mixed_teams
+from .reference import Policy, check_policy_fits, make_reference, mixed_teams, play
 
 
 def episode_returns(
@@ -25,7 +25,7 @@ def episode_returns(
     for k in range(episodes):
         obs, _ = env.reset(seed=seed + k)
         while env.agents:
-            obs, rewards, *_ = env.step(policy(obs))
+            obs, rewards, *_ = play(env, policy, obs)
             returns[k] += [rewards[agent] for agent in env.possible_agents]
     return returns
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from ..guards import check_seed
 from .actions import check_actions
@@ -88,6 +89,35 @@ def check_policy_fits(policy: Policy, env) -> None:
         raise ValueError(f"the policy was built for {built_for}; it cannot play {describe(env)}")
 
 
+def play(env, policy: Policy, obs: dict[str, np.ndarray]) -> tuple:
+    """One step of an mpe2 env with ``policy``'s actions for ``obs`` (what ``env.step`` returns), after
+    checking them: a dict with one action for every agent, each of its agent's action space — an integer
+    move in range, or a continuous action of the right shape without NaN (mpe2 would fail deep inside,
+    with a bare ``KeyError`` or ``AssertionError``; out-of-range continuous actions it clips, with a warning)."""
+    if not callable(policy):
+        raise ValueError(f"policy must be a function from the observation dict to the action dict; got "
+                         f"{type(policy).__name__}")
+    actions = policy(obs)
+    if not isinstance(actions, dict) or actions.keys() != set(env.agents):
+        got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
+        raise ValueError(f"the policy must return one action for each agent of {describe(env)}: "
+                         f"{sorted(env.agents)}; got {got}")
+    for agent, action in actions.items():
+        space = env.action_space(agent)
+        if isinstance(space, spaces.Discrete):
+            fits = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) or (
+                isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer))
+            fits = fits and space.start <= int(action) < space.start + space.n
+        else:
+            array = np.asarray(action)
+            fits = (array.shape == space.shape and np.issubdtype(array.dtype, np.number)
+                    and bool(np.isfinite(array).all()))
+        if not fits:
+            raise ValueError(f"the policy's action for {agent}, {action!r}, is not in its action space {space} "
+                             f"({describe(env)})")
+    return env.step(actions)
+
+
 def policy_from_arrays(env, act: Callable[[np.ndarray], np.ndarray]) -> Policy:
     """Wrap an array policy (``(n_agents, max obs_dim)`` → action array) as an mpe2 dict policy.
 
@@ -123,8 +153,10 @@ def render_episode(
         env.action_space(agent).seed(seed + i)
     frames = [env.render()]
     while env.agents:
-        actions = policy(obs) if policy is not None else {a: env.action_space(a).sample() for a in env.agents}
-        obs, *_ = env.step(actions)
+        if policy is None:
+            obs, *_ = env.step({a: env.action_space(a).sample() for a in env.agents})
+        else:
+            obs, *_ = play(env, policy, obs)
         frames.append(env.render())
     return frames
 

@@ -36,6 +36,7 @@ from attnmarl.envs import (
     treasure_hunter_policy,
 )
 from attnmarl.envs.actions import DISCRETE_DIRECTION
+from attnmarl.envs.reference import play
 from attnmarl.guards import check_index, check_seed
 from attnmarl.viz import Arena, Frame, Heatmap, Text, sup
 from attnmarl.widgets import Dropdown, Explorer, Slider
@@ -165,7 +166,7 @@ def record_episode(scenario: str, seed: int = 0, policy: Policy | None = None,
     snaps, observations = [_snapshot(env)], [obs_to_array(env, obs)]
     rewards = [np.zeros(len(env.possible_agents))]
     while env.agents:
-        obs, reward, *_ = env.step(policy(obs))
+        obs, reward, *_ = play(env, policy, obs)
         snaps.append(_snapshot(env))
         observations.append(obs_to_array(env, obs))
         rewards.append(np.array([reward[a] for a in env.possible_agents]))

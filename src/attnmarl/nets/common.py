@@ -78,6 +78,16 @@ def mlp(sizes: Sequence[int], activation: type[nn.Module] = nn.ReLU) -> nn.Seque
     return nn.Sequential(*layers)
 
 
+MAX_LAYER_WEIGHTS = 50_000_000
+"""The most weights one :class:`AgentLinear` may hold (200 MB in float32; the book's largest, the
+concatenation critic at m = 24, holds about a million): beyond it a network takes minutes to build
+and gigabytes to store, so it is refused at once."""
+
+
+MAX_AGENTS = 512
+"""The most agents one :class:`AgentLinear` serves (the book's networks have at most 24)."""
+
+
 class AgentLinear(nn.Module):
     """m unshared linear layers side by side, y^i = W^i h^i + b^i for i = 1..m, in one batched product.
 
@@ -89,6 +99,14 @@ class AgentLinear(nn.Module):
     def __init__(self, m: int, d_in: int, d_out: int, gain: float = math.sqrt(2)) -> None:
         super().__init__()
         check_sizes(m=m, d_in=d_in, d_out=d_out)
+        if m > MAX_AGENTS:
+            raise ValueError(f"m = {m} agents: each has its own layer, initialised in turn, so building time grows "
+                             f"with m (tens of seconds at a few thousand); this package builds at most {MAX_AGENTS}")
+        if m * d_out * d_in > MAX_LAYER_WEIGHTS:
+            raise ValueError(f"m = {m} layers of {d_out} x {d_in} would hold {m * d_out * d_in:,} weights "
+                             f"({m * d_out * d_in * 4 / 1e9:,.1f} GB in float32, each layer initialised in turn); "
+                             f"this package builds at most {MAX_LAYER_WEIGHTS:,} per layer (fewer agents, or the "
+                             "attention networks, whose size does not grow with m)")
         self.m, self.d_in, self.d_out = m, d_in, d_out
         self.W = nn.Parameter(torch.empty(m, d_out, d_in))
         self.b = nn.Parameter(torch.zeros(m, d_out))
