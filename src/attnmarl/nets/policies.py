@@ -247,6 +247,8 @@ class EntityAttention(nn.Module):
         scores, inv_sigma = [], []
         for t_k, (block, flag) in zip(t, columns):
             var = ((t_k @ gram[block, block] + 2 * gram[block, flag]) * t_k).sum(-1) + gram[flag, flag]
+            if not torch.isfinite(var.sum()):  # else a huge token would silently get sigma = inf, weight 0
+                raise ValueError(_overflow_message(parts))
             inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps))  # (N, n_k)
             raw = u[..., block] @ t_k.transpose(1, 2) + u[..., flag, None]  # (N, l, n_k)
             scores.append(raw * inv_sigma[-1].unsqueeze(1))
@@ -266,6 +268,14 @@ class EntityAttention(nn.Module):
                       dim=-1)  # sum_n (alpha_n / sigma_n) [t_n; 1], in embed's column order: (N, l, d_tokens)
         c = (r.transpose(0, 1) @ V.transpose(1, 2) + (W_v @ beta).unsqueeze(1)).transpose(0, 1)  # (N, l, d_head)
         return self._head(e_self.view(*lead, d), c.reshape(*lead, d))
+
+
+def _overflow_message(parts: Sequence[Tensor]) -> str:
+    largest = max(float(part.detach().abs().amax()) for part in parts if part.numel())
+    dtype = parts[0].dtype
+    return (f"finite but too large inputs overflow {dtype} inside the entity actor: a token's layer-norm variance "
+            f"exceeds {torch.finfo(dtype).max:.3g} (largest |feature| {largest:.3g}); scale the observations "
+            "down or compute in float64")
 
 
 class EntityActor(nn.Module):
