@@ -14,7 +14,8 @@ that training uses (:meth:`attnmarl.nets.EntityAttention.folded`) and the refere
 chapter 8 teaches (``outputs_and_alpha``, which builds every token's d-wide embedding). The critic-path
 table times the self-attention critic's forward and backward pass on one MAPPO minibatch with plain
 attention and with PyTorch's fused kernel (the one training uses): is plain attention worth using at
-small m? The MADDPG table trains chapter 9's configs (continuous simple_spread, 64 environments stepped once per
+small m? The compile table trains the entity actor at N = 12 with and without ``torch.compile``
+(``python -m attnmarl.train --compile``). The MADDPG table trains chapter 9's configs (continuous simple_spread, 64 environments stepped once per
 update of a 512-transition minibatch, entity actor) with each Q critic at N = 3 and 6; its first
 ``learning_starts`` steps are cut to the warm-up iteration, so every timed iteration includes an update.
 
@@ -47,9 +48,10 @@ ENTITY_TARGET = 2.5  # folded / reference at m = 12 (issue: the entity actor 2.5
 ENTITY_FLAT_TARGET = 0.6  # entity / flat actor at m = 6
 
 
-def training_rate(config: MAPPOConfig | maddpg.MADDPGConfig, part: str = "critic") -> tuple[float, float, int]:
+def training_rate(config: MAPPOConfig | maddpg.MADDPGConfig, part: str = "critic",
+                  compile_nets: bool = False) -> tuple[float, float, int]:
     """Env-steps per wall second and per CPU second over all updates but the first; the parameters of
-    the agent's ``part`` ("critic" or "actor")."""
+    the agent's ``part`` ("critic" or "actor"). With ``compile_nets`` the first update also compiles."""
     marks: list[tuple[float, float]] = []
     parameters = 0
 
@@ -58,7 +60,7 @@ def training_rate(config: MAPPOConfig | maddpg.MADDPGConfig, part: str = "critic
         marks.append((time.perf_counter(), time.process_time()))
         parameters = sum(p.numel() for p in getattr(agent, part).parameters())
 
-    (train if isinstance(config, MAPPOConfig) else maddpg.train)(config, on_update)
+    (train if isinstance(config, MAPPOConfig) else maddpg.train)(config, on_update, compile_nets=compile_nets)
     steps = (len(marks) - 1) * config.batch_size
     return steps / (marks[-1][0] - marks[0][0]), steps / (marks[-1][1] - marks[0][1]), parameters
 
@@ -171,6 +173,21 @@ def critic_path_table(base: MAPPOConfig, updates: int) -> None:
         print(f"| {N} | {ms['plain']:.1f} | {ms['fused']:.1f} | {ms['fused'] / ms['plain']:.2f} |", flush=True)
 
 
+def compile_table(base: MAPPOConfig, updates: int) -> None:
+    config = replace(base, scenario_kwargs={"N": 12}, actor="entity", total_steps=(updates + 1) * base.batch_size)
+    start = time.process_time()
+    compiled = training_rate(config, "actor", compile_nets=True)[1]
+    total = time.process_time() - start
+    eager = training_rate(config, "actor")[1]
+    print("Entity actor at N = 12, MAPPO end to end, eager vs --compile (torch.compile; the first update, "
+          "which compiles, is not timed)")
+    print()
+    print("| eager, env-steps per CPU s | compiled, env-steps per CPU s | compiled / eager | CPU s of the compiled "
+          "run, compiling included |")
+    print("|---|---|---|---|")
+    print(f"| {eager:,.0f} | {compiled:,.0f} | {compiled / eager:.2f} | {total:.0f} |", flush=True)
+
+
 def maddpg_table(base: MAPPOConfig, updates: int) -> None:
     q_base = maddpg.MADDPGConfig()
     iterations = 20 * updates
@@ -193,7 +210,7 @@ def maddpg_table(base: MAPPOConfig, updates: int) -> None:
 
 
 TABLES = {"critics": critics_table, "actors": actors_table, "entity": entity_table, "critic-path": critic_path_table,
-          "maddpg": maddpg_table}
+          "compile": compile_table, "maddpg": maddpg_table}
 
 
 def main() -> None:
