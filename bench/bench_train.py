@@ -15,11 +15,12 @@ chapter 8 teaches (``outputs_and_alpha``, which builds every token's d-wide embe
 table times the self-attention critic's forward and backward pass on one MAPPO minibatch with plain
 attention and with PyTorch's fused kernel (the one training uses): is plain attention worth using at
 small m? The compile table trains the entity actor at N = 12 with and without ``torch.compile``
-(``python -m attnmarl.train --compile``). The MADDPG table trains chapter 9's configs (continuous simple_spread, 64 environments stepped once per
-update of a 512-transition minibatch, entity actor) with each Q critic at N = 3 and 6; its first
-``learning_starts`` steps are cut to the warm-up iteration, so every timed iteration includes an update.
+(``python -m attnmarl.train --compile``). The MADDPG table trains chapter 9's configs (continuous
+simple_spread, 64 environments stepped once per update of a 512-transition minibatch, entity actor) with
+each Q critic at N = 3 and 6; its first ``learning_starts`` steps are cut to the warm-up iteration, so
+every timed iteration includes an update.
 
-    .venv/bin/python bench/bench_train.py [--updates 6]
+    .venv/bin/python bench/bench_train.py [--updates 6] [--tables entity compile ...]
 """
 from __future__ import annotations
 
