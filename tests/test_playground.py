@@ -1,0 +1,232 @@
+"""The playground's JavaScript twins against the package, in headless Chromium with the network off.
+
+- the world step (physics, rewards, observations) against the batched port, over whole episodes;
+- the entity actor's logits and alpha and the flat actor's logits against torch, for the same o;
+- whole episodes' actions: the page's closed loop (world, tokens, actor, argmax action) against a
+  Python rollout from the same start, step for step. Actions are the argmax of the logits (the
+  book's evaluation mode, ``eval_deterministic``), so both sides are deterministic.
+"""
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+import torch
+from browser import offline_page
+
+from attnmarl.checkpoints import load_agent_at, shipped_checkpoint
+from attnmarl.envs import greedy_assignment_policy
+from attnmarl.envs.spread import BatchedSpread
+from attnmarl.playground import ENTITY_ACTOR, FLAT_ACTOR, playground_spec
+from attnmarl.widgets import _asset
+
+TOL = 1e-5
+"""The parity the page must hold: environment state, logits and alpha to 1e-5 (DESIGN §4)."""
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory):
+    """One offline page holding playground.js and the exported weights (no widget), for the parity tests."""
+    spec = playground_spec()
+    path = tmp_path_factory.mktemp("playground") / "twins.html"
+    path.write_text("<!doctype html><meta charset='utf-8'><body>"
+                    f"<script>{_asset('playground.js')}</script><script>window.SPEC = {json.dumps(spec)};"
+                    "window.W = {entity: attnmarlPlayground.decodeWeights(SPEC.entity),"
+                    " flat: attnmarlPlayground.decodeWeights(SPEC.flat)};</script></body>")
+    with offline_page() as page:
+        page.goto(path.as_uri())
+        yield page
+        assert not page.blocked and not page.errors
+
+
+def _actor(name_seed, m):
+    folder, name, seed = name_seed
+    torch.set_num_threads(1)
+    return load_agent_at(shipped_checkpoint(folder, name, seed), N=m)[0].actor
+
+
+def _state(env):
+    return {"pos": env.agent_pos[0].ravel().tolist(), "vel": env.agent_vel[0].ravel().tolist(),
+            "landmarks": env.landmark_pos[0].ravel().tolist()}
+
+
+_JS_WORLD = """
+const {World} = attnmarlPlayground;
+const w = new World(SPEC.world, args.m);
+w.pos.set(args.state.pos); w.vel.set(args.state.vel); w.landmarks.set(args.state.landmarks);
+"""
+
+_JS_EPISODE = "args => {" + _JS_WORLD + """
+  const out = {obs: [], rewards: [], pos: [], vel: []};
+  for (const a of args.actions) {
+    const r = w.step(a);
+    out.rewards.push(Array.from(r));
+    out.obs.push(Array.from({length: args.m}, (_, i) => Array.from(w.observe(i))));
+    out.pos.push(Array.from(w.pos)); out.vel.push(Array.from(w.vel));
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("m", [3, 6, 16])
+def test_world_steps_as_the_port_over_whole_episodes(twins, m):
+    rng = np.random.default_rng(m)
+    worst = 0.0
+    for episode in range(3):
+        env = BatchedSpread(1, seed=episode, N=m)
+        if episode == 2:  # a crowded start: agents overlap, so contact forces act from the first step
+            env.agent_pos[0] = rng.uniform(-0.3, 0.3, (m, 2))
+        start = _state(env)
+        actions = rng.integers(0, 5, (env.max_cycles, 1, m))
+        obs, rewards, pos, vel = [], [], [], []
+        for a in actions:
+            _, r, _, truncated, info = env.step(a)
+            obs.append(info["final_obs"][0])
+            rewards.append(r[0])
+            if not truncated[0]:  # the port resets at the end; positions before that
+                pos.append(env.agent_pos[0].ravel().copy())
+                vel.append(env.agent_vel[0].ravel().copy())
+        assert truncated[0] and len(obs) == env.max_cycles
+        js = twins.evaluate(_JS_EPISODE, {"m": m, "state": start, "actions": actions[:, 0].tolist()})
+        assert np.asarray(js["obs"]).shape == np.asarray(obs).shape
+        diffs = [np.abs(np.asarray(js["obs"]) - obs).max(), np.abs(np.asarray(js["rewards"]) - rewards).max(),
+                 np.abs(np.asarray(js["pos"][:-1]) - pos).max(), np.abs(np.asarray(js["vel"][:-1]) - vel).max()]
+        worst = max(worst, *diffs)
+        assert max(diffs) <= TOL, (episode, diffs)
+        if episode == 2:
+            first = pos[0].reshape(m, 2)  # some agents still overlap after the first step: contacts were tested
+            assert (np.linalg.norm(first[:, None] - first[None], axis=2) + 9 * np.eye(m)).min() < 0.3
+    print(f"m = {m}: world state, observations and rewards within {worst:.1e} of the port")
+
+
+def _observations(m, episodes=2):
+    """Observations (batch, m, 6m) of a few random-action episodes of the port."""
+    rng = np.random.default_rng(100 + m)
+    env = BatchedSpread(episodes, seed=m, N=m)
+    rows = []
+    for _ in range(env.max_cycles):
+        obs, *_ = env.step(rng.integers(0, 5, (episodes, m)))
+        rows.append(obs)
+    return np.concatenate(rows)
+
+
+_JS_ENTITY = """args => args.obs.map(team => team.map((o, i) => {
+  const {entityForward, spreadTokens} = attnmarlPlayground;
+  const r = entityForward(W.entity, spreadTokens(Float64Array.from(o), args.m), args.masks ? args.masks[i] : null);
+  return {logits: Array.from(r.logits), alpha: Array.from(r.alpha)};
+}))"""
+
+
+def _like(x, net):
+    return x.to(next(net.parameters()).dtype)
+
+
+def _torch_both(actor, fn):
+    """``fn(actor)`` in float32 (how the book runs it) and in float64 on the same float32 weights (how the
+    page computes): the page is held to the float64 run; the float32 run differs from both by its own
+    rounding (about 1e-5 on logits of size 7)."""
+    with torch.no_grad():
+        single = fn(actor)
+        double = fn(copy.deepcopy(actor).double())
+    return single, double
+
+
+@pytest.mark.parametrize("m", [3, 6, 16])
+def test_entity_actor_logits_and_alpha_match_torch(twins, m):
+    actor = _actor(ENTITY_ACTOR, m)
+    o = torch.from_numpy(_observations(m)[::5])
+    (y32, a32), (y, alpha) = _torch_both(actor, lambda net: net.outputs_and_alpha(_like(o, net)))
+    js = twins.evaluate(_JS_ENTITY, {"m": m, "obs": o.tolist(), "masks": None})
+    js_y = np.array([[agent["logits"] for agent in team] for team in js])
+    js_alpha = np.array([[agent["alpha"] for agent in team] for team in js]).reshape(alpha.shape)
+    dy, da = np.abs(js_y - y.numpy()).max(), np.abs(js_alpha - alpha.numpy()).max()
+    dy32, rounding = np.abs(js_y - y32.numpy()).max(), (y32.double() - y).abs().max().item()
+    print(f"m = {m}: logits within {dy:.1e}, alpha within {da:.1e} of torch in float64; logits within "
+          f"{dy32:.1e} of torch in float32, whose own rounding is {rounding:.1e} ({len(o)} observations)")
+    assert dy <= TOL and da <= TOL
+    assert dy32 <= rounding + TOL and np.abs(js_alpha - a32.numpy()).max() <= TOL
+    assert np.abs(y.numpy()).max() > 0.1  # trained logits, not the near-zero initial ones
+
+
+def test_entity_actor_with_hidden_tokens_matches_torch(twins):
+    m = 6
+    actor = _actor(ENTITY_ACTOR, m)
+    o = torch.from_numpy(_observations(m, episodes=1)[::6])
+    tokens = actor.tokens(o)[0]  # (batch, m, n, d_tokens)
+    mask = torch.from_numpy(np.random.default_rng(0).random(tokens.shape[:-1]) > 0.4)
+    mask[..., 0] = True  # an agent always sees itself
+    _, (y, alpha) = _torch_both(actor.nets[0], lambda net: net(_like(tokens, net), mask))
+    rows = []
+    for b in range(len(o)):
+        rows.append(twins.evaluate(_JS_ENTITY, {"m": m, "obs": [o[b].tolist()], "masks": mask[b].tolist()})[0])
+    js_y = np.array([[agent["logits"] for agent in team] for team in rows])
+    js_alpha = np.array([[agent["alpha"] for agent in team] for team in rows]).reshape(alpha.shape)
+    assert np.abs(js_y - y.numpy()).max() <= TOL and np.abs(js_alpha - alpha.numpy()).max() <= TOL
+    assert np.all(js_alpha[~mask[:, :, None, :].expand_as(alpha).numpy()] == 0)
+    with torch.no_grad():
+        y_all, _ = actor.nets[0](tokens)
+    assert np.abs(y_all.numpy() - y.numpy()).max() > 1e-3  # hiding tokens changes what the agents do
+
+
+def test_flat_actor_logits_match_torch(twins):
+    m = 6
+    actor = _actor(FLAT_ACTOR, m)
+    o = torch.from_numpy(_observations(m)[::5])
+    y32, y = _torch_both(actor, lambda net: net(_like(o, net)))
+    js = twins.evaluate("""args => args.obs.map(team => team.map(o =>
+        Array.from(attnmarlPlayground.flatForward(W.flat, Float64Array.from(o)))))""", {"obs": o.tolist()})
+    diff, diff32 = np.abs(np.array(js) - y.numpy()).max(), np.abs(np.array(js) - y32.numpy()).max()
+    print(f"flat actor: logits within {diff:.1e} of torch in float64, {diff32:.1e} in float32")
+    assert diff <= TOL and diff32 <= TOL
+
+
+_JS_ROLLOUT = "args => {" + _JS_WORLD + """
+  const actions = [];
+  for (let t = 0; t < SPEC.world.max_cycles; t++) {
+    const a = attnmarlPlayground.teamActions(args.policy, w, W, null).actions;
+    actions.push(Array.from(a)); w.step(a);
+  }
+  return actions;
+}"""
+
+_JS_SEEDED_START = """args => {
+  const w = new attnmarlPlayground.World(SPEC.world, args.m);
+  w.reset(attnmarlPlayground.rng32(args.seed));
+  return {pos: Array.from(w.pos), vel: Array.from(w.vel), landmarks: Array.from(w.landmarks)};
+}"""
+
+
+def _python_rollout(policy, m, start):
+    """Actions (T, m) of a Python episode from ``start``: the port stepping, torch or the baseline acting."""
+    env = BatchedSpread(1, N=m)
+    env.agent_pos[0] = np.reshape(start["pos"], (m, 2))
+    env.agent_vel[0] = np.reshape(start["vel"], (m, 2))
+    env.landmark_pos[0] = np.reshape(start["landmarks"], (m, 2))
+    obs = env.observe()
+    if policy == "greedy":
+        baseline = greedy_assignment_policy()
+        act = lambda o: np.array(list(baseline({f"agent_{i}": o[0, i] for i in range(m)}).values()))[None]  # noqa: E731
+    else:
+        actor = _actor(ENTITY_ACTOR if policy == "entity" else FLAT_ACTOR, m)
+        act = lambda o: actor(torch.from_numpy(o)).argmax(-1).numpy()  # noqa: E731
+    actions = []
+    with torch.no_grad():
+        for _ in range(env.max_cycles):
+            a = act(obs)
+            actions.append(a[0])
+            obs, *_ = env.step(a)
+    return np.array(actions)
+
+
+@pytest.mark.parametrize(("policy", "m"), [("entity", 3), ("entity", 6), ("entity", 16), ("flat", 6),
+                                           ("greedy", 6), ("greedy", 16)])
+def test_page_episodes_take_the_python_rollouts_actions(twins, policy, m):
+    for seed in (1, 2):
+        start = twins.evaluate(_JS_SEEDED_START, {"m": m, "seed": seed})  # the page's own start for this seed
+        js = np.array(twins.evaluate(_JS_ROLLOUT, {"m": m, "state": start, "policy": policy}))
+        python = _python_rollout(policy, m, start)
+        assert js.shape == python.shape == (25, m)
+        assert np.array_equal(js, python), f"seed {seed}: first differing step {np.argmax((js != python).any(1))}"
+        assert len(np.unique(python)) > 1  # the agents move
