@@ -4,12 +4,15 @@
 - the entity actor's logits and alpha and the flat actor's logits against torch, for the same o;
 - whole episodes' actions: the page's closed loop (world, tokens, actor, argmax action) against a
   Python rollout from the same start, step for step. Actions are the argmax of the logits (the
-  book's evaluation mode, ``eval_deterministic``), so both sides are deterministic.
+  book's evaluation mode, ``eval_deterministic``), so both sides are deterministic;
+- the widget as a reader uses it: dragging a landmark, switching networks, hiding a token and changing
+  m, each checked against the Python reference (alpha, positions, velocities, returns).
+
+One Chromium serves the whole module.
 """
 from __future__ import annotations
 
 import copy
-import json
 
 import numpy as np
 import pytest
@@ -19,24 +22,30 @@ from browser import offline_page
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint
 from attnmarl.envs import greedy_assignment_policy
 from attnmarl.envs.spread import BatchedSpread
-from attnmarl.playground import ENTITY_ACTOR, FLAT_ACTOR, playground_spec
-from attnmarl.widgets import _asset
+from attnmarl.playground import ENTITY_ACTOR, FLAT_ACTOR, playground, playground_html
 
 TOL = 1e-5
 """The parity the page must hold: environment state, logits and alpha to 1e-5 (DESIGN §4)."""
 
 
 @pytest.fixture(scope="module")
-def twins(tmp_path_factory):
-    """One offline page holding playground.js and the exported weights (no widget), for the parity tests."""
-    spec = playground_spec()
-    path = tmp_path_factory.mktemp("playground") / "twins.html"
-    path.write_text("<!doctype html><meta charset='utf-8'><body>"
-                    f"<script>{_asset('playground.js')}</script><script>window.SPEC = {json.dumps(spec)};"
+def page(tmp_path_factory):
+    """One offline Chromium page for the module: the playground's HTML as the book embeds it (paused,
+    so that only the tests step it), plus the twins' inputs as globals: SPEC (the page's own data) and
+    W (its decoded weights)."""
+    markup = playground_html(m=6, seed=3)
+    assert len(markup.encode()) <= 1_000_000  # page weight, weights included
+    path = tmp_path_factory.mktemp("playground") / "playground.html"
+    path.write_text(f"<!doctype html><meta charset='utf-8'><body>{markup}<script>"
+                    "window.SPEC = JSON.parse(document.querySelector('script[type=\"application/json\"]').textContent);"
                     "window.W = {entity: attnmarlPlayground.decodeWeights(SPEC.entity),"
                     " flat: attnmarlPlayground.decodeWeights(SPEC.flat)};</script></body>")
     with offline_page() as page:
+        page.set_viewport_size({"width": 1200, "height": 900})
         page.goto(path.as_uri())
+        page.wait_for_selector(".attnmarl-playground .pg-arena circle")
+        page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
+                      " pg.touched = true; pg.setRunning(false); }")
         yield page
         assert not page.blocked and not page.errors
 
@@ -71,7 +80,7 @@ _JS_EPISODE = "args => {" + _JS_WORLD + """
 
 
 @pytest.mark.parametrize("m", [3, 6, 16])
-def test_world_steps_as_the_port_over_whole_episodes(twins, m):
+def test_world_steps_as_the_port_over_whole_episodes(page, m):
     rng = np.random.default_rng(m)
     worst = 0.0
     for episode in range(3):
@@ -89,7 +98,7 @@ def test_world_steps_as_the_port_over_whole_episodes(twins, m):
                 pos.append(env.agent_pos[0].ravel().copy())
                 vel.append(env.agent_vel[0].ravel().copy())
         assert truncated[0] and len(obs) == env.max_cycles
-        js = twins.evaluate(_JS_EPISODE, {"m": m, "state": start, "actions": actions[:, 0].tolist()})
+        js = page.evaluate(_JS_EPISODE, {"m": m, "state": start, "actions": actions[:, 0].tolist()})
         assert np.asarray(js["obs"]).shape == np.asarray(obs).shape
         diffs = [np.abs(np.asarray(js["obs"]) - obs).max(), np.abs(np.asarray(js["rewards"]) - rewards).max(),
                  np.abs(np.asarray(js["pos"][:-1]) - pos).max(), np.abs(np.asarray(js["vel"][:-1]) - vel).max()]
@@ -134,11 +143,11 @@ def _torch_both(actor, fn):
 
 
 @pytest.mark.parametrize("m", [3, 6, 16])
-def test_entity_actor_logits_and_alpha_match_torch(twins, m):
+def test_entity_actor_logits_and_alpha_match_torch(page, m):
     actor = _actor(ENTITY_ACTOR, m)
     o = torch.from_numpy(_observations(m)[::5])
     (y32, a32), (y, alpha) = _torch_both(actor, lambda net: net.outputs_and_alpha(_like(o, net)))
-    js = twins.evaluate(_JS_ENTITY, {"m": m, "obs": o.tolist(), "masks": None})
+    js = page.evaluate(_JS_ENTITY, {"m": m, "obs": o.tolist(), "masks": None})
     js_y = np.array([[agent["logits"] for agent in team] for team in js])
     js_alpha = np.array([[agent["alpha"] for agent in team] for team in js]).reshape(alpha.shape)
     dy, da = np.abs(js_y - y.numpy()).max(), np.abs(js_alpha - alpha.numpy()).max()
@@ -150,7 +159,7 @@ def test_entity_actor_logits_and_alpha_match_torch(twins, m):
     assert np.abs(y.numpy()).max() > 0.1  # trained logits, not the near-zero initial ones
 
 
-def test_entity_actor_with_hidden_tokens_matches_torch(twins):
+def test_entity_actor_with_hidden_tokens_matches_torch(page):
     m = 6
     actor = _actor(ENTITY_ACTOR, m)
     o = torch.from_numpy(_observations(m, episodes=1)[::6])
@@ -160,7 +169,7 @@ def test_entity_actor_with_hidden_tokens_matches_torch(twins):
     _, (y, alpha) = _torch_both(actor.nets[0], lambda net: net(_like(tokens, net), mask))
     rows = []
     for b in range(len(o)):
-        rows.append(twins.evaluate(_JS_ENTITY, {"m": m, "obs": [o[b].tolist()], "masks": mask[b].tolist()})[0])
+        rows.append(page.evaluate(_JS_ENTITY, {"m": m, "obs": [o[b].tolist()], "masks": mask[b].tolist()})[0])
     js_y = np.array([[agent["logits"] for agent in team] for team in rows])
     js_alpha = np.array([[agent["alpha"] for agent in team] for team in rows]).reshape(alpha.shape)
     assert np.abs(js_y - y.numpy()).max() <= TOL and np.abs(js_alpha - alpha.numpy()).max() <= TOL
@@ -170,12 +179,12 @@ def test_entity_actor_with_hidden_tokens_matches_torch(twins):
     assert np.abs(y_all.numpy() - y.numpy()).max() > 1e-3  # hiding tokens changes what the agents do
 
 
-def test_flat_actor_logits_match_torch(twins):
+def test_flat_actor_logits_match_torch(page):
     m = 6
     actor = _actor(FLAT_ACTOR, m)
     o = torch.from_numpy(_observations(m)[::5])
     y32, y = _torch_both(actor, lambda net: net(_like(o, net)))
-    js = twins.evaluate("""args => args.obs.map(team => team.map(o =>
+    js = page.evaluate("""args => args.obs.map(team => team.map(o =>
         Array.from(attnmarlPlayground.flatForward(W.flat, Float64Array.from(o)))))""", {"obs": o.tolist()})
     diff, diff32 = np.abs(np.array(js) - y.numpy()).max(), np.abs(np.array(js) - y32.numpy()).max()
     print(f"flat actor: logits within {diff:.1e} of torch in float64, {diff32:.1e} in float32")
@@ -222,11 +231,156 @@ def _python_rollout(policy, m, start):
 
 @pytest.mark.parametrize(("policy", "m"), [("entity", 3), ("entity", 6), ("entity", 16), ("flat", 6),
                                            ("greedy", 6), ("greedy", 16)])
-def test_page_episodes_take_the_python_rollouts_actions(twins, policy, m):
+def test_page_episodes_take_the_python_rollouts_actions(page, policy, m):
     for seed in (1, 2):
-        start = twins.evaluate(_JS_SEEDED_START, {"m": m, "seed": seed})  # the page's own start for this seed
-        js = np.array(twins.evaluate(_JS_ROLLOUT, {"m": m, "state": start, "policy": policy}))
+        start = page.evaluate(_JS_SEEDED_START, {"m": m, "seed": seed})  # the page's own start for this seed
+        js = np.array(page.evaluate(_JS_ROLLOUT, {"m": m, "state": start, "policy": policy}))
         python = _python_rollout(policy, m, start)
         assert js.shape == python.shape == (25, m)
         assert np.array_equal(js, python), f"seed {seed}: first differing step {np.argmax((js != python).any(1))}"
         assert len(np.unique(python)) > 1  # the agents move
+
+
+# ---- the widget, as a reader uses it ---------------------------------------------------------------
+
+SIZE, LIM = 400, 1.4
+"""The arena's pixels and world half-width in playground.js."""
+
+
+_JS_STATE = """policy => {
+  const pg = document.querySelector('.attnmarl-playground').playground, w = pg.worlds[policy];
+  return {m: pg.m, focus: pg.focus, t: w.steps, pos: Array.from(w.pos), vel: Array.from(w.vel),
+          landmarks: Array.from(w.landmarks), ret: pg.returns[policy], policy: pg.policy,
+          alpha: Array.from(pg.next.entity.alpha[pg.focus]), masks: pg.masks()};
+}"""
+
+
+def _page_alpha(page):
+    """The alpha the page shows for its focused agent: (heads, n) from the heatmap's cells."""
+    cells = page.locator(".pg-alpha rect[data-token]")
+    values = [(int(c.get_attribute("data-head")), int(c.get_attribute("data-token")),
+               float(c.get_attribute("data-value"))) for c in cells.all()]
+    out = np.zeros((max(v[0] for v in values) + 1, max(v[1] for v in values) + 1))
+    for h, t, v in values:
+        out[h, t] = v
+    return out
+
+
+def _python_step(state, policy):
+    """The Python reference from a page state: the policy's actions, one port step, its rewards,
+    and the entity actor's alpha for the focused agent before the step (with the page's masks)."""
+    m = state["m"]
+    env = BatchedSpread(1, N=m)
+    env.agent_pos[0] = np.reshape(state["pos"], (m, 2))
+    env.agent_vel[0] = np.reshape(state["vel"], (m, 2))
+    env.landmark_pos[0] = np.reshape(state["landmarks"], (m, 2))
+    env.steps[0] = state["t"]
+    obs = env.observe()
+    actor = _actor(ENTITY_ACTOR, m)
+    with torch.no_grad():
+        tokens = actor.tokens(torch.from_numpy(obs))[0]
+        mask = None if state["masks"] is None else torch.tensor([state["masks"]])
+        logits, alpha = actor.nets[0](tokens, mask)
+    if policy == "greedy":
+        actions = np.array(list(greedy_assignment_policy()({f"agent_{i}": obs[0, i] for i in range(m)}).values()))
+    elif policy == "flat":
+        with torch.no_grad():
+            actions = _actor(FLAT_ACTOR, m)(torch.from_numpy(obs))[0].argmax(-1).numpy()
+    else:
+        actions = logits[0].argmax(-1).numpy()
+    _, rewards, *_ = env.step(actions[None])
+    return {"alpha": alpha[0, state["focus"]].numpy(), "pos": env.agent_pos[0].ravel(),
+            "vel": env.agent_vel[0].ravel(), "reward": rewards[0].mean()}
+
+
+def _pixel(page, xy):
+    box = page.locator(".pg-arena").bounding_box()
+    return box["x"] + (xy[0] + LIM) / (2 * LIM) * SIZE, box["y"] + (LIM - xy[1]) / (2 * LIM) * SIZE
+
+
+def _check_step(page, policy):
+    """Step the page once and check the team against the Python reference: the alpha drawn before the
+    step (the entity team's), positions and velocities after it, and the return grown by the step's mean
+    reward."""
+    before = page.evaluate(_JS_STATE, policy)
+    reference = _python_step(before, policy)
+    alpha = _python_step(page.evaluate(_JS_STATE, "entity"), "entity")["alpha"]  # drawn from the entity team
+    assert np.abs(_page_alpha(page) - alpha).max() <= TOL
+    page.locator('.attnmarl-playground [data-act="step"]').click()
+    after = page.evaluate(_JS_STATE, policy)
+    assert after["t"] == before["t"] + 1
+    assert np.abs(np.array(after["pos"]) - reference["pos"]).max() <= TOL
+    assert np.abs(np.array(after["vel"]) - reference["vel"]).max() <= TOL
+    assert abs(after["ret"] - before["ret"] - reference["reward"]) <= TOL
+    shown = page.locator(f'.pg-returns tr[data-policy="{policy}"] td[data-return]')
+    assert float(shown.get_attribute("data-return")) == pytest.approx(after["ret"], abs=1e-12)
+    return after
+
+
+def test_widget_drag_switch_and_m_follow_the_python_reference(page):
+    page.locator('.attnmarl-playground [data-act="reset"]').click()  # t = 0 of a fresh episode
+    state = _check_step(page, "entity")
+    assert np.abs(_page_alpha(page) - np.reshape(state["alpha"], (2, -1))).max() == 0
+
+    # drag landmark L1 across the arena: it moves in every team's world, and alpha follows
+    start, target = state["landmarks"][:2], (0.35, -0.45)
+    alpha_before = _page_alpha(page)
+    page.mouse.move(*_pixel(page, start))
+    page.mouse.down()
+    page.mouse.move(*_pixel(page, (0.0, 0.0)), steps=4)
+    page.mouse.move(*_pixel(page, target), steps=4)
+    page.mouse.up()
+    for policy in ("entity", "flat", "greedy"):
+        moved = page.evaluate(_JS_STATE, policy)
+        assert np.abs(np.array(moved["landmarks"][:2]) - target).max() < 2 * LIM / SIZE  # within a pixel
+        assert moved["landmarks"][2:] == state["landmarks"][2:]
+    assert np.abs(_page_alpha(page) - alpha_before).max() > 1e-3
+    _check_step(page, "entity")
+
+    # switch networks: the shown team changes, each team steps as its Python reference
+    page.locator('.attnmarl-playground [data-act="policy"]').select_option("flat")
+    assert page.locator(".attnmarl-playground").get_attribute("data-policy") == "flat"
+    _check_step(page, "flat")
+    page.locator('.attnmarl-playground [data-act="policy"]').select_option("greedy")
+    _check_step(page, "greedy")
+    returns = {p: page.evaluate(_JS_STATE, p)["ret"] for p in ("entity", "flat", "greedy")}
+    assert len(set(returns.values())) == 3  # three teams, three returns on the same episode
+
+    # hide a landmark from the focused agent: its alpha is 0 and the rest matches torch with that mask
+    page.locator('.attnmarl-playground [data-act="policy"]').select_option("entity")
+    page.locator('.pg-alpha rect[data-name="L2"][data-head="0"]').click()
+    hidden = page.evaluate(_JS_STATE, "entity")
+    assert hidden["masks"][hidden["focus"]][2] is False and np.all(_page_alpha(page)[:, 2] == 0)
+    _check_step(page, "entity")
+    page.locator('.attnmarl-playground [data-act="unhide"]').click()
+    assert page.evaluate(_JS_STATE, "entity")["masks"] is None
+
+    # change m: the flat actor is offered only at m = 6, the entity actor plays on at m = 16
+    page.locator('.attnmarl-playground [data-act="policy"]').select_option("flat")
+    slider = page.locator('.attnmarl-playground [data-act="m"]')
+    slider.fill("16")
+    state16 = page.evaluate(_JS_STATE, "entity")
+    assert state16["m"] == 16 and len(state16["pos"]) == 32 and state16["policy"] == "entity"
+    assert page.locator('[data-act="policy"] option[value="flat"]').is_disabled()
+    assert "m = 6" in page.locator(".pg-note").inner_text()
+    assert page.locator(".pg-alpha rect[data-head='0']").count() == 32  # self, 16 landmarks, 15 agents
+    # click agent a9: it becomes the focus, and its alpha row is drawn
+    page.mouse.click(*_pixel(page, state16["pos"][16:18]))
+    assert page.evaluate(_JS_STATE, "entity")["focus"] == 8
+    for _ in range(2):
+        _check_step(page, "entity")
+        _check_step(page, "greedy")
+    # an episode ends after mpe2's 25 steps: each team's return is kept, and a new episode starts
+    page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
+                  " while (pg.worlds.entity.steps > 0) pg.tick(); }")
+    done = page.evaluate("() => document.querySelector('.attnmarl-playground').playground.finished")
+    assert len(done["entity"]) == len(done["greedy"]) == 1 and done["flat"] == []
+    assert page.evaluate(_JS_STATE, "entity")["ret"] == 0
+
+
+def test_playground_is_one_face_everywhere_and_refuses_bad_settings():
+    face = playground(m=9, seed=5)._repr_html_()  # what Jupyter and Colab display
+    assert face.count("attnmarlPlayground.mount(") == 1 and "<script" in face and "http" not in face
+    for bad in ({"m": 2}, {"m": 17}, {"m": 6.0}, {"seed": -1}, {"policy": "concat"}, {"policy": "flat", "m": 9}):
+        with pytest.raises(ValueError):
+            playground_html(**bad)

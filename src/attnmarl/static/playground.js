@@ -334,9 +334,332 @@ if (typeof window.attnmarlPlayground === "undefined") {
       return { actions: out.map((r) => argmax(r.logits)), logits: out.map((r) => r.logits), alpha: out.map((r) => r.alpha) };
     }
 
+
+    // ---- the widget -------------------------------------------------------------------------------
+
+    const POLICIES = [["entity", "entity-attention actor"], ["flat", "flat MLP actor"], ["greedy", "greedy assignment"]];
+    const AGENT_COLOR = "#4646aa", LANDMARK_COLOR = "#323232"; // mpe2's colours (entity.color * 200)
+    const HEAD_COLORS = ["#d62728", "#ff7f0e", "#2ca02c", "#9467bd"];
+    const VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
+    const SPEEDS = [["slow", 3], ["normal", 8], ["fast", 20]];
+    const SIZE = 400, LIM = 1.4; // the arena: [-LIM, LIM]^2 in a SIZE x SIZE square
+    const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    const fmt = (v, k) => (Math.abs(v) < 0.5 * 10 ** -k ? 0 : v).toFixed(k);
+
+    function viridis(t) { // the book's colour scale (explorer.js color): t in [0, 1]
+      t = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
+      const i = Math.min(VIRIDIS.length - 2, Math.floor(t)), f = t - i;
+      const a = [1, 3, 5].map((k) => parseInt(VIRIDIS[i].slice(k, k + 2), 16));
+      const b = [1, 3, 5].map((k) => parseInt(VIRIDIS[i + 1].slice(k, k + 2), 16));
+      const rgb = a.map((v, k) => Math.round(v + f * (b[k] - v)));
+      return [`rgb(${rgb.join(",")})`, 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140];
+    }
+
+    const X = (x) => ((x + LIM) / (2 * LIM)) * SIZE, Y = (y) => ((LIM - y) / (2 * LIM)) * SIZE;
+    const R = (r) => (r / (2 * LIM)) * SIZE;
+
+    /* The playground in element `id`, with its data in `id`-data (see the header). Three teams play the
+     * same episode side by side, one per policy, from the same start; the arena shows the chosen one.
+     * What the reader drags is moved in every team's world, so their returns stay comparable. */
+    class Playground {
+      constructor(root, spec) {
+        this.root = root; this.spec = spec; this.P = spec.world;
+        this.weights = { entity: decodeWeights(spec.entity), flat: decodeWeights(spec.flat) };
+        this.flatM = spec.flat.sizes.trained_m;
+        this.policy = spec.policy; this.focus = 0; this.running = false; this.speed = 1;
+        this.hidden = new Set(); // "i:token name" -- tokens hidden from agent i (entity actor only)
+        this.drag = null; this.steps = 0;
+        this.build();
+        this.setM(spec.m, spec.seed);
+      }
+
+      available(policy) { return policy !== "flat" || this.m === this.flatM; }
+
+      build() {
+        const speeds = SPEEDS.map(([n], k) => `<option value="${k}"${k === this.speed ? " selected" : ""}>${n}</option>`).join("");
+        const [lo, hi] = this.spec.m_range;
+        this.root.innerHTML =
+          `<div class="pg-title">Playground: trained agents on simple_spread, running in this page</div>` +
+          `<div class="pg-controls">` +
+          `<button data-act="play" aria-label="play or pause">play</button><button data-act="step">step</button>` +
+          `<button data-act="reset">new episode</button>` +
+          `<label>m <input type="range" data-act="m" min="${lo}" max="${hi}" step="1" value="${this.spec.m}" aria-label="number of agents m">` +
+          `<span class="pg-m"></span></label>` +
+          `<label>policy <select data-act="policy" aria-label="policy"></select></label>` +
+          `<label>speed <select data-act="speed" aria-label="speed">${speeds}</select></label>` +
+          `<button data-act="unhide">show all tokens</button></div>` +
+          `<div class="pg-note"></div>` +
+          `<div class="pg-panels"><svg class="pg-arena" width="${SIZE}" height="${SIZE}" role="img" ` +
+          `aria-label="the arena"></svg><div class="pg-side"><div class="pg-returns"></div><div class="pg-alpha"></div></div></div>` +
+          `<div class="pg-help">Drag a landmark or an agent, even while the team plays. Click an agent to see ` +
+          `its attention &alpha; (arrows and the row of cells); click a cell to hide that token from it.</div>`;
+        this.svg = this.root.querySelector(".pg-arena");
+        const on = (act, ev, fn) => this.root.querySelector(`[data-act="${act}"]`).addEventListener(ev, fn);
+        on("play", "click", () => this.setRunning(!this.running));
+        on("step", "click", () => { this.setRunning(false); this.tick(); });
+        on("reset", "click", () => this.reset(this.seed + 1));
+        on("m", "input", (e) => this.setM(Number(e.target.value), this.seed));
+        on("policy", "change", (e) => this.setPolicy(e.target.value));
+        on("speed", "change", (e) => { this.speed = Number(e.target.value); });
+        on("unhide", "click", () => { this.hidden.clear(); this.decide(); this.draw(); });
+        this.svg.addEventListener("pointerdown", (e) => this.pointerDown(e));
+        this.svg.addEventListener("pointermove", (e) => this.pointerMove(e));
+        const up = () => { this.drag = null; };
+        this.svg.addEventListener("pointerup", up); this.svg.addEventListener("pointercancel", up);
+        this.root.querySelector(".pg-alpha").addEventListener("click", (e) => {
+          const cell = e.target.closest("[data-token]");
+          if (!cell || cell.dataset.token === "0") return;
+          const key = `${this.focus}:${cell.dataset.name}`;
+          if (this.hidden.has(key)) this.hidden.delete(key); else this.hidden.add(key);
+          this.decide(); this.draw();
+        });
+      }
+
+      // A new team size: new worlds, every statistic starts again.
+      setM(m, seed) {
+        this.m = m; this.hidden.clear(); this.focus = Math.min(this.focus, m - 1);
+        this.finished = Object.fromEntries(POLICIES.map(([p]) => [p, []]));
+        this.root.querySelector(".pg-m").textContent = String(m);
+        this.root.querySelector('[data-act="m"]').value = String(m);
+        if (!this.available(this.policy)) this.policy = "entity";
+        this.root.querySelector('[data-act="policy"]').innerHTML = POLICIES.map(([p, label]) =>
+          `<option value="${p}"${p === this.policy ? " selected" : ""}${this.available(p) ? "" : " disabled"}>` +
+          `${label}${this.available(p) ? "" : ` (m = ${this.flatM} only)`}</option>`).join("");
+        this.root.querySelector(".pg-note").textContent = m === this.flatM ? "" :
+          `The flat actor reads o^i as one vector of 6m numbers, and its first layer has exactly ` +
+          `${6 * this.flatM} inputs: it can only play at m = ${this.flatM}, the m it was trained for. ` +
+          `The entity actor reads a set of tokens, any number of them: the same weights play at every m.`;
+        this.reset(seed);
+      }
+
+      setPolicy(policy) {
+        if (!this.available(policy)) throw new Error(`the flat actor plays only at m = ${this.flatM}`);
+        this.policy = policy; this.root.querySelector('[data-act="policy"]').value = policy; this.draw();
+      }
+
+      // A new episode from the seed's start, the same for every team.
+      reset(seed) {
+        this.seed = seed;
+        const start = new World(this.P, this.m);
+        start.reset(rng32(seed));
+        this.worlds = {}; this.returns = {};
+        POLICIES.forEach(([p]) => {
+          if (this.available(p)) { this.worlds[p] = start.copy(); this.returns[p] = 0; }
+        });
+        this.decide(); this.draw();
+      }
+
+      masks() {
+        if (!this.hidden.size) return null;
+        return Array.from({ length: this.m }, (_, i) => this.tokenNames(i).map((name) => !this.hidden.has(`${i}:${name}`)));
+      }
+
+      // Agent i's tokens by what they are: itself, the landmarks, the other agents (in agent order).
+      tokenNames(i) {
+        const names = ["self"];
+        for (let l = 0; l < this.m; l++) names.push(`L${l + 1}`);
+        for (let j = 0; j < this.m; j++) if (j !== i) names.push(`a${j + 1}`);
+        return names;
+      }
+
+      // Every team's next actions (and the entity actor's alpha) from its world's current state.
+      decide() {
+        const masks = this.masks();
+        this.next = {};
+        Object.entries(this.worlds).forEach(([p, w]) => { this.next[p] = teamActions(p, w, this.weights, masks); });
+      }
+
+      // One step of every team: physics, rewards, then the next decisions and the drawing.
+      tick() {
+        const end = this.P.max_cycles;
+        Object.entries(this.worlds).forEach(([p, w]) => {
+          const r = w.step(this.next[p].actions);
+          this.returns[p] += r.reduce((a, b) => a + b, 0) / this.m;
+          this.hold(w);
+        });
+        this.steps += 1;
+        if (this.worlds.entity.steps >= end) {
+          Object.keys(this.worlds).forEach((p) => this.finished[p].push(this.returns[p]));
+          this.reset(this.seed + 1);
+          return;
+        }
+        this.decide(); this.draw();
+      }
+
+      setRunning(on) {
+        this.running = on;
+        this.root.querySelector('[data-act="play"]').textContent = on ? "pause" : "play";
+        if (on && !this.frame) {
+          let last = performance.now();
+          const loop = (now) => {
+            if (!this.running) { this.frame = null; return; }
+            if (now - last >= 1000 / SPEEDS[this.speed][1]) { last = now; this.tick(); }
+            this.frame = requestAnimationFrame(loop);
+          };
+          this.frame = requestAnimationFrame(loop);
+        }
+      }
+
+      // ---- dragging: the pointer's world position moves the grabbed entity in every world
+      world(e) {
+        const box = this.svg.getBoundingClientRect();
+        return [((e.clientX - box.left) / SIZE) * 2 * LIM - LIM, LIM - ((e.clientY - box.top) / SIZE) * 2 * LIM];
+      }
+
+      pointerDown(e) {
+        const [x, y] = this.world(e), w = this.worlds[this.policy];
+        let best = null, bestDist = Infinity;
+        for (let l = 0; l < this.m; l++) { // landmarks first: they are small and often under an agent
+          const d = Math.hypot(w.landmarks[2 * l] - x, w.landmarks[2 * l + 1] - y);
+          if (d < this.P.landmark_size + 0.05 && d < bestDist) { best = ["landmark", l]; bestDist = d; }
+        }
+        if (!best) {
+          for (let i = 0; i < this.m; i++) {
+            const d = Math.hypot(w.pos[2 * i] - x, w.pos[2 * i + 1] - y);
+            if (d < this.P.agent_size && d < bestDist) { best = ["agent", i]; bestDist = d; }
+          }
+        }
+        if (!best) return;
+        if (best[0] === "agent") this.focus = best[1];
+        this.drag = { kind: best[0], index: best[1], x, y };
+        this.svg.setPointerCapture(e.pointerId);
+        this.moveTo(x, y);
+      }
+
+      pointerMove(e) {
+        if (!this.drag) return;
+        const [x, y] = this.world(e);
+        this.moveTo(Math.max(-LIM, Math.min(LIM, x)), Math.max(-LIM, Math.min(LIM, y)));
+      }
+
+      // Put the dragged entity at (x, y) in every world (an agent held there is at rest), then redecide.
+      moveTo(x, y) {
+        Object.assign(this.drag, { x, y });
+        Object.values(this.worlds).forEach((w) => this.hold(w));
+        this.decide(); this.draw();
+      }
+
+      hold(w) {
+        if (!this.drag) return;
+        const { kind, index, x, y } = this.drag;
+        if (kind === "landmark") { w.landmarks[2 * index] = x; w.landmarks[2 * index + 1] = y; return; }
+        w.pos[2 * index] = x; w.pos[2 * index + 1] = y; w.vel[2 * index] = 0; w.vel[2 * index + 1] = 0;
+      }
+
+      // ---- drawing
+      draw() {
+        this.drawArena(); this.drawReturns(); this.drawAlpha();
+        const r = this.root.dataset;
+        r.m = String(this.m); r.policy = this.policy; r.focus = String(this.focus); r.t = String(this.worlds.entity.steps);
+      }
+
+      drawArena() {
+        const w = this.worlds[this.policy], m = this.m, P = this.P;
+        let s = `<rect x="0" y="0" width="${SIZE}" height="${SIZE}" fill="#fafafa" stroke="#444"/>`;
+        s += `<rect x="${X(-1)}" y="${Y(1)}" width="${X(1) - X(-1)}" height="${Y(-1) - Y(1)}" fill="none" stroke="#ddd" stroke-dasharray="4 4"/>`;
+        const label = (x, y, text) => `<text x="${x}" y="${y}" text-anchor="middle" font-size="10" paint-order="stroke" ` +
+          `stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(text)}</text>`;
+        for (let i = 0; i < m; i++) {
+          const cx = X(w.pos[2 * i]), cy = Y(w.pos[2 * i + 1]);
+          s += `<circle class="pg-agent" data-i="${i}" cx="${cx}" cy="${cy}" r="${R(P.agent_size)}" fill="${AGENT_COLOR}" fill-opacity="0.85"/>`;
+          if (i === this.focus) s += `<circle cx="${cx}" cy="${cy}" r="${R(P.agent_size + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;
+          s += label(cx, cy - 0.4 * R(P.agent_size) + 3, `a${i + 1}`);
+        }
+        const hiddenFromFocus = (name) => this.policy === "entity" && this.hidden.has(`${this.focus}:${name}`);
+        for (let l = 0; l < m; l++) {
+          const cx = X(w.landmarks[2 * l]), cy = Y(w.landmarks[2 * l + 1]);
+          s += `<circle class="pg-landmark" data-l="${l}" cx="${cx}" cy="${cy}" r="${R(P.landmark_size)}" fill="${LANDMARK_COLOR}" ` +
+            `fill-opacity="${hiddenFromFocus(`L${l + 1}`) ? 0.25 : 0.85}"/>`;
+          s += label(cx, cy + R(P.landmark_size) + 9, `L${l + 1}`);
+        }
+        if (this.policy === "entity") s += this.arrows(w);
+        this.svg.innerHTML = s;
+      }
+
+      // The focused agent's alpha as arrows to each entity it attends to, one colour per head.
+      arrows(w) {
+        const i = this.focus, alpha = this.next.entity.alpha[i], n = 2 * this.m, heads = alpha.length / n;
+        const ew = this.worlds.entity, x0 = X(ew.pos[2 * i]), y0 = Y(ew.pos[2 * i + 1]);
+        if (w !== ew) return "";
+        let s = "";
+        const names = this.tokenNames(i);
+        for (let h = 0; h < heads; h++) {
+          for (let t = 1; t < n; t++) {
+            const a = alpha[h * n + t];
+            if (a < 0.02) continue;
+            const name = names[t], j = name[0] === "L" ? null : Number(name.slice(1)) - 1;
+            const tx = name[0] === "L" ? X(ew.landmarks[2 * (Number(name.slice(1)) - 1)]) : X(ew.pos[2 * j]);
+            const ty = name[0] === "L" ? Y(ew.landmarks[2 * (Number(name.slice(1)) - 1) + 1]) : Y(ew.pos[2 * j + 1]);
+            const off = (h - (heads - 1) / 2) * 3, len = Math.hypot(tx - x0, ty - y0) || 1;
+            const ox = (-(ty - y0) / len) * off, oy = ((tx - x0) / len) * off;
+            s += `<line class="pg-arrow" data-head="${h}" data-token="${t}" x1="${x0 + ox}" y1="${y0 + oy}" x2="${tx + ox}" y2="${ty + oy}" ` +
+              `stroke="${HEAD_COLORS[h % HEAD_COLORS.length]}" stroke-width="${1 + 6 * a}" stroke-opacity="${Math.min(1, 0.2 + a)}" stroke-linecap="round"/>`;
+          }
+        }
+        return s;
+      }
+
+      drawReturns() {
+        const end = this.P.max_cycles, t = this.worlds.entity.steps;
+        let s = `<table><caption>Return of each team on the same episodes (mean over agents, ${end} steps, ` +
+          `m = ${this.m})</caption><tr><th>policy</th><th>this episode, t = ${t}</th><th>mean of finished episodes</th></tr>`;
+        POLICIES.forEach(([p, label]) => {
+          const done = this.finished[p], mean = done.length ? done.reduce((a, b) => a + b, 0) / done.length : null;
+          const cells = this.available(p)
+            ? `<td data-return="${this.returns[p]}">${fmt(this.returns[p], 2)}</td><td>${mean === null ? "&ndash;" : `${fmt(mean, 2)} (${done.length})`}</td>`
+            : `<td colspan="2">plays only at m = ${this.flatM}</td>`;
+          s += `<tr data-policy="${p}"${p === this.policy ? ' class="pg-shown"' : ""}><td>${label}</td>${cells}</tr>`;
+        });
+        this.root.querySelector(".pg-returns").innerHTML = s + "</table>";
+      }
+
+      // The focused agent's alpha: one row per head, one cell per token (hidden tokens crossed out).
+      drawAlpha() {
+        const i = this.focus, alpha = this.next.entity.alpha[i], names = this.tokenNames(i), n = names.length;
+        const heads = alpha.length / n, cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
+        const width = left + cell * n + 10, height = top + heads * cell + 40;
+        let s = `<svg class="pg-heatmap" width="${width}" height="${height}" role="img" aria-label="alpha of agent ${i + 1}">`;
+        s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's agent a${i + 1} ` +
+          `over its ${n} tokens${this.policy === "entity" ? "" : " (in the entity team's world)"}</text>`;
+        for (let h = 0; h < heads; h++) {
+          s += `<text x="${left - 6}" y="${top + h * cell + cell / 2 + 4}" text-anchor="end" font-size="11" ` +
+            `fill="${HEAD_COLORS[h % HEAD_COLORS.length]}">head ${h + 1}</text>`;
+          for (let t = 0; t < n; t++) {
+            const a = alpha[h * n + t], [css] = viridis(a), x = left + t * cell, y = top + h * cell;
+            s += `<rect data-token="${t}" data-name="${names[t]}" data-head="${h}" data-value="${a}" x="${x}" y="${y}" ` +
+              `width="${cell}" height="${cell}" fill="${css}" style="cursor:${t ? "pointer" : "default"}">` +
+              `<title>a${i + 1} → ${names[t]}, head ${h + 1}: ${a.toFixed(3)}</title></rect>`;
+          }
+        }
+        names.forEach((name, t) => {
+          const x = left + t * cell + cell / 2, hidden = this.hidden.has(`${i}:${name}`);
+          s += `<text x="${x}" y="${top + heads * cell + 14}" text-anchor="middle" font-size="${cell < 24 ? 9 : 11}"` +
+            `${hidden ? ' text-decoration="line-through" fill="#999"' : ""}>${name}</text>`;
+          if (hidden) s += `<line x1="${x - cell / 2 + 2}" y1="${top + 2}" x2="${x + cell / 2 - 2}" y2="${top + heads * cell - 2}" stroke="#fff" stroke-width="2"/>`;
+        });
+        s += `<text x="${left + (cell * n) / 2}" y="${height - 6}" text-anchor="middle" font-size="11">token (key)` +
+          ` &mdash; colour: &alpha; from 0 (dark) to 1 (yellow)</text>`;
+        this.root.querySelector(".pg-alpha").innerHTML = s + "</svg>";
+      }
+    }
+
+    function mount(id) {
+      const root = document.getElementById(id);
+      const spec = JSON.parse(document.getElementById(id + "-data").textContent);
+      const pg = new Playground(root, spec);
+      root.playground = pg;
+      if ("IntersectionObserver" in window) { // play while on screen, pause when scrolled away
+        new IntersectionObserver((entries) => entries.forEach((entry) => {
+          if (!pg.touched) pg.setRunning(entry.isIntersecting);
+        })).observe(root);
+      }
+      root.addEventListener("pointerdown", () => { pg.touched = true; }, true);
+      return pg;
+    }
+
     window.attnmarlPlayground = {
       World, spreadTokens, entityForward, flatForward, greedyActions, teamActions, assignment, argmax,
-      decodeWeights, rng32,
+      decodeWeights, rng32, Playground, mount,
     };
   })();
 }
