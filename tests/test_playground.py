@@ -19,7 +19,7 @@ import pytest
 import torch
 from browser import offline_page
 
-from attnmarl.checkpoints import load_agent_at, shipped_checkpoint
+from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs import greedy_assignment_policy
 from attnmarl.envs.spread import BatchedSpread
 from attnmarl.playground import ENTITY_ACTOR, FLAT_ACTOR, playground, playground_html
@@ -384,3 +384,20 @@ def test_playground_is_one_face_everywhere_and_refuses_bad_settings():
     for bad in ({"m": 2}, {"m": 17}, {"m": 6.0}, {"seed": -1}, {"policy": "concat"}, {"policy": "flat", "m": 9}):
         with pytest.raises(ValueError):
             playground_html(**bad)
+
+
+def test_page_teams_score_what_the_shipped_checkpoints_score_on_mpe2(page):
+    """48 of the page's own episodes at m = 6 (its generator's starts, not mpe2's seeds): each actor's
+    mean return agrees with its shipped 200-episode mpe2 score within three standard errors of both."""
+    finished = page.evaluate("""() => {
+      const pg = document.querySelector('.attnmarl-playground').playground;
+      pg.setM(6, 1000);
+      while (pg.finished.entity.length < 48) pg.tick();
+      return pg.finished;
+    }""")
+    runs = {(r["name"], r["seed"]): r for r in shipped_runs("policy")}
+    for key, (_, name, seed) in (("entity", ENTITY_ACTOR), ("flat", FLAT_ACTOR)):
+        returns, run = np.array(finished[key]), runs[(name, seed)]
+        sem = returns.std(ddof=1) / np.sqrt(len(returns))
+        assert abs(returns.mean() - run["final_return"]) <= 3 * np.hypot(sem, run["final_sem"]), (key, returns.mean())
+    assert np.mean(finished["entity"]) > np.mean(finished["flat"]) + 5

@@ -426,7 +426,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           `<option value="${p}"${p === this.policy ? " selected" : ""}${this.available(p) ? "" : " disabled"}>` +
           `${label}${this.available(p) ? "" : ` (m = ${this.flatM} only)`}</option>`).join("");
         this.root.querySelector(".pg-note").textContent = m === this.flatM ? "" :
-          `The flat actor reads o^i as one vector of 6m numbers, and its first layer has exactly ` +
+          `The flat actor reads an agent's observation as one vector of 6m numbers, and its first layer has exactly ` +
           `${6 * this.flatM} inputs: it can only play at m = ${this.flatM}, the m it was trained for. ` +
           `The entity actor reads a set of tokens, any number of them: the same weights play at every m.`;
         this.reset(seed);
@@ -617,6 +617,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       drawAlpha() {
         const i = this.focus, alpha = this.next.entity.alpha[i], names = this.tokenNames(i), n = names.length;
         const heads = alpha.length / n, cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
+        const vmax = Math.max(...alpha); // the colour scale runs from 0 to the row's largest alpha
         const width = left + cell * n + 10, height = top + heads * cell + 40;
         let s = `<svg class="pg-heatmap" width="${width}" height="${height}" role="img" aria-label="alpha of agent ${i + 1}">`;
         s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's agent a${i + 1} ` +
@@ -625,7 +626,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           s += `<text x="${left - 6}" y="${top + h * cell + cell / 2 + 4}" text-anchor="end" font-size="11" ` +
             `fill="${HEAD_COLORS[h % HEAD_COLORS.length]}">head ${h + 1}</text>`;
           for (let t = 0; t < n; t++) {
-            const a = alpha[h * n + t], [css] = viridis(a), x = left + t * cell, y = top + h * cell;
+            const a = alpha[h * n + t], [css] = viridis(a / vmax), x = left + t * cell, y = top + h * cell;
             s += `<rect data-token="${t}" data-name="${names[t]}" data-head="${h}" data-value="${a}" x="${x}" y="${y}" ` +
               `width="${cell}" height="${cell}" fill="${css}" style="cursor:${t ? "pointer" : "default"}">` +
               `<title>a${i + 1} → ${names[t]}, head ${h + 1}: ${a.toFixed(3)}</title></rect>`;
@@ -638,7 +639,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           if (hidden) s += `<line x1="${x - cell / 2 + 2}" y1="${top + 2}" x2="${x + cell / 2 - 2}" y2="${top + heads * cell - 2}" stroke="#fff" stroke-width="2"/>`;
         });
         s += `<text x="${left + (cell * n) / 2}" y="${height - 6}" text-anchor="middle" font-size="11">token (key)` +
-          ` &mdash; colour: &alpha; from 0 (dark) to 1 (yellow)</text>`;
+          ` &mdash; colour: &alpha; from 0 (dark) to ${vmax.toFixed(2)} (yellow)</text>`;
         this.root.querySelector(".pg-alpha").innerHTML = s + "</svg>";
       }
     }
