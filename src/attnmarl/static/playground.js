@@ -141,7 +141,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       const others = 4 + 2 * m, comm = others + 2 * (m - 1);
       for (let j = 0; j < m - 1; j++) {
         kinds.push(2);
-        features.push([o[others + 2 * j], o[others + 2 * j + 1], o[comm + 2 * j], o[comm + 2 * j + 1]]);
+        features.push(Float64Array.of(o[others + 2 * j], o[others + 2 * j + 1], o[comm + 2 * j], o[comm + 2 * j + 1]));
       }
       return { kinds, features };
     }
@@ -184,54 +184,63 @@ if (typeof window.attnmarlPlayground === "undefined") {
      * sum of z, as the Python forward does: the same numbers with fewer multiplications. */
     function entityForward(W, tokens, mask) {
       const { d, heads, d_tokens: dt, d_ff: dff, d_y: dy, eps } = W;
-      const n = tokens.kinds.length, dh = d / heads;
-      const e = [], z = [];
-      for (let t = 0; t < n; t++) {
+      const n = tokens.kinds.length, dh = d / heads, scale = 1 / Math.sqrt(dh);
+      const z = new Float64Array(n * d), e0 = new Float64Array(d), en = new Float64Array(d);
+      const gamma = W.ln_attn_w, beta = W.ln_attn_b, embed = W.embed;
+      for (let t = 0; t < n; t++) { // e_n, then z_n = LN(e_n) into row t of z
         const kind = tokens.kinds[t], x = tokens.features[t], start = KIND_START[kind], flag = KIND_FLAG[kind];
-        const en = new Float64Array(d);
+        const w = x.length;
+        let mean = 0;
         for (let r = 0; r < d; r++) {
-          let s = W.embed[r * dt + flag];
-          for (let c = 0; c < x.length; c++) s += W.embed[r * dt + start + c] * x[c];
-          en[r] = s;
+          const row = r * dt;
+          let v = embed[row + flag];
+          for (let c = 0; c < w; c++) v += embed[row + start + c] * x[c];
+          en[r] = v; mean += v;
         }
-        e.push(en); z.push(layerNorm(en, W.ln_attn_w, W.ln_attn_b, eps));
+        mean /= d;
+        let variance = 0;
+        for (let r = 0; r < d; r++) variance += (en[r] - mean) * (en[r] - mean);
+        const inv = 1 / Math.sqrt(variance / d + eps), off = t * d;
+        for (let r = 0; r < d; r++) z[off + r] = (en[r] - mean) * inv * gamma[r] + beta[r];
+        if (t === 0) e0.set(en);
       }
-      const q = affine(W.W_q, null, z[0], d, d);
+      const q = affine(W.W_q, null, z.subarray(0, d), d, d);
       const alpha = new Float64Array(heads * n), c = new Float64Array(d);
+      const u = new Float64Array(d), zbar = new Float64Array(d), score = new Float64Array(n);
       for (let h = 0; h < heads; h++) {
-        const u = new Float64Array(d); // W_k,h^T q_h
+        u.fill(0); // W_k,h^T q_h
         for (let a = 0; a < dh; a++) {
           const qa = q[h * dh + a], row = (h * dh + a) * d;
           for (let k = 0; k < d; k++) u[k] += W.W_kv[row + k] * qa;
         }
         let top = -Infinity;
-        const score = new Float64Array(n);
         for (let t = 0; t < n; t++) {
           if (mask && !mask[t]) continue;
-          let s = 0;
-          for (let k = 0; k < d; k++) s += u[k] * z[t][k];
-          score[t] = s / Math.sqrt(dh);
-          top = Math.max(top, score[t]);
+          let v = 0;
+          const off = t * d;
+          for (let k = 0; k < d; k++) v += u[k] * z[off + k];
+          score[t] = v * scale;
+          if (score[t] > top) top = score[t];
         }
         let total = 0;
         for (let t = 0; t < n; t++) {
           const w = mask && !mask[t] ? 0 : Math.exp(score[t] - top);
           alpha[h * n + t] = w; total += w;
         }
-        const zbar = new Float64Array(d);
+        zbar.fill(0);
         for (let t = 0; t < n; t++) {
-          const w = (alpha[h * n + t] /= total);
-          if (w) for (let k = 0; k < d; k++) zbar[k] += w * z[t][k];
+          const w = (alpha[h * n + t] /= total), off = t * d;
+          if (w) for (let k = 0; k < d; k++) zbar[k] += w * z[off + k];
         }
         for (let a = 0; a < dh; a++) { // W_v,h zbar_h: rows d + h dh + a of W_kv
           const row = (d + h * dh + a) * d;
-          let s = 0;
-          for (let k = 0; k < d; k++) s += W.W_kv[row + k] * zbar[k];
-          c[h * dh + a] = s;
+          let v = 0;
+          for (let k = 0; k < d; k++) v += W.W_kv[row + k] * zbar[k];
+          c[h * dh + a] = v;
         }
       }
       const hid = affine(W.W_o, W.W_o_b, c, d, d);
-      for (let k = 0; k < d; k++) hid[k] += e[0][k];
+      for (let k = 0; k < d; k++) hid[k] += e0[k];
       const inner = affine(W.ff0, W.ff0_b, layerNorm(hid, W.ln_ff_w, W.ln_ff_b, eps), dff, d);
       for (let k = 0; k < dff; k++) inner[k] = Math.max(0, inner[k]);
       const ff = affine(W.ff2, W.ff2_b, inner, d, dff);
@@ -406,7 +415,13 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.svg.addEventListener("pointermove", (e) => this.pointerMove(e));
         const up = () => { this.drag = null; };
         this.svg.addEventListener("pointerup", up); this.svg.addEventListener("pointercancel", up);
-        this.root.querySelector(".pg-alpha").addEventListener("click", (e) => {
+        const alphaBox = this.root.querySelector(".pg-alpha");
+        alphaBox.addEventListener("mouseover", (e) => {
+          const cell = e.target.closest("rect[data-token]");
+          this.hover = cell ? this.cells.indexOf(cell) : null; this.updateAlpha();
+        });
+        alphaBox.addEventListener("mouseleave", () => { this.hover = null; this.updateAlpha(); });
+        alphaBox.addEventListener("click", (e) => {
           const cell = e.target.closest("[data-token]");
           if (!cell || cell.dataset.token === "0") return;
           const key = `${this.focus}:${cell.dataset.name}`;
@@ -546,78 +561,107 @@ if (typeof window.attnmarlPlayground === "undefined") {
         w.pos[2 * index] = x; w.pos[2 * index + 1] = y; w.vel[2 * index] = 0; w.vel[2 * index + 1] = 0;
       }
 
-      // ---- drawing
+      // ---- drawing. The markup is rebuilt only when what is drawn changes (m, the policy shown, the
+      // focused agent, the hidden tokens); each step then only moves and recolours its elements.
       draw() {
-        this.drawArena(); this.drawReturns(); this.drawAlpha();
-        const r = this.root.dataset;
-        r.m = String(this.m); r.policy = this.policy; r.focus = String(this.focus); r.t = String(this.worlds.entity.steps);
+        const key = [this.m, this.policy, this.focus, [...this.hidden].sort().join()].join("|");
+        if (key !== this.drawn) { this.buildArena(); this.buildReturns(); this.buildAlpha(); this.drawn = key; }
+        this.updateArena(); this.updateReturns(); this.updateAlpha();
+        const r = this.root.dataset, t = String(this.worlds.entity.steps);
+        if (r.m !== String(this.m)) r.m = String(this.m);
+        if (r.policy !== this.policy) r.policy = this.policy;
+        if (r.focus !== String(this.focus)) r.focus = String(this.focus);
+        if (r.t !== t) r.t = t;
       }
 
-      drawArena() {
-        const w = this.worlds[this.policy], m = this.m, P = this.P;
+      buildArena() {
+        const m = this.m, P = this.P, text = (cls) => `<text class="${cls}" text-anchor="middle" font-size="10" ` +
+          `paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8"></text>`;
         let s = `<rect x="0" y="0" width="${SIZE}" height="${SIZE}" fill="#fafafa" stroke="#444"/>`;
         s += `<rect x="${X(-1)}" y="${Y(1)}" width="${X(1) - X(-1)}" height="${Y(-1) - Y(1)}" fill="none" stroke="#ddd" stroke-dasharray="4 4"/>`;
-        const label = (x, y, text) => `<text x="${x}" y="${y}" text-anchor="middle" font-size="10" paint-order="stroke" ` +
-          `stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(text)}</text>`;
+        const faded = (name) => this.policy === "entity" && this.hidden.has(`${this.focus}:${name}`); // hidden from the focus
         for (let i = 0; i < m; i++) {
-          const cx = X(w.pos[2 * i]), cy = Y(w.pos[2 * i + 1]);
-          s += `<circle class="pg-agent" data-i="${i}" cx="${cx}" cy="${cy}" r="${R(P.agent_size)}" fill="${AGENT_COLOR}" fill-opacity="0.85"/>`;
-          if (i === this.focus) s += `<circle cx="${cx}" cy="${cy}" r="${R(P.agent_size + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;
-          s += label(cx, cy - 0.4 * R(P.agent_size) + 3, `a${i + 1}`);
+          s += `<circle class="pg-agent" data-i="${i}" r="${R(P.agent_size)}" fill="${AGENT_COLOR}" ` +
+            `fill-opacity="${faded(`a${i + 1}`) ? 0.3 : 0.85}"/>`;
+          if (i === this.focus) s += `<circle class="pg-ring" r="${R(P.agent_size + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;
+          s += text("pg-agent-label");
         }
-        const hiddenFromFocus = (name) => this.policy === "entity" && this.hidden.has(`${this.focus}:${name}`);
         for (let l = 0; l < m; l++) {
-          const cx = X(w.landmarks[2 * l]), cy = Y(w.landmarks[2 * l + 1]);
-          s += `<circle class="pg-landmark" data-l="${l}" cx="${cx}" cy="${cy}" r="${R(P.landmark_size)}" fill="${LANDMARK_COLOR}" ` +
-            `fill-opacity="${hiddenFromFocus(`L${l + 1}`) ? 0.25 : 0.85}"/>`;
-          s += label(cx, cy + R(P.landmark_size) + 9, `L${l + 1}`);
+          s += `<circle class="pg-landmark" data-l="${l}" r="${R(P.landmark_size)}" fill="${LANDMARK_COLOR}" ` +
+            `fill-opacity="${faded(`L${l + 1}`) ? 0.25 : 0.85}"/>` + text("pg-landmark-label");
         }
-        if (this.policy === "entity") s += this.arrows(w);
-        this.svg.innerHTML = s;
-      }
-
-      // The focused agent's alpha as arrows to each entity it attends to, one colour per head.
-      arrows(w) {
-        const i = this.focus, alpha = this.next.entity.alpha[i], n = 2 * this.m, heads = alpha.length / n;
-        const ew = this.worlds.entity, x0 = X(ew.pos[2 * i]), y0 = Y(ew.pos[2 * i + 1]);
-        if (w !== ew) return "";
-        let s = "";
-        const names = this.tokenNames(i);
-        for (let h = 0; h < heads; h++) {
-          for (let t = 1; t < n; t++) {
-            const a = alpha[h * n + t];
-            if (a < 0.02) continue;
-            const name = names[t], j = name[0] === "L" ? null : Number(name.slice(1)) - 1;
-            const tx = name[0] === "L" ? X(ew.landmarks[2 * (Number(name.slice(1)) - 1)]) : X(ew.pos[2 * j]);
-            const ty = name[0] === "L" ? Y(ew.landmarks[2 * (Number(name.slice(1)) - 1) + 1]) : Y(ew.pos[2 * j + 1]);
-            const off = (h - (heads - 1) / 2) * 3, len = Math.hypot(tx - x0, ty - y0) || 1;
-            const ox = (-(ty - y0) / len) * off, oy = ((tx - x0) / len) * off;
-            s += `<line class="pg-arrow" data-head="${h}" data-token="${t}" x1="${x0 + ox}" y1="${y0 + oy}" x2="${tx + ox}" y2="${ty + oy}" ` +
-              `stroke="${HEAD_COLORS[h % HEAD_COLORS.length]}" stroke-width="${1 + 6 * a}" stroke-opacity="${Math.min(1, 0.2 + a)}" stroke-linecap="round"/>`;
+        if (this.policy === "entity") { // the focused agent's alpha: one line per head and token
+          const heads = this.weights.entity.heads;
+          for (let h = 0; h < heads; h++) {
+            for (let t = 1; t < 2 * m; t++) {
+              s += `<line class="pg-arrow" data-head="${h}" data-token="${t}" stroke="${HEAD_COLORS[h % HEAD_COLORS.length]}" stroke-linecap="round"/>`;
+            }
           }
         }
-        return s;
+        this.svg.innerHTML = s;
+        const all = (cls) => Array.from(this.svg.querySelectorAll(cls));
+        this.els = { agents: all(".pg-agent"), ring: this.svg.querySelector(".pg-ring"), agentLabels: all(".pg-agent-label"),
+          landmarks: all(".pg-landmark"), landmarkLabels: all(".pg-landmark-label"), arrows: all(".pg-arrow") };
+        this.els.agentLabels.forEach((e, i) => { e.textContent = `a${i + 1}`; });
+        this.els.landmarkLabels.forEach((e, l) => { e.textContent = `L${l + 1}`; });
       }
 
-      drawReturns() {
-        const end = this.P.max_cycles, t = this.worlds.entity.steps;
-        let s = `<table><caption>Return of each team on the same episodes (mean over agents, ${end} steps, ` +
-          `m = ${this.m})</caption><tr><th>policy</th><th>this episode, t = ${t}</th><th>mean of finished episodes</th></tr>`;
+      updateArena() {
+        const w = this.worlds[this.policy], P = this.P, E = this.els, set = (e, name, v) => e.setAttribute(name, v);
+        for (let i = 0; i < this.m; i++) {
+          const cx = X(w.pos[2 * i]), cy = Y(w.pos[2 * i + 1]);
+          set(E.agents[i], "cx", cx); set(E.agents[i], "cy", cy);
+          set(E.agentLabels[i], "x", cx); set(E.agentLabels[i], "y", cy - 0.4 * R(P.agent_size) + 3);
+          if (i === this.focus) { set(E.ring, "cx", cx); set(E.ring, "cy", cy); }
+        }
+        for (let l = 0; l < this.m; l++) {
+          const cx = X(w.landmarks[2 * l]), cy = Y(w.landmarks[2 * l + 1]);
+          set(E.landmarks[l], "cx", cx); set(E.landmarks[l], "cy", cy);
+          set(E.landmarkLabels[l], "x", cx); set(E.landmarkLabels[l], "y", cy + R(P.landmark_size) + 9);
+        }
+        if (!E.arrows.length) return;
+        const i = this.focus, alpha = this.next.entity.alpha[i], n = 2 * this.m, names = this.tokenNames(i);
+        const x0 = X(w.pos[2 * i]), y0 = Y(w.pos[2 * i + 1]), heads = alpha.length / n;
+        E.arrows.forEach((line, k) => {
+          const h = Math.floor(k / (n - 1)), t = 1 + (k % (n - 1)), a = alpha[h * n + t];
+          if (a < 0.02) { set(line, "visibility", "hidden"); return; }
+          const name = names[t], index = Number(name.slice(1)) - 1;
+          const [tx, ty] = name[0] === "L" ? [X(w.landmarks[2 * index]), Y(w.landmarks[2 * index + 1])]
+            : [X(w.pos[2 * index]), Y(w.pos[2 * index + 1])];
+          const off = (h - (heads - 1) / 2) * 3, len = Math.hypot(tx - x0, ty - y0) || 1; // heads side by side
+          const ox = (-(ty - y0) / len) * off, oy = ((tx - x0) / len) * off;
+          set(line, "visibility", "visible");
+          set(line, "x1", x0 + ox); set(line, "y1", y0 + oy); set(line, "x2", tx + ox); set(line, "y2", ty + oy);
+          set(line, "stroke-width", 1 + 6 * a); set(line, "stroke-opacity", Math.min(1, 0.2 + a));
+        });
+      }
+
+      buildReturns() {
+        let s = `<table><caption>Return of each team on the same episodes (mean over agents, ${this.P.max_cycles} steps, ` +
+          `m = ${this.m})</caption><tr><th>policy</th><th class="pg-now">this episode</th><th>mean of finished episodes</th></tr>`;
         POLICIES.forEach(([p, label]) => {
-          const done = this.finished[p], mean = done.length ? done.reduce((a, b) => a + b, 0) / done.length : null;
-          const cells = this.available(p)
-            ? `<td data-return="${this.returns[p]}">${fmt(this.returns[p], 2)}</td><td>${mean === null ? "&ndash;" : `${fmt(mean, 2)} (${done.length})`}</td>`
+          const cells = this.available(p) ? `<td data-return="0"></td><td class="pg-mean"></td>`
             : `<td colspan="2">plays only at m = ${this.flatM}</td>`;
           s += `<tr data-policy="${p}"${p === this.policy ? ' class="pg-shown"' : ""}><td>${label}</td>${cells}</tr>`;
         });
         this.root.querySelector(".pg-returns").innerHTML = s + "</table>";
       }
 
+      updateReturns() {
+        const box = this.root.querySelector(".pg-returns");
+        box.querySelector(".pg-now").textContent = `this episode, t = ${this.worlds.entity.steps}`;
+        Object.keys(this.worlds).forEach((p) => {
+          const row = box.querySelector(`tr[data-policy="${p}"]`), now = row.querySelector("td[data-return]");
+          const done = this.finished[p], mean = done.reduce((a, b) => a + b, 0) / done.length;
+          now.dataset.return = String(this.returns[p]); now.textContent = fmt(this.returns[p], 2);
+          row.querySelector(".pg-mean").textContent = done.length ? `${fmt(mean, 2)} (${done.length})` : "\u2013";
+        });
+      }
+
       // The focused agent's alpha: one row per head, one cell per token (hidden tokens crossed out).
-      drawAlpha() {
-        const i = this.focus, alpha = this.next.entity.alpha[i], names = this.tokenNames(i), n = names.length;
-        const heads = alpha.length / n, cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
-        const vmax = Math.max(...alpha); // the colour scale runs from 0 to the row's largest alpha
+      buildAlpha() {
+        const i = this.focus, names = this.tokenNames(i), n = names.length, heads = this.weights.entity.heads;
+        const cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
         const width = left + cell * n + 10, height = top + heads * cell + 40;
         let s = `<svg class="pg-heatmap" width="${width}" height="${height}" role="img" aria-label="alpha of agent ${i + 1}">`;
         s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's agent a${i + 1} ` +
@@ -626,10 +670,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
           s += `<text x="${left - 6}" y="${top + h * cell + cell / 2 + 4}" text-anchor="end" font-size="11" ` +
             `fill="${HEAD_COLORS[h % HEAD_COLORS.length]}">head ${h + 1}</text>`;
           for (let t = 0; t < n; t++) {
-            const a = alpha[h * n + t], [css] = viridis(a / vmax), x = left + t * cell, y = top + h * cell;
-            s += `<rect data-token="${t}" data-name="${names[t]}" data-head="${h}" data-value="${a}" x="${x}" y="${y}" ` +
-              `width="${cell}" height="${cell}" fill="${css}" style="cursor:${t ? "pointer" : "default"}">` +
-              `<title>a${i + 1} → ${names[t]}, head ${h + 1}: ${a.toFixed(3)}</title></rect>`;
+            s += `<rect data-token="${t}" data-name="${names[t]}" data-head="${h}" x="${left + t * cell}" y="${top + h * cell}" ` +
+              `width="${cell}" height="${cell}" style="cursor:${t ? "pointer" : "default"}"/>`;
           }
         }
         names.forEach((name, t) => {
@@ -638,9 +680,23 @@ if (typeof window.attnmarlPlayground === "undefined") {
             `${hidden ? ' text-decoration="line-through" fill="#999"' : ""}>${name}</text>`;
           if (hidden) s += `<line x1="${x - cell / 2 + 2}" y1="${top + 2}" x2="${x + cell / 2 - 2}" y2="${top + heads * cell - 2}" stroke="#fff" stroke-width="2"/>`;
         });
-        s += `<text x="${left + (cell * n) / 2}" y="${height - 6}" text-anchor="middle" font-size="11">token (key)` +
-          ` &mdash; colour: &alpha; from 0 (dark) to ${vmax.toFixed(2)} (yellow)</text>`;
-        this.root.querySelector(".pg-alpha").innerHTML = s + "</svg>";
+        s += `<text class="pg-scale" x="${left + (cell * n) / 2}" y="${height - 6}" text-anchor="middle" font-size="11"></text>`;
+        const box = this.root.querySelector(".pg-alpha");
+        box.innerHTML = s + "</svg>";
+        this.cells = Array.from(box.querySelectorAll("rect[data-token]")); this.hover = null;
+        this.scale = box.querySelector(".pg-scale");
+      }
+
+      updateAlpha() {
+        const alpha = this.next.entity.alpha[this.focus];
+        const vmax = Math.max(...alpha); // the colour scale runs from 0 to the row's largest alpha
+        this.cells.forEach((rect, k) => { // cells in head-major order, as alpha
+          rect.setAttribute("fill", viridis(alpha[k] / vmax)[0]); rect.dataset.value = String(alpha[k]);
+        });
+        const hover = this.hover == null ? null : this.cells[this.hover];
+        this.scale.textContent = hover ? `${hover.dataset.name}, head ${Number(hover.dataset.head) + 1}: ` +
+          `\u03b1 = ${alpha[this.hover].toFixed(3)}` : `token (key) \u2014 colour: \u03b1 from 0 (dark) to ` +
+          `${vmax.toFixed(2)} (yellow); hover a cell for its value`;
       }
     }
 
