@@ -558,7 +558,9 @@ if (typeof window.attnmarlPlayground === "undefined") {
         if (!this.drag) return;
         const { kind, index, x, y } = this.drag;
         if (kind === "landmark") { w.landmarks[2 * index] = x; w.landmarks[2 * index + 1] = y; return; }
-        w.pos[2 * index] = x; w.pos[2 * index + 1] = y; w.vel[2 * index] = 0; w.vel[2 * index + 1] = 0;
+        let nudge = 0; // two agents on exactly one point would push each other with 0/0 (mpe2 too): avoid it
+        for (let j = 0; j < this.m; j++) if (j !== index && w.pos[2 * j] === x && w.pos[2 * j + 1] === y) nudge = 1e-9;
+        w.pos[2 * index] = x + nudge; w.pos[2 * index + 1] = y; w.vel[2 * index] = 0; w.vel[2 * index + 1] = 0;
       }
 
       // ---- drawing. The markup is rebuilt only when what is drawn changes (m, the policy shown, the
