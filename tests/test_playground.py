@@ -202,17 +202,14 @@ _JS_ROLLOUT = "args => {" + _JS_WORLD + """
 
 _JS_SEEDED_START = """args => {
   const w = new attnmarlPlayground.World(SPEC.world, args.m);
-  w.reset(attnmarlPlayground.rng32(args.seed));
+  w.reset(attnmarlPlayground.numpyRandom(args.seed));
   return {pos: Array.from(w.pos), vel: Array.from(w.vel), landmarks: Array.from(w.landmarks)};
 }"""
 
 
-def _python_rollout(policy, m, start):
-    """Actions (T, m) of a Python episode from ``start``: the port stepping, torch or the baseline acting."""
-    env = BatchedSpread(1, N=m)
-    env.agent_pos[0] = np.reshape(start["pos"], (m, 2))
-    env.agent_vel[0] = np.reshape(start["vel"], (m, 2))
-    env.landmark_pos[0] = np.reshape(start["landmarks"], (m, 2))
+def _python_rollout(policy, m, seed):
+    """Actions (T, m) of the port's first episode for ``seed``, torch or the baseline acting."""
+    env = BatchedSpread(1, seed=seed, N=m)
     obs = env.observe()
     if policy == "greedy":
         baseline = greedy_assignment_policy()
@@ -229,13 +226,24 @@ def _python_rollout(policy, m, start):
     return np.array(actions)
 
 
+@pytest.mark.parametrize("seed", [0, 7, 2**31 - 1])
+def test_page_seeds_start_where_the_ports_seeds_start(page, seed):
+    """The page draws numpy's default_rng(seed) stream bit for bit, so its episode for a seed starts
+    exactly where the port's first episode for that seed starts."""
+    env = BatchedSpread(1, seed=seed, N=5)
+    start = page.evaluate(_JS_SEEDED_START, {"m": 5, "seed": seed})
+    assert start == _state(env)
+
+
 @pytest.mark.parametrize(("policy", "m"), [("entity", 3), ("entity", 6), ("entity", 16), ("flat", 6),
                                            ("greedy", 6), ("greedy", 16)])
 def test_page_episodes_take_the_python_rollouts_actions(page, policy, m):
+    """For a fixed seed, the page's episode (its world, tokens, actor and argmax) takes the actions of
+    the Python episode (the port, torch, argmax) at every step."""
     for seed in (1, 2):
-        start = page.evaluate(_JS_SEEDED_START, {"m": m, "seed": seed})  # the page's own start for this seed
+        start = page.evaluate(_JS_SEEDED_START, {"m": m, "seed": seed})
         js = np.array(page.evaluate(_JS_ROLLOUT, {"m": m, "state": start, "policy": policy}))
-        python = _python_rollout(policy, m, start)
+        python = _python_rollout(policy, m, seed)
         assert js.shape == python.shape == (25, m)
         assert np.array_equal(js, python), f"seed {seed}: first differing step {np.argmax((js != python).any(1))}"
         assert len(np.unique(python)) > 1  # the agents move
@@ -387,8 +395,9 @@ def test_playground_is_one_face_everywhere_and_refuses_bad_settings():
 
 
 def test_page_teams_score_what_the_shipped_checkpoints_score_on_mpe2(page):
-    """48 of the page's own episodes at m = 6 (its generator's starts, not mpe2's seeds): each actor's
-    mean return agrees with its shipped 200-episode mpe2 score within three standard errors of both."""
+    """48 of the page's episodes at m = 6 (the port's starts for seeds 1000-1047, not mpe2's episodes):
+    each actor's mean return agrees with its shipped 200-episode mpe2 score within three standard errors
+    of both."""
     finished = page.evaluate("""() => {
       const pg = document.querySelector('.attnmarl-playground').playground;
       pg.setM(6, 1000);

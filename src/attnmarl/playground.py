@@ -27,7 +27,7 @@ import torch
 from .checkpoints import load_agent, shipped_checkpoint
 from .envs.scenarios import port_kwargs
 from .envs.spread import BatchedSpread
-from .guards import check_int
+from .guards import check_int, check_seed
 from .widgets import _asset
 
 __all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "M_RANGE", "world_constants", "export_entity_actor",
@@ -118,7 +118,7 @@ def export_flat_actor(path: str | Path) -> dict[str, Any]:
 def playground_spec(m: int = 6, seed: int = 0, policy: str = "entity") -> dict[str, Any]:
     """Everything the page needs: constants, weights, and the starting settings."""
     check_int("m", m, minimum=M_RANGE[0], maximum=M_RANGE[1])
-    check_int("seed", seed, minimum=0, maximum=2**32 - 1)  # playground.js seeds a 32-bit generator
+    check_seed(seed)
     if policy not in ("entity", "flat", "greedy"):
         raise ValueError(f"policy must be 'entity', 'flat' or 'greedy'; got {policy!r}")
     entity = export_entity_actor(shipped_checkpoint(*ENTITY_ACTOR[:2], seed=ENTITY_ACTOR[2]))

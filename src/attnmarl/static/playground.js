@@ -23,15 +23,40 @@ if (typeof window.attnmarlPlayground === "undefined") {
       return x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x));
     }
 
-    // A small seeded generator (mulberry32) for the starting states of the page's episodes.
-    function rng32(seed) {
-      let a = seed >>> 0;
-      return function () {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    /* numpy.random.default_rng(seed).random(), exactly: numpy's SeedSequence hashes the seed into a
+     * PCG64 state (128-bit, in BigInt), and each draw is (next64 >> 11) / 2^53. World.reset with it
+     * draws what attnmarl's batched port draws: seed s starts where BatchedSpread(1, seed=s) starts. */
+    function numpyRandom(seed) {
+      const mul = (a, b) => Math.imul(a, b) >>> 0;
+      const entropy = []; // the seed's 32-bit words, least significant first
+      let rest = BigInt(seed);
+      do { entropy.push(Number(rest & 0xffffffffn)); rest >>= 32n; } while (rest > 0n);
+      let hashConst = 0x43b0d7e5;
+      const hashmix = (v) => {
+        v = (v ^ hashConst) >>> 0; hashConst = mul(hashConst, 0x931e8875); v = mul(v, hashConst);
+        return (v ^ (v >>> 16)) >>> 0;
+      };
+      const mix = (x, y) => { const r = (mul(0xca01f9dd, x) - mul(0x4973f715, y)) >>> 0; return (r ^ (r >>> 16)) >>> 0; };
+      const pool = [0, 1, 2, 3].map((i) => hashmix(i < entropy.length ? entropy[i] : 0));
+      for (let a = 0; a < 4; a++) for (let b = 0; b < 4; b++) if (a !== b) pool[b] = mix(pool[b], hashmix(pool[a]));
+      for (let a = 4; a < entropy.length; a++) for (let b = 0; b < 4; b++) pool[b] = mix(pool[b], hashmix(entropy[a]));
+      let outConst = 0x8b51f9dd; // SeedSequence.generate_state(4, uint64)
+      const words = [];
+      for (let i = 0; i < 8; i++) {
+        let v = (pool[i % 4] ^ outConst) >>> 0; outConst = mul(outConst, 0x58f38ded); v = mul(v, outConst);
+        words.push(BigInt((v ^ (v >>> 16)) >>> 0));
+      }
+      const u64 = (k) => (words[2 * k + 1] << 32n) | words[2 * k];
+      const M64 = (1n << 64n) - 1n, M128 = (1n << 128n) - 1n;
+      const MULT = (2549297995355413924n << 64n) + 4865540595714422341n; // PCG's 128-bit multiplier
+      const inc = ((((u64(2) << 64n) | u64(3)) << 1n) | 1n) & M128;
+      let state = 0n;
+      const step = () => { state = (state * MULT + inc) & M128; };
+      step(); state = (state + ((u64(0) << 64n) | u64(1))) & M128; step();
+      return function () { // XSL-RR output of the next state
+        step();
+        const x = ((state >> 64n) ^ state) & M64, rot = state >> 122n;
+        return Number((((x >> rot) | (x << ((64n - rot) & 63n))) & M64) >> 11n) / 9007199254740992;
       };
     }
 
@@ -46,7 +71,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.landmarks = new Float64Array(2 * m); this.steps = 0;
       }
 
-      // Agents and landmarks uniform in [-1, 1]^2, agents at rest (Scenario.reset_world).
+      // Agents and landmarks uniform in [-1, 1]^2, agents at rest (Scenario.reset_world), drawn in the
+      // port's order: every agent's x and y, then every landmark's.
       reset(random) {
         for (let k = 0; k < 2 * this.m; k++) this.pos[k] = 2 * random() - 1;
         for (let k = 0; k < 2 * this.m; k++) this.landmarks[k] = 2 * random() - 1;
@@ -456,7 +482,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       reset(seed) {
         this.seed = seed;
         const start = new World(this.P, this.m);
-        start.reset(rng32(seed));
+        start.reset(numpyRandom(seed));
         this.worlds = {}; this.returns = {};
         POLICIES.forEach(([p]) => {
           if (this.available(p)) { this.worlds[p] = start.copy(); this.returns[p] = 0; }
@@ -718,7 +744,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
     window.attnmarlPlayground = {
       World, spreadTokens, entityForward, flatForward, greedyActions, teamActions, assignment, argmax,
-      decodeWeights, rng32, Playground, mount,
+      decodeWeights, numpyRandom, Playground, mount,
     };
   })();
 }
