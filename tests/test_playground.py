@@ -22,7 +22,14 @@ from browser import offline_page
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs import greedy_assignment_policy
 from attnmarl.envs.spread import BatchedSpread
-from attnmarl.playground import ENTITY_ACTOR, FLAT_ACTOR, playground, playground_html
+from attnmarl.playground import (
+    ENTITY_ACTOR,
+    FLAT_ACTOR,
+    export_entity_actor,
+    export_flat_actor,
+    playground,
+    playground_html,
+)
 
 TOL = 1e-5
 """The parity the page must hold: environment state, logits and alpha to 1e-5 (DESIGN §4)."""
@@ -392,6 +399,12 @@ def test_playground_is_one_face_everywhere_and_refuses_bad_settings():
     for bad in ({"m": 2}, {"m": 17}, {"m": 6.0}, {"seed": -1}, {"policy": "concat"}, {"policy": "flat", "m": 9}):
         with pytest.raises(ValueError):
             playground_html(**bad)
+    with pytest.raises(ValueError, match="holds a 'flat' actor"):
+        export_entity_actor(shipped_checkpoint("policy", "pi-spread6-flat"))
+    with pytest.raises(ValueError, match="not a discrete-action simple_spread policy"):
+        export_flat_actor(shipped_checkpoint("policy", "pi-tag-flat"))
+    with pytest.raises(ValueError, match="one egocentric entity actor"):
+        export_entity_actor(shipped_checkpoint("policy", "pi-spread6-absolute"))
 
 
 def test_page_teams_score_what_the_shipped_checkpoints_score_on_mpe2(page):
