@@ -379,9 +379,10 @@ def test_widget_drag_switch_and_m_follow_the_python_reference(page):
     assert page.locator('[data-act="policy"] option[value="flat"]').is_disabled()
     assert "m = 6" in page.locator(".pg-note").inner_text()
     assert page.locator(".pg-alpha rect[data-head='0']").count() == 32  # self, 16 landmarks, 15 agents
-    # click agent a9: it becomes the focus, and its alpha row is drawn
+    # click agent a9: it becomes the focus, its alpha row is drawn, and it stays where it was
     page.mouse.click(*_pixel(page, state16["pos"][16:18]))
-    assert page.evaluate(_JS_STATE, "entity")["focus"] == 8
+    clicked = page.evaluate(_JS_STATE, "entity")
+    assert clicked["focus"] == 8 and clicked["pos"] == state16["pos"]  # a click selects, it does not move
     for _ in range(2):
         _check_step(page, "entity")
         _check_step(page, "greedy")

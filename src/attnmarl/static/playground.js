@@ -356,19 +356,15 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
     /* Every agent's action in world w under a policy: "entity" or "flat" (the greedy, argmax action
      * of the actor, as the book evaluates it) or "greedy" (the assignment baseline). masks[i], if given,
-     * hides tokens from agent i (entity actor only). Returns {actions, logits, alpha} (alpha: per agent,
-     * l x n, or null). */
+     * hides tokens from agent i (entity actor only). Returns {actions, alpha} (alpha: per agent, l x n,
+     * for the entity actor; else null). */
     function teamActions(policy, w, weights, masks) {
       const obs = Array.from({ length: w.m }, (_, i) => w.observe(i));
-      if (policy === "greedy") return { actions: greedyActions(w.P, obs), logits: null, alpha: null };
-      if (policy === "flat") {
-        const logits = obs.map((o) => flatForward(weights.flat, o));
-        return { actions: logits.map(argmax), logits, alpha: null };
-      }
+      if (policy === "greedy") return { actions: greedyActions(w.P, obs), alpha: null };
+      if (policy === "flat") return { actions: obs.map((o) => argmax(flatForward(weights.flat, o))), alpha: null };
       const out = obs.map((o, i) => entityForward(weights.entity, spreadTokens(o, w.m), masks ? masks[i] : null));
-      return { actions: out.map((r) => argmax(r.logits)), logits: out.map((r) => r.logits), alpha: out.map((r) => r.alpha) };
+      return { actions: out.map((r) => argmax(r.logits)), alpha: out.map((r) => r.alpha) };
     }
-
 
     // ---- the widget -------------------------------------------------------------------------------
 
@@ -378,7 +374,6 @@ if (typeof window.attnmarlPlayground === "undefined") {
     const VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
     const SPEEDS = [["slow", 3], ["normal", 8], ["fast", 20]];
     const SIZE = 400, LIM = 1.4; // the arena: [-LIM, LIM]^2 in a SIZE x SIZE square
-    const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
     const fmt = (v, k) => (Math.abs(v) < 0.5 * 10 ** -k ? 0 : v).toFixed(k);
 
     function viridis(t) { // the book's colour scale (explorer.js color): t in [0, 1]
@@ -386,8 +381,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       const i = Math.min(VIRIDIS.length - 2, Math.floor(t)), f = t - i;
       const a = [1, 3, 5].map((k) => parseInt(VIRIDIS[i].slice(k, k + 2), 16));
       const b = [1, 3, 5].map((k) => parseInt(VIRIDIS[i + 1].slice(k, k + 2), 16));
-      const rgb = a.map((v, k) => Math.round(v + f * (b[k] - v)));
-      return [`rgb(${rgb.join(",")})`, 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140];
+      return `rgb(${a.map((v, k) => Math.round(v + f * (b[k] - v))).join(",")})`;
     }
 
     const X = (x) => ((x + LIM) / (2 * LIM)) * SIZE, Y = (y) => ((LIM - y) / (2 * LIM)) * SIZE;
@@ -403,7 +397,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.flatM = spec.flat.sizes.trained_m;
         this.policy = spec.policy; this.focus = 0; this.running = false; this.speed = 1;
         this.hidden = new Set(); // "i:token name" -- tokens hidden from agent i (entity actor only)
-        this.drag = null; this.steps = 0;
+        this.drag = null;
         this.build();
         this.setM(spec.m, spec.seed);
       }
@@ -518,7 +512,6 @@ if (typeof window.attnmarlPlayground === "undefined") {
           this.returns[p] += r.reduce((a, b) => a + b, 0) / this.m;
           this.hold(w);
         });
-        this.steps += 1;
         if (this.worlds.entity.steps >= end) {
           Object.keys(this.worlds).forEach((p) => this.finished[p].push(this.returns[p]));
           this.reset(this.seed + 1);
@@ -561,16 +554,17 @@ if (typeof window.attnmarlPlayground === "undefined") {
           }
         }
         if (!best) return;
-        if (best[0] === "agent") this.focus = best[1];
-        this.drag = { kind: best[0], index: best[1], x, y };
+        const [kind, index] = best, at = kind === "agent" ? w.pos : w.landmarks;
+        if (kind === "agent") this.focus = index; // a click selects an agent; only a move drags it
+        this.drag = { kind, index, ox: at[2 * index] - x, oy: at[2 * index + 1] - y, x: null, y: null };
         this.svg.setPointerCapture(e.pointerId);
-        this.moveTo(x, y);
+        this.draw();
       }
 
       pointerMove(e) {
         if (!this.drag) return;
-        const [x, y] = this.world(e);
-        this.moveTo(Math.max(-LIM, Math.min(LIM, x)), Math.max(-LIM, Math.min(LIM, y)));
+        const [x, y] = this.world(e), { ox, oy } = this.drag;
+        this.moveTo(Math.max(-LIM, Math.min(LIM, x + ox)), Math.max(-LIM, Math.min(LIM, y + oy)));
       }
 
       // Put the dragged entity at (x, y) in every world (an agent held there is at rest), then redecide.
@@ -581,7 +575,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
 
       hold(w) {
-        if (!this.drag) return;
+        if (!this.drag || this.drag.x === null) return;
         const { kind, index, x, y } = this.drag;
         if (kind === "landmark") { w.landmarks[2 * index] = x; w.landmarks[2 * index + 1] = y; return; }
         let nudge = 0; // two agents on exactly one point would push each other with 0/0 (mpe2 too): avoid it
@@ -719,7 +713,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         const alpha = this.next.entity.alpha[this.focus];
         const vmax = Math.max(...alpha); // the colour scale runs from 0 to the row's largest alpha
         this.cells.forEach((rect, k) => { // cells in head-major order, as alpha
-          rect.setAttribute("fill", viridis(alpha[k] / vmax)[0]); rect.dataset.value = String(alpha[k]);
+          rect.setAttribute("fill", viridis(alpha[k] / vmax)); rect.dataset.value = String(alpha[k]);
         });
         const hover = this.hover == null ? null : this.cells[this.hover];
         this.scale.textContent = hover ? `${hover.dataset.name}, head ${Number(hover.dataset.head) + 1}: ` +
