@@ -258,8 +258,8 @@ def test_page_episodes_take_the_python_rollouts_actions(page, policy, m):
 
 # ---- the widget, as a reader uses it ---------------------------------------------------------------
 
-SIZE, LIM = 400, 1.4
-"""The arena's pixels and world half-width in playground.js."""
+SIZE = 400
+"""The arena's width and height in pixels in playground.js."""
 
 
 _JS_STATE = """policy => {
@@ -308,9 +308,14 @@ def _python_step(state, policy):
             "vel": env.agent_vel[0].ravel(), "reward": rewards[0].mean()}
 
 
+def _lim(page):
+    """The half-width of the page's current view, [-lim, lim]^2."""
+    return page.evaluate("() => document.querySelector('.attnmarl-playground').playground.lim")
+
+
 def _pixel(page, xy):
-    box = page.locator(".pg-arena").bounding_box()
-    return box["x"] + (xy[0] + LIM) / (2 * LIM) * SIZE, box["y"] + (LIM - xy[1]) / (2 * LIM) * SIZE
+    box, lim = page.locator(".pg-arena").bounding_box(), _lim(page)
+    return box["x"] + (xy[0] + lim) / (2 * lim) * SIZE, box["y"] + (lim - xy[1]) / (2 * lim) * SIZE
 
 
 def _check_step(page, policy):
@@ -347,7 +352,7 @@ def test_widget_drag_switch_and_m_follow_the_python_reference(page):
     page.mouse.up()
     for policy in ("entity", "flat", "greedy"):
         moved = page.evaluate(_JS_STATE, policy)
-        assert np.abs(np.array(moved["landmarks"][:2]) - target).max() < 2 * LIM / SIZE  # within a pixel
+        assert np.abs(np.array(moved["landmarks"][:2]) - target).max() < 2 * _lim(page) / SIZE  # a pixel
         assert moved["landmarks"][2:] == state["landmarks"][2:]
     assert np.abs(_page_alpha(page) - alpha_before).max() > 1e-3
     _check_step(page, "entity")

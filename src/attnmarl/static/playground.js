@@ -373,7 +373,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
     const HEAD_COLORS = ["#d62728", "#ff7f0e", "#2ca02c", "#9467bd"];
     const VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
     const SPEEDS = [["slow", 3], ["normal", 8], ["fast", 20]];
-    const SIZE = 400, LIM = 1.4; // the arena: [-LIM, LIM]^2 in a SIZE x SIZE square
+    const SIZE = 400, LIM = 1.4; // the arena: [-lim, lim]^2 in a SIZE x SIZE square, lim from LIM up
     const fmt = (v, k) => (Math.abs(v) < 0.5 * 10 ** -k ? 0 : v).toFixed(k);
 
     function viridis(t) { // the book's colour scale (explorer.js color): t in [0, 1]
@@ -384,8 +384,6 @@ if (typeof window.attnmarlPlayground === "undefined") {
       return `rgb(${a.map((v, k) => Math.round(v + f * (b[k] - v))).join(",")})`;
     }
 
-    const X = (x) => ((x + LIM) / (2 * LIM)) * SIZE, Y = (y) => ((LIM - y) / (2 * LIM)) * SIZE;
-    const R = (r) => (r / (2 * LIM)) * SIZE;
 
     /* The playground in element `id`, with its data in `id`-data (see the header). Three teams play the
      * same episode side by side, one per policy, from the same start; the arena shows the chosen one.
@@ -474,7 +472,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
       // A new episode from the seed's start, the same for every team.
       reset(seed) {
-        this.seed = seed;
+        this.seed = seed; this.lim = null;
         const start = new World(this.P, this.m);
         start.reset(numpyRandom(seed));
         this.worlds = {}; this.returns = {};
@@ -537,7 +535,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
       // ---- dragging: the pointer's world position moves the grabbed entity in every world
       world(e) {
         const box = this.svg.getBoundingClientRect();
-        return [((e.clientX - box.left) / SIZE) * 2 * LIM - LIM, LIM - ((e.clientY - box.top) / SIZE) * 2 * LIM];
+        const lim = this.lim;
+        return [((e.clientX - box.left) / SIZE) * 2 * lim - lim, lim - ((e.clientY - box.top) / SIZE) * 2 * lim];
       }
 
       pointerDown(e) {
@@ -564,7 +563,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
       pointerMove(e) {
         if (!this.drag) return;
         const [x, y] = this.world(e), { ox, oy } = this.drag;
-        this.moveTo(Math.max(-LIM, Math.min(LIM, x + ox)), Math.max(-LIM, Math.min(LIM, y + oy)));
+        const edge = this.lim - 0.25; // inside the view, so that dragging never rescales it
+        this.moveTo(Math.max(-edge, Math.min(edge, x + ox)), Math.max(-edge, Math.min(edge, y + oy)));
       }
 
       // Put the dragged entity at (x, y) in every world (an agent held there is at rest), then redecide.
@@ -586,7 +586,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
       // ---- drawing. The markup is rebuilt only when what is drawn changes (m, the policy shown, the
       // focused agent, the hidden tokens); each step then only moves and recolours its elements.
       draw() {
-        const key = [this.m, this.policy, this.focus, [...this.hidden].sort().join()].join("|");
+        this.fitView();
+        const key = [this.m, this.policy, this.focus, [...this.hidden].sort().join(), this.lim].join("|");
         if (key !== this.drawn) { this.buildArena(); this.buildReturns(); this.buildAlpha(); this.drawn = key; }
         this.updateArena(); this.updateReturns(); this.updateAlpha();
         const r = this.root.dataset, t = String(this.worlds.entity.steps);
@@ -596,11 +597,29 @@ if (typeof window.attnmarlPlayground === "undefined") {
         if (r.t !== t) r.t = t;
       }
 
+      /* The view [-lim, lim]^2 holds every entity the arena has shown in this episode (agents can be
+       * pushed far out, past 2): lim starts at LIM and grows by steps of 0.2, never shrinking within an
+       * episode, so the picture keeps its scale while the team plays. */
+      fitView() {
+        const w = this.worlds[this.policy];
+        let reach = 0;
+        for (let k = 0; k < 2 * this.m; k++) reach = Math.max(reach, Math.abs(w.pos[k]), Math.abs(w.landmarks[k]));
+        const lim = Math.max(this.lim || LIM, Math.ceil((reach + this.P.agent_size + 0.05) * 5) / 5);
+        if (lim !== this.lim) {
+          this.lim = lim;
+          this.X = (x) => ((x + lim) / (2 * lim)) * SIZE; this.Y = (y) => ((lim - y) / (2 * lim)) * SIZE;
+          this.R = (r) => (r / (2 * lim)) * SIZE;
+        }
+      }
+
       buildArena() {
+        const { X, Y, R } = this;
         const m = this.m, P = this.P, text = (cls) => `<text class="${cls}" text-anchor="middle" font-size="10" ` +
           `paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8"></text>`;
         let s = `<rect x="0" y="0" width="${SIZE}" height="${SIZE}" fill="#fafafa" stroke="#444"/>`;
         s += `<rect x="${X(-1)}" y="${Y(1)}" width="${X(1) - X(-1)}" height="${Y(-1) - Y(1)}" fill="none" stroke="#ddd" stroke-dasharray="4 4"/>`;
+        s += `<text x="6" y="${SIZE - 6}" font-size="10" fill="#888">x, y from &minus;${this.lim.toFixed(1)} to ` +
+          `${this.lim.toFixed(1)}; dashed: &plusmn;1</text>`;
         const faded = (name) => this.policy === "entity" && this.hidden.has(`${this.focus}:${name}`); // hidden from the focus
         for (let i = 0; i < m; i++) {
           s += `<circle class="pg-agent" data-i="${i}" r="${R(P.agent_size)}" fill="${AGENT_COLOR}" ` +
@@ -629,6 +648,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
 
       updateArena() {
+        const { X, Y, R } = this;
         const w = this.worlds[this.policy], P = this.P, E = this.els, set = (e, name, v) => e.setAttribute(name, v);
         for (let i = 0; i < this.m; i++) {
           const cx = X(w.pos[2 * i]), cy = Y(w.pos[2 * i + 1]);
