@@ -704,7 +704,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       buildAlpha() {
         const i = this.focus, names = this.tokenNames(i), n = names.length, heads = this.weights.entity.heads;
         const cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
-        const width = left + cell * n + 10, height = top + heads * cell + 40;
+        const width = Math.max(left + cell * n + 10, 560), height = top + heads * cell + 40; // room for the legend
         let s = `<svg class="pg-heatmap" width="${width}" height="${height}" role="img" aria-label="alpha of agent ${i + 1}">`;
         s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's agent a${i + 1} ` +
           `over its ${n} tokens${this.policy === "entity" ? "" : " (in the entity team's world)"}</text>`;
@@ -722,7 +722,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
             `${hidden ? ' text-decoration="line-through" fill="#999"' : ""}>${name}</text>`;
           if (hidden) s += `<line x1="${x - cell / 2 + 2}" y1="${top + 2}" x2="${x + cell / 2 - 2}" y2="${top + heads * cell - 2}" stroke="#fff" stroke-width="2"/>`;
         });
-        s += `<text class="pg-scale" x="${left + (cell * n) / 2}" y="${height - 6}" text-anchor="middle" font-size="11"></text>`;
+        s += `<text class="pg-scale" x="${left}" y="${height - 6}" font-size="11"></text>`;
         const box = this.root.querySelector(".pg-alpha");
         box.innerHTML = s + "</svg>";
         this.cells = Array.from(box.querySelectorAll("rect[data-token]")); this.hover = null;
