@@ -37,7 +37,12 @@ def toc_files() -> list[str]:
     return files
 
 
-CHAPTERS = [f for f in toc_files() if (ROOT / f).with_suffix(".ipynb").exists()]
+NOTEBOOKS = [f for f in toc_files() if (ROOT / f).with_suffix(".ipynb").exists()]
+CHAPTERS = [f for f in NOTEBOOKS if Path(f).name[:2].isdigit()]
+"""The numbered chapters. The other notebooks (the playground appendix) keep the rules of every notebook
+(executed, stored without outputs, code that fits its column, the setup cell), not a chapter's shape."""
+PLAYGROUNDS = ["book/playground", "book/08-policy-network", "book/10-more-agents"]
+"""The pages that embed the in-page playground (attnmarl.playground)."""
 PAGES = toc_files()
 
 
@@ -62,7 +67,7 @@ def quick_book(tmp_path_factory) -> QuickBook:
     if "PYTEST_XDIST_WORKER" in os.environ:  # other workers use the other cores: one thread per kernel
         os.environ["OMP_NUM_THREADS"] = "1"
     try:
-        for chapter in CHAPTERS:
+        for chapter in NOTEBOOKS:
             path = (work / chapter).with_suffix(".ipynb")
             notebook = nbformat.read(path, as_version=4)
             start = time.perf_counter()
@@ -290,7 +295,7 @@ def test_the_first_mention_of_the_source_says_what_it_is(page):
     assert "Deep Reinforcement Learning" in near or "<the-source>" in near, f"{page}: {near[:200]!r}"
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_notebook_is_stored_without_outputs(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
     for cell in notebook.cells:
@@ -310,7 +315,7 @@ def code_lines(cell) -> list[str]:
     return [line for start, end in zip(fences[::2], fences[1::2]) for line in lines[start + 1:end]]
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_code_lines_fit_the_page_column(chapter):
     """A longer code line makes its code block scroll sideways in the built book."""
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
@@ -318,7 +323,7 @@ def test_code_lines_fit_the_page_column(chapter):
     assert not too_long, f"code lines over {CODE_COLUMN} characters in {chapter} (cell id, length): {too_long}"
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_setup_cell_installs_from_the_configured_repository(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
     setup = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
@@ -337,7 +342,7 @@ def test_prose_uses_the_configured_repository():
 
 # ---- execution in quick mode ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_chapter_runs_top_to_bottom_in_quick_mode(quick_book, chapter):
     assert chapter not in quick_book.errors, quick_book.errors.get(chapter)
 
@@ -447,7 +452,7 @@ WIDE_CODE = """
 """
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window(quick_book, browser_page, chapter):
     """The CSS (_static/custom.css) and the line limit CODE_COLUMN together: every code block of a chapter
     fits its column in a 1280 px window (Playwright's default), so no code hides behind a scroll bar."""
@@ -485,4 +490,23 @@ def test_static_explorers_in_the_book_respond_offline(quick_book, browser_page, 
         at_end = slider.evaluate("s => s.value === s.max")  # a default may sit at the last value
         page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
         assert panels.inner_html() != before, f"explorer {index} of {chapter} did not redraw"
+    assert not page.errors
+
+
+@pytest.mark.parametrize("page_file", PLAYGROUNDS)
+def test_playgrounds_in_the_book_play_offline(quick_book, browser_page, page_file):
+    """The built page's playground runs from disk with the network off: a step moves the team and the
+    drawing (tests/test_playground.py holds the widget itself to the Python reference)."""
+    page = browser_page
+    page.goto((quick_book.html / Path(page_file).with_suffix(".html")).as_uri())
+    root = page.locator(".attnmarl-playground")
+    page.wait_for_selector(".attnmarl-playground .pg-arena circle", timeout=20_000)
+    assert root.count() == 1
+    root.scroll_into_view_if_needed()
+    page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
+                  " pg.touched = true; pg.setRunning(false); }")
+    before, t = root.locator(".pg-arena").inner_html(), int(root.get_attribute("data-t"))
+    root.locator('[data-act="step"]').click()
+    assert int(root.get_attribute("data-t")) == (t + 1) % 25
+    assert root.locator(".pg-arena").inner_html() != before
     assert not page.errors
