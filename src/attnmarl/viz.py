@@ -24,7 +24,94 @@ from matplotlib.image import AxesImage
 from PIL import Image
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
-           "show_heatmaps", "draw_frame", "plot_seed_band"]
+           "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
+           "BASELINE_STYLES", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line", "BOOK_STYLE", "MIN_FONT_PT",
+           "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style"]
+
+# ---- the book's palette and figure style ---------------------------------------------------------
+
+DESIGN_COLOURS = {
+    "flat": "#7f7f7f",       # an MLP on one agent's own o^i (chapters 8, 10)
+    "concat": "#1f77b4",     # concatenation: all agents' vectors joined (fig. 17.7)
+    "attention": "#9467bd",  # the source's design: self-attention over agents (figs. 17.8-17.9)
+    "entity": "#d62728",     # the book's entity actor: attention over one agent's entity tokens
+    "absolute": "#e377c2",   # entity attention on absolute (not egocentric) tokens (chapter 8)
+}
+"""One colour per network design, the same in every figure of the book (matplotlib's tab10 hues).
+A design keeps its colour whether it is a critic or an actor; :data:`ROLE_STYLES` tells those apart."""
+
+RUN_COLOURS = {
+    "transfer": "#ff7f0e",    # an entity actor trained at one m, run at another (chapter 10)
+    "curriculum": "#8c564b",  # an entity actor trained on m = 3 -> 6 -> 12 (chapter 10)
+    "maac": "#2ca02c",        # numbers reported by the MAAC paper, not measured here
+}
+"""Colours of the other kinds of curves the book draws: none of them is one of the designs' colours."""
+
+HIGHLIGHT = "#d62728"
+"""The red of rings and boxes that mark what attention picks (a glimpse, an agent's weights in an arena)."""
+
+ROLE_STYLES = {"actor": {"ls": "-", "marker": "o"}, "critic": {"ls": "--", "marker": "s"}}
+"""Critics and actors of one design share its colour: actors solid with round markers, critics dashed
+with square ones."""
+
+BASELINE_STYLES = {
+    "random": {"color": "black", "ls": ":", "lw": 1},
+    "greedy": {"color": "black", "ls": "--", "lw": 1},
+    "steered": {"color": "#555555", "ls": "-.", "lw": 1},
+    "script": {"color": "black", "ls": "--", "lw": 1},
+}
+"""Reference lines: the random team, the greedy assignment (the top of the "share closed" scale),
+chapter 6's steered assignment, and a scenario's scripted team; black or grey, never a design's colour."""
+
+
+def design_colour(design: str) -> str:
+    """The colour of a design (:data:`DESIGN_COLOURS`); a ValueError names the designs for any other."""
+    if design not in DESIGN_COLOURS:
+        raise ValueError(f"no colour for design {design!r}; the designs are {sorted(DESIGN_COLOURS)}")
+    return DESIGN_COLOURS[design]
+
+
+def run_colour(kind: str) -> str:
+    """The colour of a kind of run that is not a design (:data:`RUN_COLOURS`)."""
+    if kind not in RUN_COLOURS:
+        raise ValueError(f"no colour for {kind!r}; the kinds are {sorted(RUN_COLOURS)}")
+    return RUN_COLOURS[kind]
+
+
+def baseline_line(ax: Axes, y: float, baseline: str, label: str | None = None, **kwargs) -> None:
+    """A horizontal reference line at ``y`` in the style of ``baseline`` (:data:`BASELINE_STYLES`)."""
+    if baseline not in BASELINE_STYLES:
+        raise ValueError(f"no style for baseline {baseline!r}; the baselines are {sorted(BASELINE_STYLES)}")
+    ax.axhline(y, **{**BASELINE_STYLES[baseline], **kwargs}, label=label)
+
+
+FIGURE_DPI = 100
+"""Pixels per inch of a figure as the page shows it (the inline backend's PNG at the figure's dpi)."""
+
+MAX_FIGURE_WIDTH = 7.5
+"""Inches: the widest figure the text column of a 1280 px window shows at full size (the column is
+752 px wide); a wider one is shrunk to fit, and its text with it."""
+
+MIN_FONT_PT = 8
+"""Points: the smallest text in a figure, 8 pt = 11 px at :data:`FIGURE_DPI`. A figure at most
+:data:`MAX_FIGURE_WIDTH` wide is not shrunk at 1280 px, so its smallest text is 11 px there (at least
+9 px as long as a figure is shrunk by no more than a factor 0.81)."""
+
+BOOK_STYLE = {
+    "figure.dpi": FIGURE_DPI, "savefig.dpi": "figure", "font.size": 10, "axes.titlesize": 11,
+    "axes.labelsize": 10, "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
+    "legend.title_fontsize": 9, "figure.titlesize": 11, "figure.labelsize": 10,
+}
+"""matplotlib settings of every figure of the book: the dpi the page assumes and text sizes of at
+least :data:`MIN_FONT_PT` (set when this module is imported; see :func:`use_book_style`)."""
+
+
+def use_book_style() -> None:
+    """Apply :data:`BOOK_STYLE` to matplotlib (done once on import; call again after ``rcdefaults``)."""
+    plt.rcParams.update(BOOK_STYLE)
+
+
+use_book_style()
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -229,7 +316,7 @@ def points(ax: Axes, panel: Points) -> None:
         ax.annotate(panel.labels[index], (x, y), textcoords="offset points", xytext=(5, 5), fontsize=9)
     if len(panel.highlight):
         ring = panel.xy[list(panel.highlight)]
-        ax.scatter(ring[:, 0], ring[:, 1], s=160, facecolors="none", edgecolors="tab:red", linewidths=2, zorder=3)
+        ax.scatter(ring[:, 0], ring[:, 1], s=160, facecolors="none", edgecolors=HIGHLIGHT, linewidths=2, zorder=3)
     ax.set_xlim(-panel.lim, panel.lim)
     ax.set_ylim(-panel.lim, panel.lim)
     ax.set_aspect("equal")
@@ -244,7 +331,7 @@ def arena(ax: Axes, panel: Arena) -> None:
     for index, ((x, y), r) in enumerate(zip(panel.xy, panel.radius)):
         ax.add_patch(plt.Circle((x, y), r, color=panel.colors[index], alpha=0.85, zorder=2))
         if panel.emphasis[index] > 0:
-            ax.add_patch(plt.Circle((x, y), r + 0.04, fill=False, lw=3, color="tab:red",
+            ax.add_patch(plt.Circle((x, y), r + 0.04, fill=False, lw=3, color=HIGHLIGHT,
                                     alpha=panel.emphasis[index], zorder=3))
         if index == panel.focus:
             ax.add_patch(plt.Circle((x, y), r + 0.02, fill=False, lw=2, color="black", zorder=4))
@@ -252,7 +339,7 @@ def arena(ax: Axes, panel: Arena) -> None:
         # agent standing on a landmark and the landmark keep their labels apart; a white halo keeps them readable
         if r < 0.06:
             label = ax.annotate(panel.labels[index], (x, y - r), xytext=(0, -1), textcoords="offset points",
-                                ha="center", va="top", fontsize=7, zorder=5)
+                                ha="center", va="top", fontsize=8, zorder=5)
         else:
             label = ax.annotate(panel.labels[index], (x, y + 0.4 * r), ha="center", va="center", fontsize=8, zorder=5)
         label.set_path_effects([patheffects.withStroke(linewidth=2, foreground="white", alpha=0.8)])
@@ -268,7 +355,7 @@ def picture(ax: Axes, panel: Picture) -> None:
     """Draw an image with square pixels and its boxes as red outlines."""
     ax.imshow(panel.rgb, interpolation="nearest")
     for row, col, height, width in panel.boxes:
-        ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), width, height, fill=False, lw=2, color="tab:red"))
+        ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), width, height, fill=False, lw=2, color=HIGHLIGHT))
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(panel.title)
@@ -351,7 +438,7 @@ def animation_html(animation: Animation, alt: str = "") -> str:
 
 
 def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: str, color: str, label: str,
-                   final_offset: float = 0.3, x: str = "env_steps") -> None:
+                   final_offset: float = 0.3, x: str = "env_steps", ls: str = "-") -> None:
     """Learning curves of one configuration over seeds (``curves``: the CSV columns of each seed's run,
     as ``attnmarl.checkpoints.shipped_curve`` returns them) against env steps (or the column ``x``) in millions.
 
@@ -359,7 +446,10 @@ def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: st
     seeds. The last row of every curve is the final score over more episodes (``eval_episodes``
     larger than during training): it is drawn apart, ``final_offset`` million steps to the right, as a
     diamond with the mean ± std over seeds, not joined to the line (its episodes are other ones).
+    ``color`` is a design's (:data:`DESIGN_COLOURS`) or a run's (:data:`RUN_COLOURS`); ``ls`` the mean's line style.
     """
+    if color not in (*DESIGN_COLOURS.values(), *RUN_COLOURS.values()):
+        raise ValueError(f"plot_seed_band draws in the book's palette (DESIGN_COLOURS, RUN_COLOURS); got {color!r}")
     if not curves:
         raise ValueError("plot_seed_band needs the curves of at least one seed")
     during = curves[0]["eval_episodes"] < curves[0]["eval_episodes"][-1]
@@ -371,7 +461,7 @@ def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: st
     if len(curves) > 1:
         std = values.std(0, ddof=1)
         ax.fill_between(steps, mean - std, mean + std, color=color, alpha=0.15)
-    ax.plot(steps, mean, color=color, lw=2, label=label)
+    ax.plot(steps, mean, color=color, lw=2, ls=ls, label=label)
     finals = np.array([c[column][-1] for c in curves])
     ax.errorbar(steps[-1] + final_offset, finals.mean(), yerr=finals.std(ddof=1) if len(finals) > 1 else 0.0,
                 fmt="D", ms=4, capsize=3, color=color)
