@@ -344,3 +344,25 @@ def test_learning_curves_are_drawn_in_the_palette_only() -> None:
     with pytest.raises(ValueError, match="no style for baseline"):
         baseline_line(ax, 0.0, "oracle")
     plt.close(fig)
+
+
+def test_keep_in_view_cuts_an_early_dip_and_says_so() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnmarl.viz import keep_in_view
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2, 3], [-30, -80, -31, -29])  # random -33, greedy -10: the dip to -80 is one point
+    keep_in_view(ax, -33.0, -10.0)
+    assert ax.get_ylim()[0] == pytest.approx(-33.0 - 11.5)
+    assert [t.get_text() for t in ax.texts] == ["↓ off the axis, down to -80"]
+    ax.cla()
+    ax.plot([0, 1], [-30, -20])
+    keep_in_view(ax, -33.0, -10.0)  # nothing off the axis: limits and texts untouched
+    assert ax.get_ylim()[0] > -33.0 - 11.5 and not ax.texts
+    with pytest.raises(ValueError, match="low < high"):
+        keep_in_view(ax, 1.0, 1.0)
+    plt.close(fig)

@@ -25,8 +25,8 @@ from PIL import Image
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
            "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
-           "BASELINE_STYLES", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line", "BOOK_STYLE", "MIN_FONT_PT",
-           "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style"]
+           "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line", "keep_in_view",
+           "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style"]
 
 # ---- the book's palette and figure style ---------------------------------------------------------
 
@@ -64,6 +64,14 @@ BASELINE_STYLES = {
 chapter 6's steered assignment, and a scenario's scripted team; black or grey, never a design's colour."""
 
 
+BASELINE_BARS = {
+    "random": {"facecolor": "white", "edgecolor": "black", "hatch": "..."},
+    "greedy": {"facecolor": "#333333", "edgecolor": "black"},
+    "steered": {"facecolor": "white", "edgecolor": "black", "hatch": "///"},
+}
+"""The same baselines as bars: black, grey and white, hatched, never a design's colour."""
+
+
 def design_colour(design: str) -> str:
     """The colour of a design (:data:`DESIGN_COLOURS`); a ValueError names the designs for any other."""
     if design not in DESIGN_COLOURS:
@@ -83,6 +91,25 @@ def baseline_line(ax: Axes, y: float, baseline: str, label: str | None = None, *
     if baseline not in BASELINE_STYLES:
         raise ValueError(f"no style for baseline {baseline!r}; the baselines are {sorted(BASELINE_STYLES)}")
     ax.axhline(y, **{**BASELINE_STYLES[baseline], **kwargs}, label=label)
+
+
+def keep_in_view(ax: Axes, low: float, high: float, room: float = 0.5) -> None:
+    """Limit the y-axis to the range ``low`` -> ``high`` (say the random and greedy baselines) widened by
+    ``room`` of it on each side, so that one early dip of a learning curve does not squeeze everything else
+    into a thin band. What runs off the axis is said on it: "↓ off the axis, down to -80"."""
+    if not high > low:
+        raise ValueError(f"keep_in_view needs low < high; got {low} and {high}")
+    span = high - low
+    data_low, data_high = ax.dataLim.y0, ax.dataLim.y1
+    bottom, top = ax.get_ylim()
+    new_bottom, new_top = max(bottom, low - room * span), min(top, high + room * span)
+    ax.set_ylim(new_bottom, new_top)
+    if data_low < new_bottom:
+        ax.text(0.02, 0.02, f"↓ off the axis, down to {data_low:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
+                va="bottom", color="#555555")
+    if data_high > new_top:
+        ax.text(0.02, 0.98, f"↑ off the axis, up to {data_high:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
+                va="top", color="#555555")
 
 
 FIGURE_DPI = 100
