@@ -25,8 +25,8 @@ from PIL import Image
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
            "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
-           "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line", "keep_in_view",
-           "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style"]
+           "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line",
+           "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style"]
 
 # ---- the book's palette and figure style ---------------------------------------------------------
 
