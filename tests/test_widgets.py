@@ -317,11 +317,14 @@ def test_draw_frame_writes_no_text_smaller_than_the_minimum() -> None:
 
 
 def test_one_colour_per_design_none_shared_with_other_kinds_of_curve() -> None:
-    from attnmarl.viz import BASELINE_STYLES, DESIGN_COLOURS, RUN_COLOURS, design_colour, run_colour
+    from attnmarl.viz import BASELINE_BARS, BASELINE_STYLES, DESIGN_COLOURS, RUN_COLOURS, design_colour, run_colour
 
     colours = list(DESIGN_COLOURS.values()) + list(RUN_COLOURS.values())
     assert len(set(colours)) == len(colours)
     assert not set(colours) & {style["color"] for style in BASELINE_STYLES.values()}
+    assert not set(colours) & {style["facecolor"] for style in BASELINE_BARS.values()}
+    assert set(BASELINE_BARS) <= set(BASELINE_STYLES)
+    assert len({tuple(sorted(style.items())) for style in BASELINE_BARS.values()}) == len(BASELINE_BARS)
     assert design_colour("entity") == DESIGN_COLOURS["entity"] and run_colour("maac") == RUN_COLOURS["maac"]
     with pytest.raises(ValueError, match="no colour for design 'mlp'"):
         design_colour("mlp")
