@@ -221,6 +221,34 @@ def test_animation_player_needs_no_network() -> None:
     assert markup.count("data:image/png;base64") == 3 and "<button" in markup
 
 
+def test_animation_frames_are_stored_with_few_colours() -> None:
+    """The player embeds every frame: each is re-encoded with at most ANIMATION_COLOURS colours, and the page
+    carries a fraction of matplotlib's bytes."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+    from PIL import Image
+
+    from attnmarl.viz import ANIMATION_COLOURS
+
+    fig, ax = plt.subplots()
+    discs = [ax.add_patch(plt.Circle((0.2 * k, 0.5), 0.08, color=f"C{k}")) for k in range(4)]
+    animation = FuncAnimation(fig, lambda t: [d.set_center((0.2 * k + 0.02 * t, 0.5)) for k, d in enumerate(discs)],
+                              frames=4)
+    plain, markup = animation.to_jshtml(), animation_html(animation)
+    plt.close(fig)
+    frames = re.findall(r'frames\[\d+\] = "data:image/png;base64,([^"]+)"', markup)
+    assert len(frames) == 4 and len(markup) < 0.6 * len(plain)
+    for frame in frames:
+        colours = Image.open(io.BytesIO(base64.b64decode(frame))).convert("RGB").getcolors(1024)
+        assert colours is not None and len(colours) <= ANIMATION_COLOURS
+
+
 def test_readers_see_entities_numbered_from_1_like_the_formulas() -> None:
     names = ("agent_0", "landmark 1", "adversary_2", "deposit_0", "treasure_9")
     assert [short_label(n) for n in names] == ["a1", "L2", "A3", "d1", "t10"]
