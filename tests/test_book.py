@@ -420,9 +420,11 @@ def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, pa
     assert widths[0] <= widths[1], f"{page_file} is {widths[0]} px wide in a {widths[1]} px window"
 
 
-PAGE_BUDGET = 3_000_000
-"""Bytes a page may load (its HTML and every local file it asks for): MathJax (1.3 MB) and the theme's CSS
-and scripts are most of it; the theme's 1.5 MB icon script is left out (_static/templates/layout.html)."""
+PAGE_BUDGET = 4_500_000
+"""Bytes a page may load (its HTML and every local file it asks for). Every page loads about 2.5 MB of
+MathJax (1.3 MB), the theme's CSS, scripts and icon fonts; chapter 10, the heaviest, 4.0 MB in all with its
+figures and explorers. The theme's 1.5 MB icon script, which only redraws icons its CSS already draws, is
+left out (_static/templates/layout.html): with it every page weighed 4.0-5.4 MB."""
 
 
 @pytest.mark.parametrize("page_file", PAGES)
