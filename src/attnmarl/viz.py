@@ -96,7 +96,8 @@ def baseline_line(ax: Axes, y: float, baseline: str, label: str | None = None, *
 def keep_in_view(ax: Axes, low: float, high: float, room: float = 0.5) -> None:
     """Limit the y-axis to the range ``low`` -> ``high`` (say the random and greedy baselines) widened by
     ``room`` of it on each side, so that one early dip of a learning curve does not squeeze everything else
-    into a thin band. What runs off the axis is said on it: "↓ off the axis, down to -80"."""
+    into a thin band. What runs off the axis is said on it, in a corner on the right (early dips are on the
+    left): "↓ off the axis, down to -80"."""
     if not high > low:
         raise ValueError(f"keep_in_view needs low < high; got {low} and {high}")
     span = high - low
@@ -105,11 +106,11 @@ def keep_in_view(ax: Axes, low: float, high: float, room: float = 0.5) -> None:
     new_bottom, new_top = max(bottom, low - room * span), min(top, high + room * span)
     ax.set_ylim(new_bottom, new_top)
     if data_low < new_bottom:
-        ax.text(0.02, 0.02, f"↓ off the axis, down to {data_low:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
-                va="bottom", color="#555555")
+        ax.text(0.98, 0.02, f"↓ off the axis, down to {data_low:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
+                ha="right", va="bottom", color="#555555")
     if data_high > new_top:
-        ax.text(0.02, 0.98, f"↑ off the axis, up to {data_high:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
-                va="top", color="#555555")
+        ax.text(0.98, 0.98, f"↑ off the axis, up to {data_high:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
+                ha="right", va="top", color="#555555")
 
 
 FIGURE_DPI = 100
