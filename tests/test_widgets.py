@@ -24,6 +24,9 @@ WIDE = Frame([Heatmap(np.linspace(0.0, 1.0, 22 * 93).reshape(22, 93), [f"r{k}" f
                       list("from Friday, the sixteenth of February, 2024 to Thursday, the twenty-sixth of No")
                       + list("vember, 2026") + ["<eos>"], title="α (additive attention)", annotate=False)])
 """Chapter 1's longest alignment: 22 output tokens by 93 input characters, no numbers in the cells."""
+ENTITIES = Frame([Heatmap(np.linspace(0.0, 1.0, 3 * 24).reshape(3, 24), ["head 1", "head 2", "mean"],
+                          [f"a{k}" for k in range(1, 13)] + [f"L{k}" for k in range(1, 13)], title="α of a1's policy")])
+"""Chapter 10's entity policy at m = 12: 24 keys, numbers in the cells."""
 
 
 def alpha_of(frame: dict) -> np.ndarray:
@@ -217,6 +220,7 @@ def test_static_and_live_draw_the_same_markup(static_page):
         frame_spec(ARENA),
         frame_spec(PICTURE),
         frame_spec(WIDE),
+        frame_spec(ENTITIES),
     ]
     for frame in frames:
         same = page.evaluate(
@@ -264,7 +268,7 @@ def font_sizes(markup: str) -> list[float]:
     return [float(v) for v in re.findall(r'font-size="([0-9.]+)"', markup)]
 
 
-@pytest.mark.parametrize("frame", [ARENA, PICTURE, WIDE], ids=["arena", "picture", "wide heatmap"])
+@pytest.mark.parametrize("frame", [ARENA, PICTURE, WIDE, ENTITIES], ids=["arena", "picture", "wide", "entities"])
 def test_explorer_text_is_at_least_9_px(frame) -> None:
     """The SVG of an explorer is shown at its size (the panels scroll rather than shrink): every text in it
     is at least 9 px."""
@@ -282,7 +286,10 @@ def test_a_long_unannotated_heatmap_fits_an_explorer_with_its_title_and_row_labe
     first_row = re.search(r'<text x="([0-9.]+)" y="[0-9.]+" text-anchor="end" font-size="11">r0</text>', markup)
     assert first_row and float(first_row.group(1)) > 0
     annotated = render_panels(frame_spec(Frame([Heatmap(np.eye(3), list("abc"), list("xyz"))])))
-    assert 'width="30" height="30"' in annotated  # cells with numbers keep their 30 px
+    assert 'width="30" height="30"' in annotated  # a few cells with numbers keep their 30 px
+    many = render_panels(frame_spec(ENTITIES))  # 24 cells with numbers narrow to 25 px and still fit
+    assert 'width="25" height="25"' in many
+    assert float(re.search(r'<svg class="ax-panel ax-heatmap" width="([0-9.]+)"', many).group(1)) <= 726
 
 
 def test_the_book_style_sets_every_text_size_to_at_least_the_minimum() -> None:

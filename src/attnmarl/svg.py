@@ -72,16 +72,18 @@ def _square(lim: float, left: float, top: float, size: float) -> tuple[Callable,
 
 
 CELLS_WIDTH = 600
-"""Pixels: the widest a heatmap's cells may be together when they carry no numbers, so that a long input
-(chapter 1's 92 characters) fits an explorer at 1280 px, title and row labels included."""
+"""Pixels: the widest a heatmap's cells may be together, so that a long input (chapter 1's 92 characters,
+no numbers) or many entities (chapter 10's 24, with numbers) fit an explorer at 1280 px, title and row
+labels included; cells with numbers narrow no further than 24 px."""
 
 
 def heatmap(p: dict) -> str:
     n_rows, n_cols = len(p["rows"]), len(p["cols"])
-    # cells carrying numbers are 30 px squares; without numbers they narrow (to 6 px) to fit CELLS_WIDTH,
-    # and keep at least 14 px of height for the row labels
-    cell = 30 if p["annotate"] else max(6, min(30, math.floor(CELLS_WIDTH / n_cols)))
-    cell_h = max(cell, 14)
+    # cells are 30 px squares, narrowed to fit CELLS_WIDTH: to 24 px if they carry numbers (then in 9 px
+    # type), to 6 px if not, keeping at least 14 px of height for the row labels
+    fits = math.floor(CELLS_WIDTH / n_cols)
+    cell = min(30, max(24, fits)) if p["annotate"] else max(6, min(30, fits))
+    cell_h, cell_font = max(cell, 14), 10 if cell >= 30 else 9
     col_font = 11 if cell >= 11 else 9
     row_label = 8 + 7 * max(len(str(r)) for r in p["rows"])
     left = row_label + 22
@@ -102,7 +104,7 @@ def heatmap(p: dict) -> str:
                   f'<title>{_esc(p["rows"][i])} → {_esc(p["cols"][j])}: {_num(v)}</title></rect>')
             if p["annotate"]:
                 s += (f'<text class="ax-cell" x="{_num(x + cell / 2)}" y="{_num(y + cell_h / 2 + 4)}" text-anchor="middle" '
-                      f'font-size="10" fill="{"#000" if light else "#fff"}">{_fixed2(v)}</text>')
+                      f'font-size="{cell_font}" fill="{"#000" if light else "#fff"}">{_fixed2(v)}</text>')
     for i, r in enumerate(p["rows"]):
         s += f'<text x="{_num(left - 5)}" y="{_num(top + i * cell_h + cell_h / 2 + 4)}" text-anchor="end" font-size="11">{_esc(r)}</text>'
     for j, c in enumerate(p["cols"]):

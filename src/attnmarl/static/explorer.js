@@ -38,13 +38,13 @@ if (typeof window.attnmarlExplorer === "undefined") {
     const square = (lim, left, top, size) => [(v) => left + ((v + lim) / (2 * lim)) * size,
       (v) => top + ((lim - v) / (2 * lim)) * size];
 
-    // cells carrying numbers are 30 px squares; without numbers they narrow (to 6 px) to fit CELLS_WIDTH,
-    // and keep at least 14 px of height for the row labels
+    // cells are 30 px squares, narrowed to fit CELLS_WIDTH: to 24 px if they carry numbers (then in 9 px
+    // type), to 6 px if not, keeping at least 14 px of height for the row labels
     const CELLS_WIDTH = 600;
     function heatmap(p) {
-      const nRows = p.rows.length, nCols = p.cols.length;
-      const cell = p.annotate ? 30 : Math.max(6, Math.min(30, Math.floor(CELLS_WIDTH / nCols)));
-      const cellH = Math.max(cell, 14), colFont = cell >= 11 ? 11 : 9;
+      const nRows = p.rows.length, nCols = p.cols.length, fits = Math.floor(CELLS_WIDTH / nCols);
+      const cell = p.annotate ? Math.min(30, Math.max(24, fits)) : Math.max(6, Math.min(30, fits));
+      const cellH = Math.max(cell, 14), cellFont = cell >= 30 ? 10 : 9, colFont = cell >= 11 ? 11 : 9;
       const rowLabel = 8 + 7 * Math.max(...p.rows.map((r) => String(r).length)), left = rowLabel + 22;
       const scale = left + cell * nCols + 10; // the colour scale: a bar right of the cells, vmax on top, vmin below
       const scaleLabel = 6 + 6 * Math.max(p.vmax.toFixed(2).length, p.vmin.toFixed(2).length);
@@ -59,7 +59,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
         s += `<rect x="${x}" y="${y}" width="${cell}" height="${cellH}" fill="${css}" data-value="${v}">` +
           `<title>${esc(p.rows[i])} → ${esc(p.cols[j])}: ${v}</title></rect>`;
         if (p.annotate) s += `<text class="ax-cell" x="${x + cell / 2}" y="${y + cellH / 2 + 4}" text-anchor="middle" ` +
-          `font-size="10" fill="${light ? "#000" : "#fff"}">${v.toFixed(2)}</text>`;
+          `font-size="${cellFont}" fill="${light ? "#000" : "#fff"}">${v.toFixed(2)}</text>`;
       }));
       p.rows.forEach((r, i) => { s += `<text x="${left - 5}" y="${top + i * cellH + cellH / 2 + 4}" text-anchor="end" font-size="11">${esc(r)}</text>`; });
       p.cols.forEach((c, j) => { s += `<text x="${left + j * cell + cell / 2}" y="${top + cellH * nRows + 15}" text-anchor="middle" font-size="${colFont}">${esc(c)}</text>`; });
