@@ -3,6 +3,11 @@ clouds, and the panels of an explorer frame (see :mod:`attnmarl.widgets`).
 
 Figures are made with pyplot, so that a notebook shows them like any other figure (the live
 explorers do not use matplotlib: they draw SVG, see :mod:`attnmarl.svg`).
+
+The book's palette and figure style live here too: one colour per design (:data:`DESIGN_COLOURS`),
+actors and critics told apart by line style (:data:`ROLE_STYLES`), baselines in black and grey
+(:data:`BASELINE_STYLES`, :data:`BASELINE_BARS`), and text sizes of at least :data:`MIN_FONT_PT`
+(:data:`BOOK_STYLE`, applied on import), so that every figure reads at 9 px or more in a 1280 px window.
 """
 from __future__ import annotations
 
