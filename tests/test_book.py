@@ -369,7 +369,7 @@ def svg_min_font(path: Path) -> float:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_figure_text_is_at_least_9_px_in_a_1280_px_window(quick_book, browser_page, chapter):
+def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book, browser_page, chapter):
     """Matplotlib figures: their text is at least MIN_FONT_PT at FIGURE_DPI (the package style and the check on
     the chapters' font sizes), so a figure shrunk to fit the column keeps 9 px if it is not shrunk below
     9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams (SVG files) and explorers (inline SVG): every text is 9 px
@@ -392,7 +392,7 @@ def test_figure_text_is_at_least_9_px_in_a_1280_px_window(quick_book, browser_pa
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_every_figure_has_a_description_for_its_alt_text(quick_book, browser_page, chapter):
+def test_page_renders_a_description_as_the_alt_text_of_each_figure(quick_book, browser_page, chapter):
     """A figure's alt text describes it (the cell's mystnb.image.alt metadata); without one, the build writes the
     image's file path, which tells a reader who cannot see it nothing."""
     page = browser_page
@@ -428,7 +428,7 @@ left out (_static/templates/layout.html): with it every page weighed 4.0-5.4 MB.
 
 
 @pytest.mark.parametrize("page_file", PAGES)
-def test_pages_load_no_more_than_they_need(quick_book, browser_page, page_file):
+def test_page_renders_without_loading_more_than_it_needs(quick_book, browser_page, page_file):
     page = browser_page
     loaded: list[str] = []
 
