@@ -101,14 +101,17 @@ def baseline_line(ax: Axes, y: float, baseline: str, label: str | None = None, *
 def keep_in_view(ax: Axes, low: float, high: float, room: float = 0.5) -> None:
     """Limit the y-axis to the range ``low`` -> ``high`` (say the random and greedy baselines) widened by
     ``room`` of it on each side, so that one early dip of a learning curve does not squeeze everything else
-    into a thin band. What runs off the axis is said on it, in a corner on the right (early dips are on the
-    left): "↓ off the axis, down to -80"."""
+    into a thin band. Only a side that a curve (a line, not a shaded band) crosses is cut, and what runs off
+    is said on the axis, in a corner on the right (early dips are on the left): "↓ off the axis, down to -80"."""
     if not high > low:
         raise ValueError(f"keep_in_view needs low < high; got {low} and {high}")
     span = high - low
-    data_low, data_high = ax.dataLim.y0, ax.dataLim.y1
+    lines = [np.asarray(line.get_ydata(), dtype=float).ravel() for line in ax.get_lines()]
+    values = np.concatenate(lines) if lines else np.array([ax.dataLim.y0, ax.dataLim.y1])
+    data_low, data_high = float(np.nanmin(values)), float(np.nanmax(values))  # the curves, not their bands
     bottom, top = ax.get_ylim()
-    new_bottom, new_top = max(bottom, low - room * span), min(top, high + room * span)
+    new_bottom = low - room * span if data_low < low - room * span else bottom
+    new_top = high + room * span if data_high > high + room * span else top
     ax.set_ylim(new_bottom, new_top)
     if data_low < new_bottom:
         ax.text(0.98, 0.02, f"↓ off the axis, down to {data_low:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
