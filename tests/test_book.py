@@ -333,6 +333,36 @@ def test_setup_cell_installs_from_the_configured_repository(chapter):
     assert urls <= {REPOSITORY}, f"other repository addresses in {chapter}: {urls - {REPOSITORY}}"
 
 
+COLOUR_LITERAL = re.compile(r"""["'](tab:[a-z]+|#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|C[0-9])["']""")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_figures_take_their_colours_from_the_palette(chapter):
+    """A design (flat, concatenation, self-attention, entity) has one colour in the whole book, defined once in
+    attnmarl.viz (DESIGN_COLOURS, RUN_COLOURS, BASELINE_STYLES, HIGHLIGHT): no chapter writes a colour of
+    matplotlib's cycle or a hex colour of its own (greys and colour maps are free)."""
+    notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
+    found = [(cell.id, m.group(1)) for cell in notebook.cells if cell.cell_type == "code"
+             for m in COLOUR_LITERAL.finditer(cell.source)]
+    assert not found, f"colours written in {chapter} (cell id, colour); use attnmarl.viz's palette: {found}"
+
+
+FONT_SIZE = re.compile(r"""fontsize\s*=\s*(?:(\d+(?:\.\d+)?)|["']([a-z-]+)["'])""")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_figure_text_is_not_set_below_the_book_minimum(chapter):
+    """attnmarl.viz's style sets every text of a figure to at least MIN_FONT_PT (11 px at the page's 100 dpi);
+    a chapter may make text larger, never smaller."""
+    from attnmarl.viz import MIN_FONT_PT
+
+    notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
+    small = [(cell.id, size or name) for cell in notebook.cells if cell.cell_type == "code"
+             for size, name in FONT_SIZE.findall(cell.source)
+             if (size and float(size) < MIN_FONT_PT) or name in ("xx-small", "x-small", "smaller")]
+    assert not small, f"text smaller than {MIN_FONT_PT} pt in {chapter} (cell id, size): {small}"
+
+
 def test_prose_uses_the_configured_repository():
     for path in [ROOT / "README.md", *(ROOT / "book").glob("*.md")]:
         for url in re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", path.read_text()):
@@ -510,3 +540,108 @@ def test_playgrounds_in_the_book_play_offline(quick_book, browser_page, page_fil
     assert int(root.get_attribute("data-t")) == (t + 1) % 25
     assert root.locator(".pg-arena").inner_html() != before
     assert not page.errors
+
+
+FIGURE_TEXT = """
+() => {
+  // every figure of the article: its smallest text in screen pixels at this window's width
+  const out = [];
+  for (const img of document.querySelectorAll('article img')) {
+    if (!img.naturalWidth) continue;
+    out.push({src: img.src, alt: img.alt, scale: img.clientWidth / img.naturalWidth});
+  }
+  const svgText = [];
+  for (const t of document.querySelectorAll('article svg text, article svg tspan')) {
+    if (!t.textContent.trim() || !t.getScreenCTM()) continue;
+    const m = t.getScreenCTM();
+    svgText.push([parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b), t.textContent.slice(0, 30)]);
+  }
+  return {images: out, svgText};
+}
+"""
+
+
+def svg_min_font(path: Path) -> float:
+    """The smallest font-size (px) written in an SVG file (attnmarl.diagrams writes them all explicitly)."""
+    return min(float(v) for v in re.findall(r'font-size="([0-9.]+)"', path.read_text()))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book, browser_page, chapter):
+    """Matplotlib figures: their text is at least MIN_FONT_PT at FIGURE_DPI (the package style and the check on
+    the chapters' font sizes), so a figure shrunk to fit the column keeps 9 px if it is not shrunk below
+    9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams (SVG files) and explorers (inline SVG): every text is 9 px
+    or more on screen."""
+    from attnmarl.viz import FIGURE_DPI, MIN_FONT_PT
+
+    page = browser_page
+    assert page.viewport_size["width"] == 1280
+    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    page.wait_for_load_state("load")
+    measured = page.evaluate(FIGURE_TEXT)
+    small = []
+    for image in measured["images"]:
+        path = Path(image["src"].removeprefix("file://"))
+        smallest = svg_min_font(path) if path.suffix == ".svg" else MIN_FONT_PT * FIGURE_DPI / 72
+        if smallest * image["scale"] < 9:
+            small.append((image["alt"][:50], round(smallest * image["scale"], 1)))
+    small += [(text, round(px, 1)) for px, text in measured["svgText"] if px < 9]
+    assert not small, f"text under 9 px in {chapter} (figure or text, px): {small}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_page_renders_a_description_as_the_alt_text_of_each_figure(quick_book, browser_page, chapter):
+    """A figure's alt text describes it (the cell's mystnb.image.alt metadata); without one, the build writes the
+    image's file path, which tells a reader who cannot see it nothing."""
+    page = browser_page
+    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    alts = page.evaluate("() => [...document.querySelectorAll('article img')].map(i => [i.alt, i.src.slice(-60)])")
+    assert alts
+    bad = [(alt, src) for alt, src in alts
+           if len(alt.split()) < 4 or "_images/" in alt or re.search(r"\.(png|svg|jpe?g|gif)$", alt)]
+    assert not bad, f"figures of {chapter} whose alt text is no description (alt, image): {bad}"
+
+
+@pytest.mark.parametrize("page_file", PAGES)
+def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, page_file):
+    """At a phone's 390 px nothing pushes the page wider than the window: long inline code wraps
+    (_static/custom.css); code blocks, tables and explorer panels scroll inside their own boxes."""
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.goto((quick_book.html / Path(page_file).with_suffix(".html")).as_uri())
+        page.wait_for_load_state("load")
+        page.evaluate("() => document.fonts.ready.then(() => true)")
+        widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})
+    assert widths[0] <= widths[1], f"{page_file} is {widths[0]} px wide in a {widths[1]} px window"
+
+
+PAGE_BUDGET = 4_500_000
+"""Bytes a page may load (its HTML and every local file it asks for). Every page loads about 2.5 MB of
+MathJax (1.3 MB), the theme's CSS, scripts and icon fonts; chapter 10, the heaviest, 4.0 MB in all with its
+figures and explorers. The theme's 1.5 MB icon script, which only redraws icons its CSS already draws, is
+left out (_static/templates/layout.html): with it every page weighed 4.0-5.4 MB."""
+
+
+@pytest.mark.parametrize("page_file", PAGES)
+def test_page_renders_without_loading_more_than_it_needs(quick_book, browser_page, page_file):
+    page = browser_page
+    loaded: list[str] = []
+
+    def record(request) -> None:
+        loaded.append(request.url)
+
+    page.on("requestfinished", record)
+    try:
+        page.goto((quick_book.html / Path(page_file).with_suffix(".html")).as_uri())
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)
+    finally:
+        page.remove_listener("requestfinished", record)
+    files = {Path(url.removeprefix("file://").split("?")[0].split("#")[0]) for url in loaded
+             if url.startswith("file://")}
+    assert not [f for f in files if f.name == "fontawesome.js"], "the theme's icon script is loaded"
+    sizes = sorted((f.stat().st_size, f.name) for f in files if f.is_file())
+    assert sum(size for size, _ in sizes) <= PAGE_BUDGET, f"{page_file} loads too much; the largest: {sizes[-5:]}"

@@ -17,6 +17,7 @@ import pytest
 from attnmarl.envs import entity_tokens, make_reference, token_layout
 from attnmarl.explorers.mpe import (
     SCENARIOS,
+    agent_choices,
     arena_panel,
     choice_label,
     episode_explorer,
@@ -165,15 +166,28 @@ def test_bad_input_is_a_value_error(call, message: str) -> None:
 def test_explorer_live_face_follows_its_controls() -> None:
     explorer = episode_explorer()
     explorer.live()
-    assert [c.name for c in explorer.controls] == ["scenario", "t", "i"]
+    assert [c.name for c in explorer.controls] == ["agent", "t"]
     assert explorer.controls[1].values == list(range(STEPS + 1))
     first = explorer.frame
     explorer.widgets["t"].value = 20
     assert explorer.frame["panels"][0]["xy"] != first["panels"][0]["xy"]
-    explorer.widgets["scenario"].value = "collect_treasure"
-    explorer.widgets["i"].value = 7  # agents are numbered from 1 in the explorer: the 7th is deposit_0
+    # agents are numbered from 1 in the explorer: the 7th of collect_treasure is deposit_0
+    explorer.widgets["agent"].value = "collect_treasure, i = 7: d1 (deposit_0)"
     heatmap = explorer.frame["panels"][1]
     assert heatmap["rows"][0] == "deposit 1 (self)" and len(heatmap["rows"]) == 14
+
+
+def test_explorer_offers_only_agents_that_exist_in_their_scenario() -> None:
+    """One menu entry per agent of each scenario (3 + 4 + 8): no choice leads to "there is no agent"."""
+    choices = agent_choices()
+    sizes = {s: len(record_episode(s, seed=0, **kwargs).agents) for s, kwargs in SCENARIOS.items()}
+    assert sorted(choices.values()) == sorted((s, k) for s, m in sizes.items() for k in range(m))
+    explorer = episode_explorer()
+    for name in explorer.controls[0].values:
+        frame = explorer.frame_fn(agent=name, t=3)
+        assert isinstance(frame.panels[1], Heatmap), name
+    with pytest.raises(ValueError, match="unknown agent"):
+        explorer.frame_fn(agent="simple_spread, i = 4: a4 (agent_3)", t=3)
 
 
 def test_explorer_static_face_embeds_every_combination_and_stays_small() -> None:
@@ -182,9 +196,10 @@ def test_explorer_static_face_embeds_every_combination_and_stays_small() -> None
     payload = re.search(r'type="application/octet-stream" id="[^"]+">([^<]+)<', markup).group(1)
     spec = json.loads(gzip.decompress(base64.b64decode(payload)))
     counts = [len(c["values"]) for c in spec["controls"]]
-    assert counts == [3, STEPS + 1, 8] and len(spec["frames"]) == 3 * (STEPS + 1) * 8
-    # frame order: itertools.product of (scenario, t, i), the last control fastest
-    index = (list(SCENARIOS).index("simple_tag") * (STEPS + 1) + 9) * 8 + 3
+    assert counts == [3 + 4 + 8, STEPS + 1] and len(spec["frames"]) == 15 * (STEPS + 1)
+    # frame order: itertools.product of (agent, t), the last control fastest
+    agent = list(agent_choices()).index("simple_tag, i = 4: a1 (agent_0)")
+    index = agent * (STEPS + 1) + 9
     expected = episode_frame("simple_tag", 9, 3)
     assert spec["frames"][index]["caption"] == expected.caption
     np.testing.assert_allclose(spec["frames"][index]["panels"][0]["xy"], expected.panels[0].xy, atol=1e-3)
@@ -204,6 +219,34 @@ def test_animation_player_needs_no_network() -> None:
     plt.close(fig)
     assert "http" not in markup and "fa-" not in markup
     assert markup.count("data:image/png;base64") == 3 and "<button" in markup
+
+
+def test_animation_frames_are_stored_with_few_colours() -> None:
+    """The player embeds every frame: each is re-encoded with at most ANIMATION_COLOURS colours, and the page
+    carries a fraction of matplotlib's bytes."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+    from PIL import Image
+
+    from attnmarl.viz import ANIMATION_COLOURS
+
+    fig, ax = plt.subplots()
+    discs = [ax.add_patch(plt.Circle((0.2 * k, 0.5), 0.08, color=f"C{k}")) for k in range(4)]
+    animation = FuncAnimation(fig, lambda t: [d.set_center((0.2 * k + 0.02 * t, 0.5)) for k, d in enumerate(discs)],
+                              frames=4)
+    plain, markup = animation.to_jshtml(), animation_html(animation)
+    plt.close(fig)
+    frames = re.findall(r'frames\[\d+\] = "data:image/png;base64,([^"]+)"', markup)
+    assert len(frames) == 4 and len(markup) < 0.6 * len(plain)
+    for frame in frames:
+        colours = Image.open(io.BytesIO(base64.b64decode(frame))).convert("RGB").getcolors(1024)
+        assert colours is not None and len(colours) <= ANIMATION_COLOURS
 
 
 def test_readers_see_entities_numbered_from_1_like_the_formulas() -> None:

@@ -9,7 +9,15 @@ import torch
 from attnmarl import load_policy
 from attnmarl.algos.maddpg import MADDPGConfig, force_to_action, make_agent
 from attnmarl.envs import chase_policy, cross_play, episode_returns, mixed_teams, random_policy
-from attnmarl.explorers.qnet import FORCE_GRID, force_response, q_alpha, q_episode_explorer, qnet_checkpoint
+from attnmarl.explorers.qnet import (
+    FORCE_GRID,
+    change_scale,
+    force_response,
+    q_alpha,
+    q_episode_explorer,
+    q_episode_frame,
+    qnet_checkpoint,
+)
 from attnmarl.explorers.value import trained_episode
 from attnmarl.versus import main, reference_teams, versus_scores
 
@@ -114,3 +122,20 @@ def test_the_versus_cli_writes_every_role_and_refuses_runs_of_another_scenario(t
         with pytest.raises(SystemExit):
             main([*bad, "--episodes", "2", "--out", str(tmp_path / "bad.json")])
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_the_force_sweep_panel_has_a_colour_scale_that_fits_its_values(agent):
+    """The q̂ change over agent j's forces is small (hundredths): its panel's scale is symmetric about 0 and
+    reaches just past the largest change (a 0-1 scale would paint every cell the same colour)."""
+    episode = trained_episode(agent, CONFIG, seed=2)
+    q_hat, alpha, actions = q_alpha(agent, episode)
+    for t in (0, 5, 12):
+        sweep = q_episode_frame(agent, episode, q_hat, alpha, actions, t, 0, 1).panels[2]
+        largest = np.abs(sweep.values).max()
+        assert sweep.cmap == "RdBu_r" and sweep.vmin == -sweep.vmax
+        assert largest <= sweep.vmax <= max(2.5 * largest, 0.01)
+
+
+@pytest.mark.parametrize(("largest", "reach"), [(0.283, 0.5), (0.0004, 0.01), (0.012, 0.02), (3.0, 5.0), (1.0, 1.0)])
+def test_change_scale_rounds_the_largest_change_up_to_1_2_or_5(largest, reach):
+    assert change_scale(np.array([[-largest, largest / 3]])) == pytest.approx(reach)

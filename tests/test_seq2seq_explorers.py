@@ -208,9 +208,10 @@ def test_live_faces_work_with_colabs_ipywidgets_7():
     run_with_ipywidgets7(LIVE_CHECK_7)
 
 
-def test_wide_heatmaps_scroll_instead_of_being_cropped(models, tmp_path):
-    """The longest showcase input makes a ~2,800-pixel heatmap: in a 720-pixel column (the book's)
-    the static face must show it at full size, in a row that scrolls sideways."""
+def test_the_longest_example_fits_the_column_with_its_title_and_row_labels(models, tmp_path):
+    """The longest showcase input (92 characters) would make a ~2,800-pixel heatmap at 30 px a cell: its
+    cells narrow instead, so that in a 720-pixel column (the book's) the whole alignment is in view at full
+    size, with no sideways scroll, its title and its row labels inside the visible panel."""
     from browser import offline_page
 
     explorer = alignment_explorer(models)
@@ -223,11 +224,18 @@ def test_wide_heatmaps_scroll_instead_of_being_cropped(models, tmp_path):
         page.locator(".attnmarl-explorer input[type=range]").first.focus()
         for _ in range(11):
             page.keyboard.press("ArrowRight")
-        drawn, declared, visible, scrollable = page.evaluate(
+        measured = page.evaluate(
             """() => { const panels = document.querySelector('.attnmarl-explorer .ax-panels');
-                       const svg = panels.querySelector('svg');
-                       return [svg.getBoundingClientRect().width, Number(svg.getAttribute('width')),
-                               panels.clientWidth, panels.scrollWidth]; }""")
+                       const svg = panels.querySelector('svg'), box = panels.getBoundingClientRect();
+                       const inside = (e) => { const r = e.getBoundingClientRect();
+                                               return r.left >= box.left && r.right <= box.right; };
+                       const rows = [...svg.querySelectorAll('text[text-anchor="end"]')];
+                       return {drawn: svg.getBoundingClientRect().width, declared: Number(svg.getAttribute('width')),
+                               visible: panels.clientWidth, scrollable: panels.scrollWidth,
+                               cells: svg.querySelectorAll('rect[data-value]').length,
+                               title: inside(svg.querySelector('text')), rows: rows.length,
+                               rowsInside: rows.every(inside)}; }""")
         assert not page.errors
-    assert declared > 2000 and drawn == declared  # 92 input characters, not shrunk
-    assert visible <= 720 < scrollable
+    assert measured["cells"] == 22 * 92 and measured["drawn"] == measured["declared"]  # every cell, not shrunk
+    assert measured["scrollable"] <= measured["visible"] <= 720
+    assert measured["title"] and measured["rows"] == 22 and measured["rowsInside"]

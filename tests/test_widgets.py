@@ -20,6 +20,15 @@ PICTURE = Frame([Picture(np.linspace(0.0, 1.0, 4 * 5 * 3).reshape(4, 5, 3), titl
                          boxes=[(1, 2, 3, 2)])])
 
 
+WIDE = Frame([Heatmap(np.linspace(0.0, 1.0, 22 * 93).reshape(22, 93), [f"r{k}" for k in range(22)],
+                      list("from Friday, the sixteenth of February, 2024 to Thursday, the twenty-sixth of No")
+                      + list("vember, 2026") + ["<eos>"], title="α (additive attention)", annotate=False)])
+"""Chapter 1's longest alignment: 22 output tokens by 93 input characters, no numbers in the cells."""
+ENTITIES = Frame([Heatmap(np.linspace(0.0, 1.0, 3 * 24).reshape(3, 24), ["head 1", "head 2", "mean"],
+                          [f"a{k}" for k in range(1, 13)] + [f"L{k}" for k in range(1, 13)], title="α of a1's policy")])
+"""Chapter 10's entity policy at m = 12: 24 keys, numbers in the cells."""
+
+
 def alpha_of(frame: dict) -> np.ndarray:
     return np.array(next(p for p in frame["panels"] if p["type"] == "heatmap")["values"])
 
@@ -210,6 +219,8 @@ def test_static_and_live_draw_the_same_markup(static_page):
                           Text("a\n<b>", title="t")])),
         frame_spec(ARENA),
         frame_spec(PICTURE),
+        frame_spec(WIDE),
+        frame_spec(ENTITIES),
     ]
     for frame in frames:
         same = page.evaluate(
@@ -249,3 +260,119 @@ def test_long_panel_titles_wrap_to_fit_their_panel() -> None:
     assert len(lines) > 1 and " ".join(lines) == title
     width = float(re.search(r'<svg class="ax-panel ax-arena" width="([0-9.]+)"', markup).group(1))
     assert all(7 * len(line) <= width for line in lines)
+
+
+# ---- legibility: text sizes, the palette ----------------------------------------------------------
+
+def font_sizes(markup: str) -> list[float]:
+    return [float(v) for v in re.findall(r'font-size="([0-9.]+)"', markup)]
+
+
+@pytest.mark.parametrize("frame", [ARENA, PICTURE, WIDE, ENTITIES], ids=["arena", "picture", "wide", "entities"])
+def test_explorer_text_is_at_least_9_px(frame) -> None:
+    """The SVG of an explorer is shown at its size (the panels scroll rather than shrink): every text in it
+    is at least 9 px."""
+    assert min(font_sizes(render_panels(frame_spec(frame)))) >= 9
+
+
+def test_a_long_unannotated_heatmap_fits_an_explorer_with_its_title_and_row_labels() -> None:
+    """Chapter 1's longest example (93 input characters) narrows its cells so that the panel fits the
+    explorer's 726 px at 1280 px; its title is centred on the cells and the row labels stay at the left."""
+    markup = render_panels(frame_spec(WIDE))
+    width = float(re.search(r'<svg class="ax-panel ax-heatmap" width="([0-9.]+)"', markup).group(1))
+    assert width <= 726
+    title_x = float(re.search(r'<tspan x="([0-9.]+)"', markup).group(1))
+    assert 0 < title_x < width / 2 + 40
+    first_row = re.search(r'<text x="([0-9.]+)" y="[0-9.]+" text-anchor="end" font-size="11">r0</text>', markup)
+    assert first_row and float(first_row.group(1)) > 0
+    annotated = render_panels(frame_spec(Frame([Heatmap(np.eye(3), list("abc"), list("xyz"))])))
+    assert 'width="30" height="30"' in annotated  # a few cells with numbers keep their 30 px
+    many = render_panels(frame_spec(ENTITIES))  # 24 cells with numbers narrow to 25 px and still fit
+    assert 'width="25" height="25"' in many
+    assert float(re.search(r'<svg class="ax-panel ax-heatmap" width="([0-9.]+)"', many).group(1)) <= 726
+
+
+def test_the_book_style_sets_every_text_size_to_at_least_the_minimum() -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.font_manager import FontProperties
+
+    from attnmarl import viz
+
+    assert viz.MIN_FONT_PT * viz.FIGURE_DPI / 72 >= 9 / 0.81  # 9 px even if a figure is shrunk to 0.81
+    assert viz.MAX_FIGURE_WIDTH * viz.FIGURE_DPI <= 752  # the text column at 1280 px
+    viz.use_book_style()
+    for key in ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize", "ytick.labelsize",
+                "legend.fontsize", "legend.title_fontsize", "figure.titlesize", "figure.labelsize"):
+        size = FontProperties(size=plt.rcParams[key]).get_size_in_points()
+        assert size >= viz.MIN_FONT_PT, (key, size)
+    assert plt.rcParams["figure.dpi"] == viz.FIGURE_DPI
+
+
+def test_draw_frame_writes_no_text_smaller_than_the_minimum() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.text import Text as MplText
+
+    from attnmarl.viz import MIN_FONT_PT
+
+    frame = Frame([Heatmap(np.eye(3), list("abc"), list("xyz"), title="α"), ARENA.panels[0],
+                   Points(np.zeros((2, 2)), ["p", "q"]), Text("a")], caption="caption")
+    figure = draw_frame(frame)
+    sizes = [t.get_fontsize() for t in figure.findobj(MplText) if t.get_text().strip()]
+    assert sizes and min(sizes) >= MIN_FONT_PT
+
+
+def test_one_colour_per_design_none_shared_with_other_kinds_of_curve() -> None:
+    from attnmarl.viz import BASELINE_BARS, BASELINE_STYLES, DESIGN_COLOURS, RUN_COLOURS, design_colour, run_colour
+
+    colours = list(DESIGN_COLOURS.values()) + list(RUN_COLOURS.values())
+    assert len(set(colours)) == len(colours)
+    assert not set(colours) & {style["color"] for style in BASELINE_STYLES.values()}
+    assert not set(colours) & {style["facecolor"] for style in BASELINE_BARS.values()}
+    assert set(BASELINE_BARS) <= set(BASELINE_STYLES)
+    assert len({tuple(sorted(style.items())) for style in BASELINE_BARS.values()}) == len(BASELINE_BARS)
+    assert design_colour("entity") == DESIGN_COLOURS["entity"] and run_colour("maac") == RUN_COLOURS["maac"]
+    with pytest.raises(ValueError, match="no colour for design 'mlp'"):
+        design_colour("mlp")
+
+
+def test_learning_curves_are_drawn_in_the_palette_only() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnmarl.viz import DESIGN_COLOURS, baseline_line, plot_seed_band
+
+    curve = {"env_steps": np.arange(4.0) * 1e5, "eval_return": np.arange(4.0),
+             "eval_episodes": np.array([20, 20, 20, 200])}
+    fig, ax = plt.subplots()
+    plot_seed_band(ax, [curve, curve], "eval_return", DESIGN_COLOURS["concat"], "concat")
+    with pytest.raises(ValueError, match="palette"):
+        plot_seed_band(ax, [curve], "eval_return", "tab:red", "a colour of its own")
+    with pytest.raises(ValueError, match="no style for baseline"):
+        baseline_line(ax, 0.0, "oracle")
+    plt.close(fig)
+
+
+def test_keep_in_view_cuts_an_early_dip_and_says_so() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnmarl.viz import keep_in_view
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2, 3], [-30, -80, -31, -29])  # random -33, greedy -10: the dip to -80 is one point
+    keep_in_view(ax, -33.0, -10.0)
+    assert ax.get_ylim()[0] == pytest.approx(-33.0 - 11.5)
+    assert [t.get_text() for t in ax.texts] == ["↓ off the axis, down to -80"]
+    ax.cla()
+    ax.plot([0, 1], [-30, -20])
+    keep_in_view(ax, -33.0, -10.0)  # nothing off the axis: limits and texts untouched
+    assert ax.get_ylim()[0] > -33.0 - 11.5 and not ax.texts
+    with pytest.raises(ValueError, match="low < high"):
+        keep_in_view(ax, 1.0, 1.0)
+    plt.close(fig)

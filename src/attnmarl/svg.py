@@ -71,41 +71,52 @@ def _square(lim: float, left: float, top: float, size: float) -> tuple[Callable,
             lambda v: top + ((lim - v) / (2 * lim)) * size)
 
 
+CELLS_WIDTH = 600
+"""Pixels: the widest a heatmap's cells may be together, so that a long input (chapter 1's 92 characters,
+no numbers) or many entities (chapter 10's 24, with numbers) fit an explorer at 1280 px, title and row
+labels included; cells with numbers narrow no further than 24 px."""
+
+
 def heatmap(p: dict) -> str:
-    cell = 30
+    n_rows, n_cols = len(p["rows"]), len(p["cols"])
+    # cells are 30 px squares, narrowed to fit CELLS_WIDTH: to 24 px if they carry numbers (then in 9 px
+    # type), to 6 px if not, keeping at least 14 px of height for the row labels
+    fits = math.floor(CELLS_WIDTH / n_cols)
+    cell = min(30, max(24, fits)) if p["annotate"] else max(6, min(30, fits))
+    cell_h, cell_font = max(cell, 14), 10 if cell >= 30 else 9
+    col_font = 11 if cell >= 11 else 9
     row_label = 8 + 7 * max(len(str(r)) for r in p["rows"])
     left = row_label + 22
-    n_rows, n_cols = len(p["rows"]), len(p["cols"])
     scale = left + cell * n_cols + 10  # the colour scale: a bar right of the cells, vmax on top, vmin below
     scale_label = 6 + 6 * max(len(_fixed2(p["vmax"])), len(_fixed2(p["vmin"])))
     w = scale + 10 + scale_label
     title, n_lines = _title(p["title"], left + cell * n_cols / 2, w)
     top = 10 + 16 * n_lines
-    h = top + cell * n_rows + 44
+    h = top + cell_h * n_rows + 44
     span = (p["vmax"] - p["vmin"]) or 1
     s = f'<svg class="ax-panel ax-heatmap" width="{_num(w)}" height="{_num(h)}" role="img" aria-label="{_esc(p["title"])}">'
     s += title
     for i, row in enumerate(p["values"]):
         for j, v in enumerate(row):
             css, light = _color(p["cmap"], (v - p["vmin"]) / span)
-            x, y = left + j * cell, top + i * cell
-            s += (f'<rect x="{_num(x)}" y="{_num(y)}" width="{cell}" height="{cell}" fill="{css}" data-value="{_num(v)}">'
+            x, y = left + j * cell, top + i * cell_h
+            s += (f'<rect x="{_num(x)}" y="{_num(y)}" width="{cell}" height="{cell_h}" fill="{css}" data-value="{_num(v)}">'
                   f'<title>{_esc(p["rows"][i])} → {_esc(p["cols"][j])}: {_num(v)}</title></rect>')
             if p["annotate"]:
-                s += (f'<text class="ax-cell" x="{_num(x + cell / 2)}" y="{_num(y + cell / 2 + 4)}" text-anchor="middle" '
-                      f'font-size="10" fill="{"#000" if light else "#fff"}">{_fixed2(v)}</text>')
+                s += (f'<text class="ax-cell" x="{_num(x + cell / 2)}" y="{_num(y + cell_h / 2 + 4)}" text-anchor="middle" '
+                      f'font-size="{cell_font}" fill="{"#000" if light else "#fff"}">{_fixed2(v)}</text>')
     for i, r in enumerate(p["rows"]):
-        s += f'<text x="{_num(left - 5)}" y="{_num(top + i * cell + cell / 2 + 4)}" text-anchor="end" font-size="11">{_esc(r)}</text>'
+        s += f'<text x="{_num(left - 5)}" y="{_num(top + i * cell_h + cell_h / 2 + 4)}" text-anchor="end" font-size="11">{_esc(r)}</text>'
     for j, c in enumerate(p["cols"]):
-        s += f'<text x="{_num(left + j * cell + cell / 2)}" y="{_num(top + cell * n_rows + 15)}" text-anchor="middle" font-size="11">{_esc(c)}</text>'
+        s += f'<text x="{_num(left + j * cell + cell / 2)}" y="{_num(top + cell_h * n_rows + 15)}" text-anchor="middle" font-size="{col_font}">{_esc(c)}</text>'
     stops = COLORMAPS.get(p["cmap"], COLORMAPS["viridis"])
-    band = cell * n_rows / len(stops)
+    band = cell_h * n_rows / len(stops)
     for k, stop in enumerate(reversed(stops)):
         s += f'<rect class="ax-scale" x="{_num(scale)}" y="{_num(top + k * band)}" width="10" height="{_num(band)}" fill="{stop}"/>'
     s += (f'<text x="{_num(scale + 13)}" y="{_num(top + 8)}" font-size="10">{_fixed2(p["vmax"])}</text>'
-          f'<text x="{_num(scale + 13)}" y="{_num(top + cell * n_rows)}" font-size="10">{_fixed2(p["vmin"])}</text>')
+          f'<text x="{_num(scale + 13)}" y="{_num(top + cell_h * n_rows)}" font-size="10">{_fixed2(p["vmin"])}</text>')
     s += f'<text x="{_num(left + cell * n_cols / 2)}" y="{_num(h - 6)}" text-anchor="middle" font-size="12">{_esc(p["xlabel"])}</text>'
-    s += f'<text transform="translate(11,{_num(top + cell * n_rows / 2)}) rotate(-90)" text-anchor="middle" font-size="12">{_esc(p["ylabel"])}</text>'
+    s += f'<text transform="translate(11,{_num(top + cell_h * n_rows / 2)}) rotate(-90)" text-anchor="middle" font-size="12">{_esc(p["ylabel"])}</text>'
     return s + "</svg>"
 
 

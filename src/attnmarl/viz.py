@@ -3,6 +3,11 @@ clouds, and the panels of an explorer frame (see :mod:`attnmarl.widgets`).
 
 Figures are made with pyplot, so that a notebook shows them like any other figure (the live
 explorers do not use matplotlib: they draw SVG, see :mod:`attnmarl.svg`).
+
+The book's palette and figure style live here too: one colour per design (:data:`DESIGN_COLOURS`),
+actors and critics told apart by line style (:data:`ROLE_STYLES`), baselines in black and grey
+(:data:`BASELINE_STYLES`, :data:`BASELINE_BARS`), and text sizes of at least :data:`MIN_FONT_PT`
+(:data:`BOOK_STYLE`, applied on import), so that every figure reads at 9 px or more in a 1280 px window.
 """
 from __future__ import annotations
 
@@ -26,7 +31,125 @@ from PIL import Image
 from .guards import check_real
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
-           "show_heatmaps", "draw_frame", "plot_seed_band"]
+           "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
+           "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line",
+           "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style"]
+
+# ---- the book's palette and figure style ---------------------------------------------------------
+
+DESIGN_COLOURS = {
+    "flat": "#7f7f7f",       # an MLP on one agent's own o^i (chapters 8, 10)
+    "concat": "#1f77b4",     # concatenation: all agents' vectors joined (fig. 17.7)
+    "attention": "#9467bd",  # the source's design: self-attention over agents (figs. 17.8-17.9)
+    "entity": "#d62728",     # the book's entity actor: attention over one agent's entity tokens
+    "absolute": "#e377c2",   # entity attention on absolute (not egocentric) tokens (chapter 8)
+}
+"""One colour per network design, the same in every figure of the book (matplotlib's tab10 hues).
+A design keeps its colour whether it is a critic or an actor; :data:`ROLE_STYLES` tells those apart."""
+
+RUN_COLOURS = {
+    "transfer": "#ff7f0e",    # an entity actor trained at one m, run at another (chapter 10)
+    "curriculum": "#8c564b",  # an entity actor trained on m = 3 -> 6 -> 12 (chapter 10)
+    "maac": "#2ca02c",        # numbers reported by the MAAC paper, not measured here
+}
+"""Colours of the other kinds of curves the book draws: none of them is one of the designs' colours."""
+
+HIGHLIGHT = "#d62728"
+"""The red of rings and boxes that mark what attention picks (a glimpse, an agent's weights in an arena)."""
+
+ROLE_STYLES = {"actor": {"ls": "-", "marker": "o"}, "critic": {"ls": "--", "marker": "s"}}
+"""Critics and actors of one design share its colour: actors solid with round markers, critics dashed
+with square ones."""
+
+BASELINE_STYLES = {
+    "random": {"color": "black", "ls": ":", "lw": 1},
+    "greedy": {"color": "black", "ls": "--", "lw": 1},
+    "steered": {"color": "#555555", "ls": "-.", "lw": 1},
+    "script": {"color": "black", "ls": "--", "lw": 1},
+}
+"""Reference lines: the random team, the greedy assignment (the top of the "share closed" scale),
+chapter 6's steered assignment, and a scenario's scripted team; black or grey, never a design's colour."""
+
+
+BASELINE_BARS = {
+    "random": {"facecolor": "white", "edgecolor": "black", "hatch": "..."},
+    "greedy": {"facecolor": "#333333", "edgecolor": "black"},
+    "steered": {"facecolor": "white", "edgecolor": "black", "hatch": "///"},
+}
+"""The same baselines as bars: black, grey and white, hatched, never a design's colour."""
+
+
+def design_colour(design: str) -> str:
+    """The colour of a design (:data:`DESIGN_COLOURS`); a ValueError names the designs for any other."""
+    if design not in DESIGN_COLOURS:
+        raise ValueError(f"no colour for design {design!r}; the designs are {sorted(DESIGN_COLOURS)}")
+    return DESIGN_COLOURS[design]
+
+
+def run_colour(kind: str) -> str:
+    """The colour of a kind of run that is not a design (:data:`RUN_COLOURS`)."""
+    if kind not in RUN_COLOURS:
+        raise ValueError(f"no colour for {kind!r}; the kinds are {sorted(RUN_COLOURS)}")
+    return RUN_COLOURS[kind]
+
+
+def baseline_line(ax: Axes, y: float, baseline: str, label: str | None = None, **kwargs) -> None:
+    """A horizontal reference line at ``y`` in the style of ``baseline`` (:data:`BASELINE_STYLES`)."""
+    if baseline not in BASELINE_STYLES:
+        raise ValueError(f"no style for baseline {baseline!r}; the baselines are {sorted(BASELINE_STYLES)}")
+    ax.axhline(y, **{**BASELINE_STYLES[baseline], **kwargs}, label=label)
+
+
+def keep_in_view(ax: Axes, low: float, high: float, room: float = 0.5) -> None:
+    """Limit the y-axis to the range ``low`` -> ``high`` (say the random and greedy baselines) widened by
+    ``room`` of it on each side, so that one early dip of a learning curve does not squeeze everything else
+    into a thin band. Only a side that a curve (a line, not a shaded band) crosses is cut, and what runs off
+    is said on the axis, in a corner on the right (early dips are on the left): "↓ off the axis, down to -80"."""
+    if not high > low:
+        raise ValueError(f"keep_in_view needs low < high; got {low} and {high}")
+    span = high - low
+    lines = [np.asarray(line.get_ydata(), dtype=float).ravel() for line in ax.get_lines()]
+    values = np.concatenate(lines) if lines else np.array([ax.dataLim.y0, ax.dataLim.y1])
+    data_low, data_high = float(np.nanmin(values)), float(np.nanmax(values))  # the curves, not their bands
+    bottom, top = ax.get_ylim()
+    new_bottom = low - room * span if data_low < low - room * span else bottom
+    new_top = high + room * span if data_high > high + room * span else top
+    ax.set_ylim(new_bottom, new_top)
+    if data_low < new_bottom:
+        ax.text(0.98, 0.02, f"↓ off the axis, down to {data_low:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
+                ha="right", va="bottom", color="#555555")
+    if data_high > new_top:
+        ax.text(0.98, 0.98, f"↑ off the axis, up to {data_high:.0f}", transform=ax.transAxes, fontsize=MIN_FONT_PT,
+                ha="right", va="top", color="#555555")
+
+
+FIGURE_DPI = 100
+"""Pixels per inch of a figure as the page shows it (the inline backend's PNG at the figure's dpi)."""
+
+MAX_FIGURE_WIDTH = 7.5
+"""Inches: the widest figure the text column of a 1280 px window shows at full size (the column is
+752 px wide); a wider one is shrunk to fit, and its text with it."""
+
+MIN_FONT_PT = 8
+"""Points: the smallest text in a figure, 8 pt = 11 px at :data:`FIGURE_DPI`. A figure at most
+:data:`MAX_FIGURE_WIDTH` wide is not shrunk at 1280 px, so its smallest text is 11 px there (at least
+9 px as long as a figure is shrunk by no more than a factor 0.81)."""
+
+BOOK_STYLE = {
+    "figure.dpi": FIGURE_DPI, "savefig.dpi": "figure", "font.size": 10, "axes.titlesize": 11,
+    "axes.labelsize": 10, "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
+    "legend.title_fontsize": 9, "figure.titlesize": 11, "figure.labelsize": 10,
+}
+"""matplotlib settings of every figure of the book: the dpi the page assumes and text sizes of at
+least :data:`MIN_FONT_PT` (set when this module is imported; see :func:`use_book_style`)."""
+
+
+def use_book_style() -> None:
+    """Apply :data:`BOOK_STYLE` to matplotlib (done once on import; call again after ``rcdefaults``)."""
+    plt.rcParams.update(BOOK_STYLE)
+
+
+use_book_style()
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -238,7 +361,7 @@ def points(ax: Axes, panel: Points) -> None:
         ax.annotate(panel.labels[index], (x, y), textcoords="offset points", xytext=(5, 5), fontsize=9)
     if len(panel.highlight):
         ring = panel.xy[list(panel.highlight)]
-        ax.scatter(ring[:, 0], ring[:, 1], s=160, facecolors="none", edgecolors="tab:red", linewidths=2, zorder=3)
+        ax.scatter(ring[:, 0], ring[:, 1], s=160, facecolors="none", edgecolors=HIGHLIGHT, linewidths=2, zorder=3)
     ax.set_xlim(-panel.lim, panel.lim)
     ax.set_ylim(-panel.lim, panel.lim)
     ax.set_aspect("equal")
@@ -253,7 +376,7 @@ def arena(ax: Axes, panel: Arena) -> None:
     for index, ((x, y), r) in enumerate(zip(panel.xy, panel.radius)):
         ax.add_patch(plt.Circle((x, y), r, color=panel.colors[index], alpha=0.85, zorder=2))
         if panel.emphasis[index] > 0:
-            ax.add_patch(plt.Circle((x, y), r + 0.04, fill=False, lw=3, color="tab:red",
+            ax.add_patch(plt.Circle((x, y), r + 0.04, fill=False, lw=3, color=HIGHLIGHT,
                                     alpha=panel.emphasis[index], zorder=3))
         if index == panel.focus:
             ax.add_patch(plt.Circle((x, y), r + 0.02, fill=False, lw=2, color="black", zorder=4))
@@ -261,7 +384,7 @@ def arena(ax: Axes, panel: Arena) -> None:
         # agent standing on a landmark and the landmark keep their labels apart; a white halo keeps them readable
         if r < 0.06:
             label = ax.annotate(panel.labels[index], (x, y - r), xytext=(0, -1), textcoords="offset points",
-                                ha="center", va="top", fontsize=7, zorder=5)
+                                ha="center", va="top", fontsize=8, zorder=5)
         else:
             label = ax.annotate(panel.labels[index], (x, y + 0.4 * r), ha="center", va="center", fontsize=8, zorder=5)
         label.set_path_effects([patheffects.withStroke(linewidth=2, foreground="white", alpha=0.8)])
@@ -277,7 +400,7 @@ def picture(ax: Axes, panel: Picture) -> None:
     """Draw an image with square pixels and its boxes as red outlines."""
     ax.imshow(panel.rgb, interpolation="nearest")
     for row, col, height, width in panel.boxes:
-        ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), width, height, fill=False, lw=2, color="tab:red"))
+        ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), width, height, fill=False, lw=2, color=HIGHLIGHT))
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(panel.title)
@@ -343,8 +466,10 @@ def animation_html(animation: Animation, alt: str = "") -> str:
     """A matplotlib animation as a self-contained HTML player (``to_jshtml``) that works offline.
 
     matplotlib's player loads its button icons from a CDN; here the stylesheet link is dropped and
-    each icon is replaced by a text symbol, so that the page needs no network. ``alt`` describes the
-    animation for readers who cannot see it (the frame's ``<img>`` gets it as its alt text).
+    each icon is replaced by a text symbol, so that the page needs no network. Its frames are stored with
+    at most :data:`ANIMATION_COLOURS` colours (a third of the bytes; the page carries every frame).
+    ``alt`` describes the animation for readers who cannot see it (the frame's ``<img>`` gets it as its
+    alt text).
     """
     markup = animation.to_jshtml(default_mode="once")
     markup = re.sub(r'<img id="', f'<img alt="{html.escape(alt)}" id="', markup, count=1)
@@ -356,11 +481,25 @@ def animation_html(animation: Animation, alt: str = "") -> str:
             raise ValueError(f"unknown icon {name!r} in matplotlib's animation player")
         return _BUTTON_ICONS[name]
 
-    return re.sub(r'<i class="fa fa-([a-z -]+?)"></i>', icon, markup)
+    markup = re.sub(r'<i class="fa fa-([a-z -]+?)"></i>', icon, markup)
+    return re.sub(r'(frames\[\d+\] = "data:image/png;base64,)([^"]+)"', _smaller_frame, markup)
+
+
+ANIMATION_COLOURS = 64
+"""Colours of each embedded animation frame: flat discs on white need few, and a frame is a third the size."""
+
+
+def _smaller_frame(match: re.Match) -> str:
+    """One PNG frame of matplotlib's player (base64, its lines continued with backslashes) re-encoded with at
+    most :data:`ANIMATION_COLOURS` colours."""
+    image = Image.open(io.BytesIO(base64.b64decode(match.group(2).replace("\\\n", ""))))
+    buffer = io.BytesIO()
+    image.convert("RGB").quantize(ANIMATION_COLOURS).save(buffer, format="PNG", optimize=True)
+    return f'{match.group(1)}{base64.b64encode(buffer.getvalue()).decode()}"'
 
 
 def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: str, color: str, label: str,
-                   final_offset: float = 0.3, x: str = "env_steps") -> None:
+                   final_offset: float = 0.3, x: str = "env_steps", ls: str = "-") -> None:
     """Learning curves of one configuration over seeds (``curves``: the CSV columns of each seed's run,
     as ``attnmarl.checkpoints.shipped_curve`` returns them) against env steps (or the column ``x``) in millions.
 
@@ -368,7 +507,10 @@ def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: st
     seeds. The last row of every curve is the final score over more episodes (``eval_episodes``
     larger than during training): it is drawn apart, ``final_offset`` million steps to the right, as a
     diamond with the mean ± std over seeds, not joined to the line (its episodes are other ones).
+    ``color`` is a design's (:data:`DESIGN_COLOURS`) or a run's (:data:`RUN_COLOURS`); ``ls`` the mean's line style.
     """
+    if color not in (*DESIGN_COLOURS.values(), *RUN_COLOURS.values()):
+        raise ValueError(f"plot_seed_band draws in the book's palette (DESIGN_COLOURS, RUN_COLOURS); got {color!r}")
     if not curves:
         raise ValueError("plot_seed_band needs the curves of at least one seed")
     during = curves[0]["eval_episodes"] < curves[0]["eval_episodes"][-1]
@@ -380,7 +522,7 @@ def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: st
     if len(curves) > 1:
         std = values.std(0, ddof=1)
         ax.fill_between(steps, mean - std, mean + std, color=color, alpha=0.15)
-    ax.plot(steps, mean, color=color, lw=2, label=label)
+    ax.plot(steps, mean, color=color, lw=2, ls=ls, label=label)
     finals = np.array([c[column][-1] for c in curves])
     ax.errorbar(steps[-1] + final_offset, finals.mean(), yerr=finals.std(ddof=1) if len(finals) > 1 else 0.0,
                 fmt="D", ms=4, capsize=3, color=color)

@@ -56,6 +56,7 @@ __all__ = [
     "scenario_text",
     "token_heatmap",
     "episode_frame",
+    "agent_choices",
     "episode_explorer",
 ]
 
@@ -332,16 +333,26 @@ def episode_frame(scenario: str = "simple_spread", t: int = 8, i: int = 0) -> Fr
                          f"{feature_legend(heatmap.cols)}.")
 
 
-def episode_explorer() -> Explorer:
-    """The episode explorer: scenario, time step t and agent i of a recorded mpe2 episode."""
-    steps = min(_explorer_episode(s).steps for s in SCENARIOS)
-    most_agents = max(len(_explorer_episode(s).agents) for s in SCENARIOS)
+def agent_choices() -> dict[str, tuple[str, int]]:
+    """The episode explorer's menu: one entry per agent of each scenario, so that only agents that exist
+    can be chosen, e.g. ``"simple_tag, i = 4: a1 (agent_0)"`` -> (``"simple_tag"``, 3)."""
+    return {f"{scenario}, i = {k + 1}: {choice_label(agent)}": (scenario, k)
+            for scenario in SCENARIOS for k, agent in enumerate(_explorer_episode(scenario).agents)}
 
-    def frame(scenario: str = "simple_spread", t: int = 8, i: int = 1) -> Frame:
-        return episode_frame(scenario, t, i - 1)
+
+def episode_explorer() -> Explorer:
+    """The episode explorer: an agent i of one of the scenarios (one menu) and the time step t of a
+    recorded mpe2 episode."""
+    steps = min(_explorer_episode(s).steps for s in SCENARIOS)
+    choices = agent_choices()
+
+    def frame(agent: str = next(iter(choices)), t: int = 8) -> Frame:
+        if agent not in choices:
+            raise ValueError(f"unknown agent {agent!r}; the explorer shows {list(choices)}")
+        scenario, i = choices[agent]
+        return episode_frame(scenario, t, i)
 
     return Explorer(frame, [
-        Dropdown("scenario", list(SCENARIOS), default="simple_spread"),
+        Dropdown("agent", list(choices), label="scenario and agent i"),
         Slider("t", list(range(steps + 1)), default=8, label="time step t"),
-        Slider("i", list(range(1, most_agents + 1)), default=1, label="agent i"),
     ], title="Episode explorer: the arena at step t and agent i's observation as entity tokens")

@@ -30,7 +30,7 @@ from .mpe import Episode, arena_panel, check_step, choice_label
 from .value import trained_episode
 
 __all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "tag_versus", "q_alpha", "FORCE_GRID", "force_response",
-           "q_episode_frame", "q_episode_explorer"]
+           "change_scale", "q_episode_frame", "q_episode_explorer"]
 
 FORCE_GRID = np.linspace(-1.0, 1.0, 5)
 """The forces u_x, u_y the explorer tries for agent j (u in [-1, 1]^2; mpe2 scales it by the agent's sensitivity)."""
@@ -97,6 +97,15 @@ def _force_of(a: np.ndarray) -> tuple[float, float]:
     return float(a[2] - a[1]), float(a[4] - a[3])
 
 
+def change_scale(change: np.ndarray, floor: float = 0.01) -> float:
+    """The half-width of a symmetric colour scale for changes of q_hat: the largest |change|, rounded up
+    to 1, 2 or 5 times a power of ten (at least ``floor``), so that white is "no change" and the
+    largest change is a full colour, however small the changes are."""
+    largest = max(float(np.abs(change).max()), floor)
+    power = 10.0 ** np.floor(np.log10(largest))
+    return float(next(k * power for k in (1, 2, 5, 10) if k * power >= largest * (1 - 1e-9)))
+
+
 def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alpha: np.ndarray, actions: np.ndarray,
                     t: int = 0, i: int = 0, j: int = 1) -> Frame:
     """Step ``t`` of an episode seen by agent ``i``'s Q critic: the arena ringed by alpha^i (mean of the
@@ -115,9 +124,11 @@ def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alp
     response = force_response(agent, episode.obs[t], actions[t], i, j)
     labels = [f"{u:+.1f}" for u in FORCE_GRID]
     taken = _force_of(actions[t, j])
-    sweep = Heatmap(response - q_hat[t, i], labels[::-1], labels,
+    change = response - q_hat[t, i]
+    reach = change_scale(change)
+    sweep = Heatmap(change, labels[::-1], labels,
                     title=f"q̂ of {names[i]} − as taken, {names[j]}'s force varied",
-                    xlabel=f"{names[j]}'s force u_x", ylabel="u_y")
+                    xlabel=f"{names[j]}'s force u_x", ylabel="u_y", vmin=-reach, vmax=reach, cmap="RdBu_r")
     spread = float(response.max() - response.min())
     values = Text("\n".join(f"{'*' if k == i else ' '} q̂ of {n}: {v:7.2f}" for k, (n, v) in
                             enumerate(zip(names, q_hat[t]))), title="q̂ with the actions taken")

@@ -38,35 +38,39 @@ if (typeof window.attnmarlExplorer === "undefined") {
     const square = (lim, left, top, size) => [(v) => left + ((v + lim) / (2 * lim)) * size,
       (v) => top + ((lim - v) / (2 * lim)) * size];
 
+    // cells are 30 px squares, narrowed to fit CELLS_WIDTH: to 24 px if they carry numbers (then in 9 px
+    // type), to 6 px if not, keeping at least 14 px of height for the row labels
+    const CELLS_WIDTH = 600;
     function heatmap(p) {
-      const cell = 30;
+      const nRows = p.rows.length, nCols = p.cols.length, fits = Math.floor(CELLS_WIDTH / nCols);
+      const cell = p.annotate ? Math.min(30, Math.max(24, fits)) : Math.max(6, Math.min(30, fits));
+      const cellH = Math.max(cell, 14), cellFont = cell >= 30 ? 10 : 9, colFont = cell >= 11 ? 11 : 9;
       const rowLabel = 8 + 7 * Math.max(...p.rows.map((r) => String(r).length)), left = rowLabel + 22;
-      const nRows = p.rows.length, nCols = p.cols.length;
       const scale = left + cell * nCols + 10; // the colour scale: a bar right of the cells, vmax on top, vmin below
       const scaleLabel = 6 + 6 * Math.max(p.vmax.toFixed(2).length, p.vmin.toFixed(2).length);
       const w = scale + 10 + scaleLabel;
       const [head, nLines] = title(p.title, left + (cell * nCols) / 2, w);
-      const top = 10 + 16 * nLines, h = top + cell * nRows + 44;
+      const top = 10 + 16 * nLines, h = top + cellH * nRows + 44;
       const span = p.vmax - p.vmin || 1;
       let s = `<svg class="ax-panel ax-heatmap" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
       s += head;
       p.values.forEach((row, i) => row.forEach((v, j) => {
-        const [css, light] = color(p.cmap, (v - p.vmin) / span), x = left + j * cell, y = top + i * cell;
-        s += `<rect x="${x}" y="${y}" width="${cell}" height="${cell}" fill="${css}" data-value="${v}">` +
+        const [css, light] = color(p.cmap, (v - p.vmin) / span), x = left + j * cell, y = top + i * cellH;
+        s += `<rect x="${x}" y="${y}" width="${cell}" height="${cellH}" fill="${css}" data-value="${v}">` +
           `<title>${esc(p.rows[i])} → ${esc(p.cols[j])}: ${v}</title></rect>`;
-        if (p.annotate) s += `<text class="ax-cell" x="${x + cell / 2}" y="${y + cell / 2 + 4}" text-anchor="middle" ` +
-          `font-size="10" fill="${light ? "#000" : "#fff"}">${v.toFixed(2)}</text>`;
+        if (p.annotate) s += `<text class="ax-cell" x="${x + cell / 2}" y="${y + cellH / 2 + 4}" text-anchor="middle" ` +
+          `font-size="${cellFont}" fill="${light ? "#000" : "#fff"}">${v.toFixed(2)}</text>`;
       }));
-      p.rows.forEach((r, i) => { s += `<text x="${left - 5}" y="${top + i * cell + cell / 2 + 4}" text-anchor="end" font-size="11">${esc(r)}</text>`; });
-      p.cols.forEach((c, j) => { s += `<text x="${left + j * cell + cell / 2}" y="${top + cell * nRows + 15}" text-anchor="middle" font-size="11">${esc(c)}</text>`; });
-      const stops = COLORMAPS[p.cmap] || COLORMAPS.viridis, band = (cell * nRows) / stops.length;
+      p.rows.forEach((r, i) => { s += `<text x="${left - 5}" y="${top + i * cellH + cellH / 2 + 4}" text-anchor="end" font-size="11">${esc(r)}</text>`; });
+      p.cols.forEach((c, j) => { s += `<text x="${left + j * cell + cell / 2}" y="${top + cellH * nRows + 15}" text-anchor="middle" font-size="${colFont}">${esc(c)}</text>`; });
+      const stops = COLORMAPS[p.cmap] || COLORMAPS.viridis, band = (cellH * nRows) / stops.length;
       stops.slice().reverse().forEach((stop, k) => {
         s += `<rect class="ax-scale" x="${scale}" y="${top + k * band}" width="10" height="${band}" fill="${stop}"/>`;
       });
       s += `<text x="${scale + 13}" y="${top + 8}" font-size="10">${p.vmax.toFixed(2)}</text>` +
-        `<text x="${scale + 13}" y="${top + cell * nRows}" font-size="10">${p.vmin.toFixed(2)}</text>`;
+        `<text x="${scale + 13}" y="${top + cellH * nRows}" font-size="10">${p.vmin.toFixed(2)}</text>`;
       s += `<text x="${left + (cell * nCols) / 2}" y="${h - 6}" text-anchor="middle" font-size="12">${esc(p.xlabel)}</text>`;
-      s += `<text transform="translate(11,${top + (cell * nRows) / 2}) rotate(-90)" text-anchor="middle" font-size="12">${esc(p.ylabel)}</text>`;
+      s += `<text transform="translate(11,${top + (cellH * nRows) / 2}) rotate(-90)" text-anchor="middle" font-size="12">${esc(p.ylabel)}</text>`;
       return s + "</svg>";
     }
 
