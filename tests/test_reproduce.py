@@ -86,7 +86,7 @@ def test_a_tiny_reproduction_matches_the_recorded_runs(local_ray, indexed, tmp_p
     shutil.copy(out / "report.json", folder.parent / "reproduction")
     write_index(folder)
     readme = (folder / "README.md").read_text()
-    assert f"re-ran these runs on {json.loads((out / 'report.json').read_text())['date']}" in readme
+    assert f"re-ran the runs below on {json.loads((out / 'report.json').read_text())['date']}" in readme
     for name, row in rows.items():
         cpu = row["shipped"]["cpu_seconds"] / 60, row["reproduced"]["cpu_seconds"] / 60
         assert f"| tiny/{name}-seed0 | " in readme

@@ -442,7 +442,7 @@ def _rerun_lines(directory: Path) -> list[str]:
     if not rows:
         return []
     lines = ["", "## Re-run with the current code", "",
-             f"`python -m attnmarl.reproduce` re-ran these runs on {report['date']} with the package as it is now "
+             f"`python -m attnmarl.reproduce` re-ran the runs below on {report['date']} with the package as it is now "
              "(whole report: `../reproduction/report.md`). The CPU times above are those of the recorded runs; "
              "these are what a run costs today.", "",
              "| run | recorded score | re-run score | difference (se) | CPU min, recorded | CPU min, re-run "
