@@ -34,7 +34,8 @@ the shipped assets in ``attnmarl/assets/value`` are listed), leaving out (with a
 whose checkpoint or curve is not the one its summary describes. The CPU time of a run is printed at
 its end; torch uses one thread unless ``--threads`` says otherwise (on a 2-core machine shared
 with other work, one thread per run is the fastest). ``--compile`` runs the networks through
-``torch.compile`` (where a C++ compiler exists): the same training, faster after a one-off compile.
+``torch.compile`` (where a C++ compiler exists): the same training after a one-off compile, not faster
+on the book's 2-core CPU (the benchmarks appendix), so it is off by default.
 """
 from __future__ import annotations
 
@@ -473,8 +474,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replace", action="store_true",
                         help="replace an earlier run of the same config and seed in --out (refused otherwise)")
     parser.add_argument("--compile", action="store_true",
-                        help="run the networks through torch.compile: faster after a one-off compile of a minute "
-                             "or two; needs a C++ compiler")
+                        help="run the networks through torch.compile (needs a C++ compiler; measured no faster on "
+                             "the book's 2-core CPU: see the benchmarks appendix)")
     args = parser.parse_args(argv)
     if args.list:
         for name, config in CONFIGS.items():

@@ -1,7 +1,9 @@
 """``python -m attnmarl.train --compile``: the training networks run through ``torch.compile``.
 
-The same networks and the same numbers (to float rounding), faster after a one-off compile of a minute
-or two; the compiled code is C++ that PyTorch's inductor builds, so it needs a C++ compiler.
+The same networks and the same numbers (to float rounding) after a one-off compile; the compiled code is
+C++ that PyTorch's inductor builds, so it needs a C++ compiler. Whether it is faster depends on the
+machine: on the book's 2-core CPU it was not (``make bench``, compile table, and the benchmarks
+appendix), which is why it is off by default.
 """
 from __future__ import annotations
 
