@@ -217,3 +217,15 @@ def test_the_quoted_cpu_hours_are_the_sums_of_the_recorded_cpu_times(page):
         pattern = r"^\| all \| +\| (\d+ \| [\d.]+ \| [\d.]+) \|$"
         quoted = rows.get(chapter) if chapter != "all" else re.search(pattern, text, flags=re.M).group(1)
         assert quoted == f"{len(runs)} | {hours:.2f} | {longest:.1f}", f"{page}, {chapter}"
+
+
+def test_the_book_shows_the_shipped_reproduction_report_as_written():
+    """The re-runs that the reproducing appendix shows are the table of the report the command wrote (shipped in
+    assets/reproduction), and every one of them reproduces."""
+    root = Path(__file__).resolve().parents[1]
+    report = root / "src" / "attnmarl" / "assets" / "reproduction"
+    table = next(block for block in (report / "report.md").read_text().split("\n\n") if block.startswith("| run |"))
+    assert table.strip() in (root / "book" / "reproducing.md").read_text()
+    runs = json.loads((report / "report.json").read_text())["runs"]
+    assert {r["chapter"] for r in runs} == set(reproduce.CHAPTERS)
+    assert all(r["verdict"] == "reproduces" for r in runs)
