@@ -146,8 +146,10 @@ self-attention Q critic; within a scenario only ``critic`` differs. ``q-spread6-
 "attention helps most when m is large" at three times the budget of ``q-spread6-{critic}`` (450,000
 env-steps); only the budget differs."""
 
-MAAC_STEPS = {4: 200_000, 8: 200_000, 12: 200_000}
-"""The env-step budget of the ``maac-treasure{m}-*`` runs at each m."""
+MAAC_STEPS = {4: 500_000, 8: 250_000, 12: 166_700}
+"""The env-step budget of the ``maac-treasure{m}-*`` runs: 2 million agent-decisions (m x env steps) at every m,
+as chapter 10 budgets its points (MAAC's 5 million env steps at 100 steps an episode would take hours of CPU
+here); each run takes at most about 10 CPU-minutes with one torch thread, evaluations included."""
 for _m, _steps in MAAC_STEPS.items():
     for _critic in ("attention", "concat"):
         CONFIGS[f"maac-treasure{_m}-{_critic}"] = MAACConfig("collect_treasure", team_kwargs("collect_treasure", _m),

@@ -33,10 +33,11 @@ because alpha is the attention weight.
 
 Where the book's version differs from MAAC's code (``algorithms/attention_sac.py``, ``main.py``):
 
-- **budget** — MAAC trained collect_treasure for 50,000 episodes of 100 steps (5 million env steps,
-  12 environments, 4 updates of 1,024 transitions every 100 env steps, 200,000 updates, on a GPU);
-  the book's runs fit about 10 CPU-minutes each (see :data:`attnmarl.train.CONFIGS`), with a smaller
-  minibatch and network, more updates per env step and a faster ``tau``.
+- **budget** — MAAC's ``main.py`` defaults are 50,000 episodes from 12 parallel environments with 4 updates
+  of 1,024 transitions every 100 env steps, and its README sets collect_treasure's episodes to 100 steps:
+  5 million env steps and about 200,000 updates. The book's runs fit about 10 CPU-minutes each (see
+  :data:`attnmarl.train.MAAC_STEPS`): the same 4 updates per 100 env steps, of 256 transitions, with
+  networks of width 64 (MAAC: 128) and a faster ``tau``.
 - **episodes** — mpe2's ``collect_treasure_v1`` with its default 25 steps (MAAC: 100), so that scores are
   chapter 10's (random team and scripted treasure-hunter in ``assets/scale/treasure-baselines.json``).
 - **parameters** — the actors are shared by the agents of a type (all collectors one actor, each
@@ -125,6 +126,7 @@ class MAACConfig:
     """Weight of mean(y^2) of the actor's logits in its loss (MAAC's)."""
     max_grad_norm_actor: float = 0.5
     max_grad_norm_critic: float = 10.0
+    """MAAC clips at 10 m, on a loss summed over agents; the book's is their mean."""
     # evaluation
     eval_deterministic: bool = True
     """Act with the most probable action when evaluated on mpe2; sample pi otherwise."""
