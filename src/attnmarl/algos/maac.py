@@ -25,7 +25,7 @@ standard deviation, as MAAC's buffer does):
    a ~ pi(o) (not taken from the buffer); the counterfactual baseline marginalises agent i's action only,
    b^i = sum_a' pi(a' | o^i) Q^i(o, (a', a^{-i})), one critic pass giving every a'; the advantage is
    A^i = Q^i(o, a) - b^i and the loss mean_i log pi(a^i | o^i) (temperature log pi(a^i | o^i) - A^i)
-   (both factors held fixed but the first log pi), plus ``policy_reg`` * mean(y^2) on the logits y.
+   (the gradient flows through the first log pi only), plus ``policy_reg`` * mean(y^2) on the logits y.
 3. **targets** — soft updates of pi' and Q'.
 
 The temperature is SAC's entropy weight (MAAC's alpha = 1 / reward_scale); it is not called alpha here
@@ -45,8 +45,10 @@ Where the book's version differs from MAAC's code (``algorithms/attention_sac.py
   shared too (see :mod:`attnmarl.nets.maac`).
 - **the soft target** — the entropy term is inside gamma's bracket, as in the paper's eq. 7 (MAAC's code
   subtracts it outside).
-- **losses** — means over agents instead of sums with shared gradients scaled by 1/m (the same
-  direction; Adam's steps do not depend on the scale); no BatchNorm on inputs.
+- **losses** — the critic's loss is the mean over agents, where MAAC sums them and scales the shared
+  parameters' gradients by 1/m: the shared parameters get the same gradient, each head f^i 1/m of it
+  (Adam's steps barely depend on that scale, but the critic's weight decay weighs m times more against
+  the heads' loss here); no BatchNorm on inputs.
 
 Everything is vectorised over environments and agents; torch runs on the CPU.
 """
