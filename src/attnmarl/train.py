@@ -156,8 +156,8 @@ for _m, _steps in MAAC_STEPS.items():
                                                              critic=_critic, total_steps=_steps)
 """MAAC's scaling experiment (Iqbal & Sha 2019, table 3) on collect_treasure at m = 4, 8 and 12: discrete-action
 soft actor-critic with MAAC's attention critic or the MADDPG+SAC concatenation critic (only ``critic``
-differs), m − 2 collectors, 2 deposits and m − 2 treasures as in chapter 10 (MAAC's own team at m = 8 is
-6 + 2 with 6 treasures; its paper does not say how it split the other sizes)."""
+differs), m − 2 collectors, 2 deposits and m − 2 treasures as in chapter 10. MAAC's code fixes only its 8-agent
+team (6 hunters, 2 banks, 6 treasures), which this split gives at m = 8; the split at 4 and 12 is the book's."""
 
 TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train, MAACConfig: maac.train}
 """The training loop of each algorithm, by the type of its config."""
