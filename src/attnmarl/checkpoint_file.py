@@ -5,7 +5,7 @@ One ``.pt`` file holds plain data only, so it loads with ``torch.load(weights_on
     {"format": "attnmarl.mappo/1", "config": {...the config as a dict...},
      "state_dict": {...}, "metadata": {...}, "checksum": "sha256:..."}
 
-The format names the algorithm (``attnmarl.mappo/1`` or ``attnmarl.maddpg/1``) and the checksum
+The format names the algorithm (``attnmarl.mappo/1``, ``attnmarl.maddpg/1`` or ``attnmarl.maac/1``) and the checksum
 (:func:`attnmarl.guards.seal`) covers everything else, so a file damaged after it was saved is refused.
 This module knows the file, not the algorithms: :mod:`attnmarl.algos.mappo` reads a trained actor from
 it to fine-tune, :mod:`attnmarl.checkpoints` rebuilds whole agents and policies, so the imports run one
@@ -22,14 +22,15 @@ import torch
 
 from .guards import check_finite_weights, check_seal, load_trusted, seal, write_atomically
 
-__all__ = ["FORMAT", "MADDPG_FORMAT", "ASSETS", "sealed_checkpoint", "read_checkpoint", "config_from",
+__all__ = ["FORMAT", "MADDPG_FORMAT", "MAAC_FORMAT", "ASSETS", "sealed_checkpoint", "read_checkpoint", "config_from",
            "resolve_asset", "seal_checkpoint"]
 
 Config = TypeVar("Config")
 
 FORMAT = "attnmarl.mappo/1"
 MADDPG_FORMAT = "attnmarl.maddpg/1"
-_FORMATS = (FORMAT, MADDPG_FORMAT)
+MAAC_FORMAT = "attnmarl.maac/1"
+_FORMATS = (FORMAT, MADDPG_FORMAT, MAAC_FORMAT)
 
 ASSETS = Path(str(resources.files("attnmarl") / "assets"))
 """The shipped trained agents, one folder per chapter (``value``, ``policy``), each with an ``index.json``."""

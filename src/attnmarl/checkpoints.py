@@ -1,4 +1,4 @@
-"""Checkpoints of trained MAPPO and MADDPG agents, and the policies they become.
+"""Checkpoints of trained MAPPO, MADDPG and MAAC agents, and the policies they become.
 
 A checkpoint is one ``.pt`` file holding plain data only, so it loads with
 ``torch.load(weights_only=True)`` (:mod:`attnmarl.checkpoint_file`)::
@@ -8,8 +8,9 @@ A checkpoint is one ``.pt`` file holding plain data only, so it loads with
      "checksum": "sha256:..."}
 
 or, for MADDPG (chapter 9), ``"format": "attnmarl.maddpg/1"`` with a :class:`MADDPGConfig` and the
-actor and Q critic. The format says which algorithm's config and agent the rest describes; the
-checksum covers the rest, so a file damaged after it was saved is refused instead of played.
+actor and Q critic, and for MAAC ``"format": "attnmarl.maac/1"`` with a :class:`MAACConfig`. The format
+says which algorithm's config and agent the rest describes; the checksum covers the rest, so a file
+damaged after it was saved is refused instead of played.
 
 :func:`load_policy` turns one into the dict policy that :func:`attnmarl.envs.evaluate` and
 :func:`attnmarl.envs.render_episode` take: each agent acts on its own observation with the
@@ -29,12 +30,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .algos import maddpg, mappo
+from .algos import maac, maddpg, mappo
+from .algos.maac import MAACAgent, MAACConfig
 from .algos.maddpg import MADDPGAgent, MADDPGConfig
 from .algos.mappo import ACTOR_ARCHITECTURE, MAPPOAgent, MAPPOConfig, copy_actor, load_actor_from
 from .checkpoint_file import (
     ASSETS,
     FORMAT,
+    MAAC_FORMAT,
     MADDPG_FORMAT,
     config_from,
     read_checkpoint,
@@ -44,15 +47,16 @@ from .checkpoint_file import (
 from .envs import Policy, make_reference, policy_from_arrays
 from .guards import check_bool, check_seed, write_atomically
 
-__all__ = ["FORMAT", "FORMATS", "ARCHITECTURE",
-           "MADDPG_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
+__all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE",
+           "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
            "load_checkpoint", "seal_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy",
            "load_policy", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
 
-Config = MAPPOConfig | MADDPGConfig
-Agent = MAPPOAgent | MADDPGAgent
+Config = MAPPOConfig | MADDPGConfig | MAACConfig
+Agent = MAPPOAgent | MADDPGAgent | MAACAgent
 
-FORMATS: dict[str, type[MAPPOConfig] | type[MADDPGConfig]] = {FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig}
+FORMATS: dict[str, type[MAPPOConfig] | type[MADDPGConfig] | type[MAACConfig]] = {
+    FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig, MAAC_FORMAT: MAACConfig}
 """A checkpoint's format -> the config class it holds (and so the algorithm and the agent it rebuilds)."""
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
@@ -64,18 +68,25 @@ MADDPG_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", 
                        "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
 """The same for a MADDPG checkpoint."""
 
+MAAC_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "d", "heads", "actor_hidden")
+"""The same for a MAAC checkpoint."""
+
+_ALGORITHMS = {MAPPOConfig: (mappo, ARCHITECTURE), MADDPGConfig: (maddpg, MADDPG_ARCHITECTURE),
+               MAACConfig: (maac, MAAC_ARCHITECTURE)}
+"""The module that builds an agent of each config type, and the fields that fix its shapes."""
+
 
 def _format(config: Config) -> str:
     return next(name for name, kind in FORMATS.items() if isinstance(config, kind))
 
 
 def _architecture(config: Config) -> tuple[str, ...]:
-    return ARCHITECTURE if isinstance(config, MAPPOConfig) else MADDPG_ARCHITECTURE
+    return _ALGORITHMS[type(config)][1]
 
 
 def make_agent(config: Config) -> Agent:
-    """A freshly initialised agent of the algorithm ``config`` belongs to (MAPPO or MADDPG)."""
-    return (mappo if isinstance(config, MAPPOConfig) else maddpg).make_agent(config)
+    """A freshly initialised agent of the algorithm ``config`` belongs to (MAPPO, MADDPG or MAAC)."""
+    return _ALGORITHMS[type(config)][0].make_agent(config)
 
 
 def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Command line: train a named MAPPO or MADDPG configuration, evaluate it on mpe2, write a checkpoint and a curve.
+"""Command line: train a named MAPPO, MADDPG or MAAC configuration, evaluate it on mpe2, write a checkpoint and a curve.
 
     python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--replace]
                              [--compile]
@@ -6,7 +6,8 @@
     python -m attnmarl.train --index src/attnmarl/assets/value
 
 A run trains on the batched port with the algorithm its config belongs to (:func:`attnmarl.algos.mappo.train`
-for a :class:`MAPPOConfig`, :func:`attnmarl.algos.maddpg.train` for a :class:`MADDPGConfig`) with a tqdm progress bar,
+for a :class:`MAPPOConfig`, :func:`attnmarl.algos.maddpg.train` for a :class:`MADDPGConfig`,
+:func:`attnmarl.algos.maac.train` for a :class:`MAACConfig`) with a tqdm progress bar,
 evaluates the current policy on the real mpe2 environment ``--evals`` times along the way
 (``--eval-episodes`` episodes each) and over 200 fixed-seed episodes at the end, and writes to
 ``--out``:
@@ -58,8 +59,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .algos import maddpg, mappo
+from .algos import maac, maddpg, mappo
 from .algos.compile import check_compiler
+from .algos.maac import MAACConfig
 from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
@@ -152,7 +154,20 @@ self-attention Q critic; within a scenario only ``critic`` differs. ``q-spread6-
 "attention helps most when m is large" at three times the budget of ``q-spread6-{critic}`` (450,000
 env-steps); only the budget differs."""
 
-TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train}
+MAAC_STEPS = {4: 500_000, 8: 250_000, 12: 166_700}
+"""The env-step budget of the ``maac-treasure{m}-*`` runs: 2 million agent-decisions (m x env steps) at every m,
+as chapter 10 budgets its points (MAAC's 5 million env steps at 100 steps an episode would take hours of CPU
+here); each run takes at most about 10 CPU-minutes with one torch thread, evaluations included."""
+for _m, _steps in MAAC_STEPS.items():
+    for _critic in ("attention", "concat"):
+        CONFIGS[f"maac-treasure{_m}-{_critic}"] = MAACConfig("collect_treasure", team_kwargs("collect_treasure", _m),
+                                                             critic=_critic, total_steps=_steps)
+"""MAAC's scaling experiment (Iqbal & Sha 2019, table 3) on collect_treasure at m = 4, 8 and 12: discrete-action
+soft actor-critic with MAAC's attention critic or the MADDPG+SAC concatenation critic (only ``critic``
+differs), m − 2 collectors, 2 deposits and m − 2 treasures as in chapter 10. MAAC's code fixes only its 8-agent
+team (6 hunters, 2 banks, 6 treasures), which this split gives at m = 8; the split at 4 and 12 is the book's."""
+
+TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train, MAACConfig: maac.train}
 """The training loop of each algorithm, by the type of its config."""
 
 FINAL_EPISODES = 200
@@ -161,6 +176,8 @@ INDEX_TITLES = {
     "value": "Trained value-network agents (MAPPO, concatenation vs self-attention critic)",
     "policy": "Trained policy-network agents (MAPPO: flat, centralized and entity-attention policies)",
     "qnet": "Trained Q-network agents (MADDPG on continuous actions: concatenation vs self-attention Q critic)",
+    "maac": "Trained MAAC agents (discrete soft actor-critic on collect_treasure: attention vs concatenation "
+            "all-actions Q critic)",
     "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor on simple_spread and collect_treasure, "
              "and fine-tuning across m)",
 }

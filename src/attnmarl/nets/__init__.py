@@ -5,7 +5,9 @@
   self-attention (fig. 17.8), m observations in, m per-agent outputs out;
 - :mod:`attnmarl.nets.critics` — value networks v([o]; w^i) (chapter 7);
 - :mod:`attnmarl.nets.policies` — policies pi and mu: decentralized, centralized, entity-token (chapter 8);
-- :mod:`attnmarl.nets.qnets` — action-value networks q([o], [a]; w^i): concatenation and self-attention (chapter 9).
+- :mod:`attnmarl.nets.qnets` — action-value networks q([o], [a]; w^i): concatenation and self-attention (chapter 9);
+- :mod:`attnmarl.nets.maac` — MAAC's critics, Q^i(o, (a', a^{-i})) for every action a' of agent i, with attention
+  or concatenation over the other agents (:mod:`attnmarl.algos.maac`).
 """
 from .central import AttentionBlock, AttentionNet, ConcatNet
 from .common import AgentHeads, AgentLinear, check_obs, type_features
