@@ -357,7 +357,9 @@ def test_ctrl_c_ends_a_training_run_in_one_line_and_writes_nothing(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
     process = subprocess.Popen([sys.executable, "-m", "attnmarl.train", "--config", "spread3-concat", "--steps",
                                 "320000", "--out", str(tmp_path)], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               # as from a terminal: a pytest-xdist worker ignores SIGINT, and a child inherits that
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert "100 updates of 3,200 = 320,000 env steps" in process.stdout.readline()  # training starts now
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)

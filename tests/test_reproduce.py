@@ -23,7 +23,7 @@ from attnmarl.train import main as train_main
 from attnmarl.train import write_index
 
 TINY = ["--evals", "1", "--eval-episodes", "2", "--final-episodes", "4"]
-SHORT = {"spread3-attention": 3200, "q-spread3-concat": 1280}
+SHORT = {"spread3-attention": 3200, "q-spread3-concat": 10_048}  # MADDPG: the first budget that updates
 LONG = ("spread3-concat", 96_000)
 
 
