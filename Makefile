@@ -1,6 +1,6 @@
 # make book  -- build the HTML book into _build/html (creates .venv on first use)
 # make test  -- lint, then the whole test suite (unit tests, every chapter in quick mode, the built book in Chromium)
-# make bench -- print the speed benchmarks (ratios measured side by side in one run)
+# make bench -- print the speed benchmarks (ratios measured side by side in one run; the playground's in Chromium)
 # make lab   -- open the chapters in JupyterLab with live explorers (installs JupyterLab into .venv)
 # make clean -- remove build outputs (keeps .venv)
 
@@ -50,7 +50,7 @@ test: $(STAMP) $(IPYW7)/.installed chromium
 	$(VENV)/bin/ruff check
 	$(PY) -m pytest -n auto --dist loadfile
 
-bench: $(STAMP)
+bench: $(STAMP) chromium
 	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 # JupyterLab is not needed to build or test the book, so it is installed on first use only.
