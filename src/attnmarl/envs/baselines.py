@@ -101,17 +101,22 @@ def steered_assignment_policy() -> Policy:
     :func:`greedy_assignment_policy`, steered by :func:`heading_moves` instead of the closest rest point."""
 
     def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
-        agents = list(obs)
-        observations = np.stack([obs[agent] for agent in agents]).astype(np.float64)
-        if observations.shape[1] != 6 * len(agents):
-            raise ValueError(
-                f"steered_assignment_policy needs simple_spread observations (6N numbers per agent), "
-                f"got {observations.shape[1]} numbers for {len(agents)} agents"
-            )
+        agents, observations = _spread_observations(obs, "steered_assignment_policy")
         moves = heading_moves(observations, assign_landmarks(observations))
         return {agent: int(move) for agent, move in zip(agents, moves)}
 
     return policy
+
+
+def _spread_observations(obs: dict[str, np.ndarray], who: str) -> tuple[list[str], np.ndarray]:
+    """The agents of an mpe2 observation dict and their observations (N, 6N) in float64; ``ValueError``
+    unless they are simple_spread's (6N numbers per agent)."""
+    agents = list(obs)
+    observations = np.stack([obs[agent] for agent in agents]).astype(np.float64)
+    if observations.shape[1] != 6 * len(agents):
+        raise ValueError(f"{who} needs simple_spread observations (6N numbers per agent), "
+                         f"got {observations.shape[1]} numbers for {len(agents)} agents")
+    return agents, observations
 
 
 def greedy_assignment_policy(continuous_actions: bool = False) -> Policy:
@@ -121,13 +126,7 @@ def greedy_assignment_policy(continuous_actions: bool = False) -> Policy:
     shift_per_force = dt * dt / (mass * damping)
 
     def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
-        agents = list(obs)
-        observations = np.stack([obs[agent] for agent in agents]).astype(np.float64)
-        if observations.shape[1] != 6 * len(agents):
-            raise ValueError(
-                f"greedy_assignment_policy needs simple_spread observations (6N numbers per agent), "
-                f"got {observations.shape[1]} numbers for {len(agents)} agents"
-            )
+        agents, observations = _spread_observations(obs, "greedy_assignment_policy")
         error = rest_point_error(observations, assign_landmarks(observations))
         if continuous_actions:
             push = np.clip(error / (shift_per_force * sensitivity), -1.0, 1.0)
