@@ -187,11 +187,11 @@ class EntityAttention(nn.Module):
         alpha = masked_softmax(u @ z.transpose(1, 2) / math.sqrt(d_head), mask)  # (N, l, n)
         z_bar = (alpha @ z).transpose(0, 1)  # sum_n alpha_n z_n per head: (l, N, d)
         c = (z_bar @ W_v.transpose(1, 2)).transpose(0, 1).reshape(*lead, d)  # W_v,h z_bar_h, heads concatenated
-        return self._head(e_self, c), alpha.view(*lead, l, n)
+        return self._head(e_self, self.W_o(c)), alpha.view(*lead, l, n)
 
-    def _head(self, e_self: Tensor, c: Tensor) -> Tensor:
-        """h = e_self + W_o c;  h <- h + FF(LN(h));  y = W_y LN(h)."""
-        h = e_self + self.W_o(c)
+    def _head(self, e_self: Tensor, attended: Tensor) -> Tensor:
+        """h = e_self + W_o c (``attended``);  h <- h + FF(LN(h));  y = W_y LN(h)."""
+        h = e_self + attended
         h = h + self.ff(self.ln_ff(h))
         return self.W_y(self.ln_out(h))
 
@@ -239,11 +239,16 @@ class EntityAttention(nn.Module):
         W_k, W_v = self.W_kv.weight.view(2, l, d_head, d)
         gamma, beta = self.ln_attn.weight, self.ln_attn.bias
         K, V = W_k @ (gamma[:, None] * C), W_v @ (gamma[:, None] * C)  # (l, d_head, d_tokens) each
+        # q_h = W_q,h z_self only ever meets K_h, and c_h only W_o: fold W_q (and 1 / sqrt(d_head)) into the
+        # scores' matrix and W_o into the output's, so that neither is applied to every agent
+        W_q, W_o = self.W_q.weight.view(l, d_head, d), self.W_o.weight.view(d, l, d_head)
+        U = (K.transpose(1, 2) @ W_q).flatten(0, 1) / math.sqrt(d_head)  # (l d_tokens, d)
+        O = torch.einsum("dlj,ljt->dlt", W_o, V).flatten(1)  # (d, l d_tokens)
+        o_bias = self.W_o((W_v @ beta).flatten())  # W_o [W_v,h beta for each head] + b_o: (d,)
         t = [part.reshape(-1, part.shape[-2], part.shape[-1]) for part in parts]  # (N, n_k, w_k)
         block, flag = columns[0]
         e_self = t[0][:, 0] @ W[:, block].T + W[:, flag]  # (N, d)
-        q = self.W_q(self.ln_attn(e_self)).view(-1, l, d_head).transpose(0, 1)  # (l, N, d_head)
-        u = (q @ K).transpose(0, 1)  # (N, l, d_tokens)
+        u = (self.ln_attn(e_self) @ U.T).view(-1, l, U.shape[0] // l)  # (N, l, d_tokens), scaled
         scores, inv_sigma = [], []
         for t_k, (block, flag) in zip(t, columns):
             var = ((t_k @ gram[block, block] + 2 * gram[block, flag]) * t_k).sum(-1) + gram[flag, flag]
@@ -252,7 +257,7 @@ class EntityAttention(nn.Module):
             inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps))  # (N, n_k)
             raw = u[..., block] @ t_k.transpose(1, 2) + u[..., flag, None]  # (N, l, n_k)
             scores.append(raw * inv_sigma[-1].unsqueeze(1))
-        scores = torch.cat(scores, dim=-1) / math.sqrt(d_head)  # (N, l, n)
+        scores = torch.cat(scores, dim=-1)  # (N, l, n)
         if mask is not None:
             n = scores.shape[-1]
             if mask.shape != (*lead, n) or mask.dtype != torch.bool:
@@ -266,8 +271,8 @@ class EntityAttention(nn.Module):
         weighted = [a_k * s_k.unsqueeze(1) for a_k, s_k in zip(alpha, inv_sigma)]  # alpha_n / sigma_n
         r = torch.cat([a_k @ t_k for a_k, t_k in zip(weighted, t)] + [a_k.sum(-1, keepdim=True) for a_k in weighted],
                       dim=-1)  # sum_n (alpha_n / sigma_n) [t_n; 1], in embed's column order: (N, l, d_tokens)
-        c = (r.transpose(0, 1) @ V.transpose(1, 2) + (W_v @ beta).unsqueeze(1)).transpose(0, 1)  # (N, l, d_head)
-        return self._head(e_self.view(*lead, d), c.reshape(*lead, d))
+        attended = torch.addmm(o_bias, r.flatten(1), O.T)  # W_o [W_v,h sum_n alpha_n z_n for each head]: (N, d)
+        return self._head(e_self.view(*lead, d), attended.view(*lead, d))
 
 
 def _overflow_message(parts: Sequence[Tensor]) -> str:
