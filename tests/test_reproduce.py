@@ -81,7 +81,7 @@ def test_a_tiny_reproduction_matches_the_recorded_runs(local_ray, indexed, tmp_p
     folder = tmp_path / "assets" / "tiny"
     shutil.copytree(indexed, folder)
     write_index(folder)
-    assert "Re-run with the current code" not in (folder / "README.md").read_text()
+    assert "Re-run with newer code" not in (folder / "README.md").read_text()
     (folder.parent / "reproduction").mkdir()
     shutil.copy(out / "report.json", folder.parent / "reproduction")
     write_index(folder)

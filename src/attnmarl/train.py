@@ -459,10 +459,10 @@ def _rerun_lines(directory: Path) -> list[str]:
     rows = [r for r in report["runs"] if r["chapter"] == directory.name and r["reproduced"]]
     if not rows:
         return []
-    lines = ["", "## Re-run with the current code", "",
-             f"`python -m attnmarl.reproduce` re-ran the runs below on {report['date']} with the package as it is now "
+    lines = ["", "## Re-run with newer code", "",
+             f"`python -m attnmarl.reproduce` re-ran the runs below on {report['date']} with the package of that day "
              "(whole report: `../reproduction/report.md`). The CPU times above are those of the recorded runs; "
-             "these are what a run costs today.", "",
+             "these are what a run cost then.", "",
              "| run | recorded score | re-run score | difference (se) | CPU min, recorded | CPU min, re-run "
              "| verdict |",
              "|---|---|---|---|---|---|---|"]
