@@ -136,7 +136,7 @@ def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkey
         return real_train(*args, **kwargs)
     monkeypatch.setattr(s2s, "train", interrupted_second_model)
     with pytest.raises(KeyboardInterrupt):
-        s2s.main([*S2S, "--seed", "1", "--out", str(out)])
+        s2s.main([*S2S, "--seed", "1", "--out", str(out), "--replace"])
     monkeypatch.setattr(s2s, "train", real_train)
 
     real_write = guards.write_atomically
@@ -145,7 +145,7 @@ def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkey
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(guards, "write_atomically", full_disk)
     with pytest.raises(OSError, match=r"\(No space left on device\); the results are kept in (\S+)") as error:
-        s2s.main([*S2S, "--seed", "2", "--out", str(out)])
+        s2s.main([*S2S, "--seed", "2", "--out", str(out), "--replace"])
     kept = Path(str(error.value).rsplit("kept in ", 1)[1])
     s2s.check_outputs(kept, json.loads((kept / "training_log.json").read_text()))  # the new run, whole, elsewhere
     assert json.loads((kept / "training_log.json").read_text())["seed"] == 2
@@ -703,3 +703,107 @@ def test_a_policy_whose_actions_mpe2_cannot_take_is_named_before_mpe2_fails_insi
 def test_the_scripted_and_random_baselines_say_what_they_were_built_for(baseline):
     with pytest.raises(ValueError, match="the policy was built for simple_tag|built for simple_spread with 4 agents"):
         evaluate(baseline(), "simple_spread", 1)
+
+
+# ---- second pass: what a new probe found ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("existing", [["attention.pt"], ["no_attention.pt"], ["training_log.json"],
+                                      ["attention.pt", "no_attention.pt", "training_log.json"]])
+def test_seq2seq_refuses_to_replace_earlier_models_or_log_unless_told(tmp_path, capsys, existing):
+    out = tmp_path / "s2s"
+    out.mkdir()
+    for name in existing:
+        (out / name).write_bytes(b"earlier")
+    assert "--replace" in usage_error(s2s.main, [*S2S, "--out", str(out)], capsys)
+    assert all((out / name).read_bytes() == b"earlier" for name in existing)  # untouched
+
+
+@pytest.mark.parametrize("out", ["", " ", "\t"])
+def test_seq2seq_refuses_an_empty_out_instead_of_writing_into_the_current_folder(capsys, out):
+    assert "--out must name a folder" in usage_error(s2s.main, [*S2S, "--out", out], capsys)
+
+
+def test_transfer_and_versus_refuse_to_replace_an_existing_result_unless_told(tmp_path, capsys, no_evaluation):
+    out = tmp_path / "result.json"
+    out.write_text("earlier")
+    run = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt")
+    for main, argv in ((transfer_main, ["--m", "3"]), (versus_main, ["--run", run])):
+        error = usage_error(main, [*argv, "--episodes", "1", "--out", str(out)], capsys)
+        assert "exists already" in error and "--replace" in error
+    assert out.read_text() == "earlier"
+    assert guards.check_writable_file(out, replace=True) == out  # on purpose, it is allowed
+
+
+@pytest.mark.parametrize("option", ["--eval-episodes", "--final-episodes"])
+@pytest.mark.parametrize("value", [guards.MAX_EPISODES + 1, 2**31 - 1])
+def test_evaluations_too_large_to_run_are_refused_before_training(capsys, tmp_path, option, value):
+    error = usage_error(train_main, ["--config", "pi-spread3-flat", "--steps", "3200", option, str(value),
+                                     "--out", str(tmp_path)], capsys)
+    assert f"must be at most {guards.MAX_EPISODES:,}" in error
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="final_episodes must be at most"):
+        run("pi-spread3-flat", steps=3200, out=tmp_path, final_episodes=value)
+
+
+@pytest.mark.parametrize("value", [guards.MAX_EPISODES + 1, 10**8])
+def test_huge_test_sets_and_game_counts_are_refused_at_once(capsys, tmp_path, value):
+    assert "must be at most" in usage_error(s2s.main, ["--train", "--steps", "2", "--n-test", str(value)], capsys)
+    assert "must be at most" in usage_error(transfer_main, ["--m", "3", "--episodes", str(value), "--out",
+                                                            str(tmp_path / "t.json")], capsys)
+    run_ = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt")
+    assert "must be at most" in usage_error(versus_main, ["--run", run_, "--episodes", str(value), "--out",
+                                                          str(tmp_path / "v.json")], capsys)
+
+
+@pytest.mark.parametrize("threads", [guards.MAX_THREADS + 1, 10_000, 2**31 - 1])
+def test_more_threads_than_cores_are_refused(capsys, tmp_path, threads):
+    for main, argv in ((train_main, ["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(tmp_path)]),
+                       (s2s.main, ["--train", "--steps", "2"])):
+        error = usage_error(main, [*argv, "--threads", str(threads)], capsys)
+        assert f"must be at most {guards.MAX_THREADS:,} (this machine has {guards.MAX_THREADS} cores)" in error
+
+
+@pytest.mark.parametrize("num_updates,evals,made", [(1, 5, 1), (1, 20, 1), (3, 20, 3), (10, 3, 4), (10, 5, 5),
+                                                    (10, 0, 1)])
+def test_the_number_of_evaluations_a_run_makes_is_said_when_it_is_not_the_number_asked(num_updates, evals, made):
+    from attnmarl.train import evaluation_count
+    assert evaluation_count(num_updates, evals) == made
+    every = max(1, num_updates // max(1, evals))
+    assert made == len([u for u in range(1, num_updates + 1) if u % every == 0 or u == num_updates])
+
+
+@pytest.mark.parametrize("bad", [{"m": 99}, {"m": "4"}, {"m": -1}])
+def test_a_refused_explorer_update_leaves_the_explorer_as_it_was(bad):
+    from attnmarl.explorers.self_attention import alpha_frame
+    explorer = Explorer(alpha_frame, [Slider("m", [3, 4, 5], 4), Slider("seed", [0, 1], 0)])
+    explorer.update()
+    before = dict(explorer.settings), explorer.frame
+    with pytest.raises(ValueError):
+        explorer.update(**bad)
+    assert (dict(explorer.settings), explorer.frame) == before
+    assert explorer.update(seed=1)["caption"]  # a later valid update still works
+
+
+@pytest.mark.parametrize("values", [5, 1.0, "abc", None])
+def test_a_control_given_its_default_where_its_values_go_is_named(values):
+    with pytest.raises(ValueError, match="values must be a list"):
+        Slider("a", values, [1, 2, 3])
+
+
+def test_a_control_the_frame_function_has_no_parameter_for_is_named():
+    from attnmarl.explorers.self_attention import alpha_frame
+    for names in (["nope"], ["m", "nope"], ["M"]):
+        with pytest.raises(ValueError, match="name no parameter of alpha_frame"):
+            Explorer(alpha_frame, [Slider(name, [3, 4]) for name in names])
+    Explorer(lambda **settings: None, [Slider("anything", [1])])  # **kwargs takes any name
+
+
+@pytest.mark.parametrize("call,message", [
+    ("alpha_frame(m='4')", "between 1 and 16 inputs"), ("alpha_frame(m=4.0)", "between 1 and 16 inputs"),
+    ("alpha_frame(seed=-1)", "seed must be a non-negative integer"), ("heads_frame(seed='0')", "seed must be"),
+    ("heads_frame(heads=1000000)", "heads must be at most 16"), ("heads_frame(heads=0)", "heads must be a positive"),
+])
+def test_the_self_attention_explorers_name_bad_settings(call, message):
+    from attnmarl.explorers import self_attention
+    with pytest.raises(ValueError, match=message):
+        eval(call, vars(self_attention))

@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
 __all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index",
            "check_real", "check_choice", "check_config_fields", "check_finite", "check_like", "load_trusted",
            "check_finite_weights", "seal", "check_seal", "check_writable_folder", "check_writable_file",
-           "save_files", "save_result", "run_command", "write_atomically", "write_json_atomically"]
+           "save_files", "save_result", "run_command", "write_atomically", "write_json_atomically",
+           "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes", "check_new_files"]
 
 
 def _is_int(value: Any) -> bool:
@@ -83,10 +84,10 @@ def check_sizes(**sizes: Any) -> None:
             check_int(name, value)
 
 
-def cli_int(minimum: int = 1, maximum: int = INT_MAX) -> Callable[[str], int]:
+def cli_int(minimum: int = 1, maximum: int = INT_MAX, why: str = "") -> Callable[[str], int]:
     """An ``argparse`` type for an integer option from ``minimum`` to ``maximum``: a bad value ends in
     argparse's usage error naming the option (``argument --threads: must be a positive integer; got 0``),
-    not a traceback."""
+    not a traceback; ``why`` (for example `` (this machine has 2 cores)``) follows the upper limit."""
 
     def parse(text: str) -> int:
         try:
@@ -96,10 +97,34 @@ def cli_int(minimum: int = 1, maximum: int = INT_MAX) -> Callable[[str], int]:
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be {_int_kind(minimum)}; got {value}")
         if value > maximum:
-            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}; got {value}")
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}{why}; got {value}")
         return value
 
     return parse
+
+
+MAX_THREADS = max(1, os.cpu_count() or 1)
+"""The most torch threads a command line takes: this machine's cores (more threads than cores only
+contend for them, and thousands of threads stall the process for minutes)."""
+
+MAX_EPISODES = 100_000
+"""The most episodes (or examples) one evaluation plays: an array per episode is allocated up front, and
+100,000 short MPE episodes already take hours of CPU; more would exhaust memory or never end."""
+
+
+def cli_threads() -> Callable[[str], int]:
+    """The ``argparse`` type of ``--threads``: an integer from 1 to :data:`MAX_THREADS` (this machine's cores)."""
+    return cli_int(1, MAX_THREADS, f" (this machine has {MAX_THREADS} cores)")
+
+
+def cli_episodes() -> Callable[[str], int]:
+    """The ``argparse`` type of an evaluation's number of episodes: 1 to :data:`MAX_EPISODES`."""
+    return cli_int(1, MAX_EPISODES, " (an evaluation of more would run for days or exhaust memory)")
+
+
+def check_episodes(name: str, value: Any) -> int:
+    """:func:`check_int` for an evaluation's number of episodes, from 1 to :data:`MAX_EPISODES`."""
+    return check_int(name, value, 1, MAX_EPISODES)
 
 
 def check_seed(value: Any, name: str = "seed") -> int:
@@ -282,16 +307,31 @@ def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     return folder
 
 
-def check_writable_file(path: str | Path, name: str = "--out") -> Path:
+def check_new_files(paths: Iterable[str | Path], replace: bool, name: str = "--out",
+                    option: str = "--replace") -> list[Path]:
+    """The files among ``paths`` that exist already. Unless ``replace``, an existing one is refused with a
+    ``ValueError`` naming it, so that a new result never silently replaces an older one (``option`` is
+    how the caller replaces on purpose)."""
+    existing = [Path(path) for path in paths if Path(path).exists()]
+    if existing and not check_bool("replace", replace):
+        listed = ", ".join(repr(str(path)) for path in existing)
+        raise ValueError(f"{name} would replace {listed}, which exists already; choose another {name}, or "
+                         f"pass {option} to replace it on purpose")
+    return existing
+
+
+def check_writable_file(path: str | Path, name: str = "--out", replace: bool = True) -> Path:
     """``path`` as a ``Path`` if a file can be written there: not empty, not a folder, in a folder this
-    process can write to (created if needed). Check it before the work whose result the file will hold."""
-    if not str(path).strip():
+    process can write to (created if needed), and — unless ``replace`` — not an existing file
+    (:func:`check_new_files`). Check it before the work whose result the file will hold."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"{name} is empty; give the path of the file to write")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{name} = {str(path)!r} is a folder; give the path of a file to write, for example "
                          f"{str(path / 'result.json')!r}")
     check_writable_folder(path.parent, f"the folder of {name}")
+    check_new_files([path], replace, name)
     return path
 
 
