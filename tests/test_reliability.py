@@ -807,3 +807,33 @@ def test_the_self_attention_explorers_name_bad_settings(call, message):
     from attnmarl.explorers import self_attention
     with pytest.raises(ValueError, match=message):
         eval(call, vars(self_attention))
+
+
+@pytest.mark.parametrize("content,message", [
+    ("{not json", "is not a readable index"), ('{"name": "x"}', "must hold a list of run entries"),
+    ('[1, 2]', "must hold a list of run entries"),
+    ('[{"name": "spread3-attention", "seed": 0}]', "entry 0 of .*index.json \\(spread3-attention\\) has no valid "
+                                                    "'command'"),
+])
+def test_reproduce_names_the_index_and_entry_that_cannot_be_read(tmp_path, capsys, content, message):
+    from attnmarl import reproduce
+    (tmp_path / "index.json").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        reproduce.select_runs(index=tmp_path)
+    assert re.search(message, usage_error(reproduce.main, ["--index", str(tmp_path), "--out",
+                                                           str(tmp_path / "out")], capsys))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("address,message", [("127.0.0.1:1", "nothing answered within"),
+                                             ("ray://127.0.0.1:1", "nothing answered within"),
+                                             ("127.0.0.1", "must be auto, HOST:PORT"),
+                                             ("localhost:99999", "must be auto, HOST:PORT")])
+def test_reproduce_refuses_an_unreachable_cluster_at_once_and_leaves_no_empty_out(tmp_path, capsys, address,
+                                                                                  message):
+    from attnmarl import reproduce
+    start = time.monotonic()
+    error = usage_error(reproduce.main, ["--chapter", "value", "--configs", "spread3-attention", "--seeds", "0",
+                                         "--address", address, "--out", str(tmp_path / "out")], capsys)
+    assert message in error and time.monotonic() - start < 10
+    assert not (tmp_path / "out").exists()
