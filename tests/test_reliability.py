@@ -837,3 +837,67 @@ def test_reproduce_refuses_an_unreachable_cluster_at_once_and_leaves_no_empty_ou
                                          "--address", address, "--out", str(tmp_path / "out")], capsys)
     assert message in error and time.monotonic() - start < 10
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", [1e30, 1e38, 3e38])
+@pytest.mark.parametrize("build", [
+    lambda: ConcatCritic(3, 18), lambda: ConcatPolicy(3, 18, 5), lambda: Actor(3, 18, 5),
+    lambda: Actor(3, 18, 5, agent_types=[0, 0, 1]), lambda: AttentionCritic(3, 18), lambda: AttentionPolicy(3, 18, 5),
+])
+def test_finite_observations_that_overflow_a_network_are_named_never_returned_as_nan(build, value):
+    torch.manual_seed(0)
+    net = build()
+    try:
+        y = net(torch.full((4, 3, 18), value))
+    except ValueError as error:
+        assert "too large" in str(error) and "NaN value" not in str(error)
+    else:
+        assert torch.isfinite(y).all()
+
+
+@pytest.mark.parametrize("value", [1e38, 3e38])
+@pytest.mark.parametrize("kind", ["ConcatQ", "AttentionQ"])
+def test_finite_inputs_that_overflow_a_q_network_are_named_not_reported_as_nan(kind, value):
+    from attnmarl.nets import qnets
+    torch.manual_seed(0)
+    net = getattr(qnets, kind)(3, 18, 5)
+    try:
+        q = net(torch.full((4, 3, 18), value), torch.zeros(4, 3, 5))
+    except ValueError as error:
+        assert "too large" in str(error) and "holds" not in str(error)
+    else:
+        assert torch.isfinite(q).all()
+
+
+@pytest.mark.parametrize("dim", [5, -3, 2, 1.0, "1", True])
+def test_masked_softmax_names_a_dim_the_scores_do_not_have(dim):
+    with pytest.raises(ValueError, match="dim must be an axis of the 2-dimensional scores"):
+        masked_softmax(torch.randn(2, 3), dim=dim)
+    assert torch.allclose(masked_softmax(torch.zeros(2, 3), dim=-2), torch.full((2, 3), 0.5))
+
+
+@pytest.mark.parametrize("eps", [0, 0.0, -1, -1e-8, float("nan"), "1e-8"])
+def test_cosine_score_refuses_an_eps_that_would_divide_by_zero(eps):
+    from attnmarl.attention import cosine_score
+    with pytest.raises(ValueError, match="eps must be"):
+        cosine_score(torch.zeros(2, 3), torch.zeros(2, 3), eps=eps)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 0, 6), (2, 3, 4, 7), (2, 3, 4, 5), (6,)])
+def test_entity_attention_names_tokens_of_the_wrong_shape(shape):
+    from attnmarl.nets.policies import EntityAttention
+    with pytest.raises(ValueError, match=r"tokens must have shape \(batch, m_type, n, d_tokens\) with n >= 1"):
+        EntityAttention(6, 5)(torch.randn(*shape))
+    with pytest.raises(ValueError, match="tokens must be a torch.Tensor"):
+        EntityAttention(6, 5)([[0.0] * 6])
+
+
+def test_a_missing_checkpoint_or_a_folder_is_named_in_the_packages_words(tmp_path):
+    for path, message in ((tmp_path / "none.pt", "does not exist: there is no attnmarl checkpoint there"),
+                          (tmp_path, "is a folder; give the path of the attnmarl checkpoint"),
+                          (str(tmp_path / "sub" / "x.pt"), "does not exist")):
+        with pytest.raises(ValueError, match=message) as error:
+            load_policy(path)
+        assert str(path) in str(error.value)
+    with pytest.raises(FileNotFoundError):  # code that looks for a missing file still finds it
+        load_policy(tmp_path / "none.pt")

@@ -40,11 +40,12 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index",
-           "check_real", "check_choice", "check_config_fields", "check_finite", "check_like", "load_trusted",
-           "check_finite_weights", "seal", "check_seal", "check_writable_folder", "check_writable_file",
-           "save_files", "save_result", "run_command", "write_atomically", "write_json_atomically",
-           "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes", "check_new_files"]
+__all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index", "check_real",
+           "check_choice", "check_config_fields", "check_finite", "check_no_overflow", "check_like",
+           "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
+           "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
+           "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
+           "check_new_files"]
 
 
 def _is_int(value: Any) -> bool:
@@ -190,6 +191,21 @@ def check_finite(name: str, x: Tensor) -> None:
                      "every entry must be a finite number")
 
 
+def check_no_overflow(where: str, y: Tensor, x: Tensor, what: str = "the observations") -> Tensor:
+    """``y`` if it is finite; else ``ValueError`` saying that finite input ``x`` (``what``, already checked
+    finite) overflowed its dtype inside ``where`` — not NaN handed on as an answer, nor blamed on a mask.
+    One reduction over ``y``; returns ``y`` so that it can wrap an expression."""
+    import torch
+
+    if not bool(torch.isfinite(y).all()):
+        largest = float(x.detach().abs().amax()) if x.numel() else 0.0
+        raise ValueError(f"{what} are finite but too large for {where} in {x.dtype}: the largest |value| is "
+                         f"{largest:.3g}, and the values computed from them exceed {x.dtype}'s largest number, "
+                         f"{torch.finfo(x.dtype).max:.3g} (an overflow to inf or NaN); scale {what} down (normalise "
+                         "them) or compute in float64")
+    return y
+
+
 def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's weights") -> None:
     """Raise ``ValueError`` unless ``x`` has the dtype and the device of ``reference`` (torch would refuse
     to multiply them, with a message about its internals)."""
@@ -201,20 +217,31 @@ def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's
                          "move one of them")
 
 
+class MissingFileError(FileNotFoundError, ValueError):
+    """A file that is not there, named in the package's words: a ``FileNotFoundError`` for code that looks
+    for one, and a ``ValueError`` (bad input: a path to nothing) for everything that catches those."""
+
+
 def load_trusted(path: str | Path, what: str) -> Any:
     """``torch.load(path, weights_only=True)`` on the CPU, with errors that say what is wrong with the file.
 
-    A missing file raises ``FileNotFoundError``. A file that ``weights_only`` refuses to unpickle — it holds
-    Python objects other than tensors, numbers, strings and containers, the kind that can run code when
-    loaded, or it is not a torch file at all — and a damaged or truncated file raise ``ValueError`` saying
+    A missing file raises :class:`MissingFileError` (a ``FileNotFoundError`` and a ``ValueError``), a
+    folder or a file this process may not read ``ValueError``, each naming the path. A file that
+    ``weights_only`` refuses to unpickle — it holds Python objects other than tensors, numbers, strings
+    and containers, the kind that can run code when loaded, or it is not a torch file at all — and a
+    damaged or truncated file raise ``ValueError`` saying
     that this is not a loadable ``what``.
     """
     import torch
 
     try:
         return torch.load(path, weights_only=True, map_location="cpu")
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
+    except FileNotFoundError:
+        raise MissingFileError(f"{path} does not exist: there is no {what} there") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a folder; give the path of the {what} (a file) in it") from None
+    except PermissionError:
+        raise ValueError(f"{path} cannot be read by this process (permission denied); no {what} was loaded") from None
     except pickle.UnpicklingError:
         raise ValueError(f"{path} is not a loadable {what}: it is not a checkpoint this book trusts. Only files "
                          "of plain tensors, numbers, strings and containers are read, and this one holds "
