@@ -901,3 +901,15 @@ def test_a_missing_checkpoint_or_a_folder_is_named_in_the_packages_words(tmp_pat
         assert str(path) in str(error.value)
     with pytest.raises(FileNotFoundError):  # code that looks for a missing file still finds it
         load_policy(tmp_path / "none.pt")
+
+
+def test_nan_from_diverged_weights_is_not_blamed_on_the_observations():
+    for net in (ConcatCritic(3, 18), Actor(3, 18, 5), AttentionCritic(3, 18)):
+        with torch.no_grad():
+            next(net.parameters()).view(-1)[0] = float("nan")
+        try:
+            y = net(torch.randn(4, 3, 18))
+        except ValueError as error:
+            assert "too large" not in str(error)
+        else:
+            assert not torch.isfinite(y).all()  # handed on to the checks that name non-finite outputs

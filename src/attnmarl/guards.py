@@ -191,13 +191,15 @@ def check_finite(name: str, x: Tensor) -> None:
                      "every entry must be a finite number")
 
 
-def check_no_overflow(where: str, y: Tensor, x: Tensor, what: str = "the observations") -> Tensor:
+def check_no_overflow(where: str, y: Tensor, x: Tensor, network: Any, what: str = "the observations") -> Tensor:
     """``y`` if it is finite; else ``ValueError`` saying that finite input ``x`` (``what``, already checked
     finite) overflowed its dtype inside ``where`` — not NaN handed on as an answer, nor blamed on a mask.
-    One reduction over ``y``; returns ``y`` so that it can wrap an expression."""
+    One reduction over ``y``; returns ``y`` so that it can wrap an expression. When the module ``network``
+    itself holds NaN or infinite weights (a diverged run), the overflow is not the cause: ``y`` is returned
+    for the checks that name non-finite outputs."""
     import torch
 
-    if not bool(torch.isfinite(y).all()):
+    if not bool(torch.isfinite(y).all()) and all(bool(torch.isfinite(p).all()) for p in network.parameters()):
         largest = float(x.detach().abs().amax()) if x.numel() else 0.0
         raise ValueError(f"{what} are finite but too large for {where} in {x.dtype}: the largest |value| is "
                          f"{largest:.3g}, and the values computed from them exceed {x.dtype}'s largest number, "

@@ -53,7 +53,7 @@ class ConcatNet(nn.Module):
         check_obs(o, self.m, self.obs_dim, self.heads.out.W)
         f = self.phi(type_features(o, self.agent_types))  # (batch, m, d_x)
         y = self.heads(f.flatten(1))  # [f^1; ...; f^m]: (batch, m d_x) -> (batch, m, d_y)
-        return check_no_overflow(type(self).__name__, y, o)
+        return check_no_overflow(type(self).__name__, y, o, self)
 
 
 class AttentionBlock(nn.Module):
@@ -101,9 +101,10 @@ class AttentionNet(nn.Module):
         check_obs(o, self.m, self.obs_dim, self.heads.out.W)
         if mask is not None and (not isinstance(mask, Tensor) or mask.shape != o.shape[:2]):
             raise ValueError(f"mask must be a bool tensor of shape (batch, m) = {tuple(o.shape[:2])}")
-        h = check_no_overflow(f"{type(self).__name__}'s encoder", self.phi(type_features(o, self.agent_types)), o)
+        h = check_no_overflow(f"{type(self).__name__}'s encoder", self.phi(type_features(o, self.agent_types)), o,
+                              self.phi)
         alphas = []
         for block in self.blocks:
             h, alpha = block(h, mask, need_weights)
             alphas.append(alpha)
-        return check_no_overflow(type(self).__name__, self.heads(h), o), alphas
+        return check_no_overflow(type(self).__name__, self.heads(h), o, self), alphas

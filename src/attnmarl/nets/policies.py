@@ -78,9 +78,9 @@ class Actor(nn.Module):
     def forward(self, o: Tensor) -> Tensor:
         check_obs(o, self.m, self.obs_dim, self.pis[0][-1].weight)
         if len(self.pis) == 1:
-            return check_no_overflow("Actor", self.pis[0](o), o)
+            return check_no_overflow("Actor", self.pis[0](o), o, self)
         y = self._groups.join([pi(o[:, members]) for pi, members in zip(self.pis, self._groups.members)])
-        return check_no_overflow("Actor", y, o)
+        return check_no_overflow("Actor", y, o, self)
 
 
 class ConcatPolicy(ConcatNet):
