@@ -913,3 +913,62 @@ def test_nan_from_diverged_weights_is_not_blamed_on_the_observations():
             assert "too large" not in str(error)
         else:
             assert not torch.isfinite(y).all()  # handed on to the checks that name non-finite outputs
+
+
+@pytest.mark.parametrize("alpha,message", [
+    (np.full((5, 3, 3), np.nan), "45 NaN"), (np.full((2, 3, 3), np.inf), "infinite"),
+    (np.full((2, 3, 3), 0.5), "must be distributions"),
+    (np.array([[[1.5, -0.5], [0.5, 0.5]]]), "must be distributions"),
+])
+def test_explorer_statistics_refuse_weights_that_are_not_distributions(alpha, message):
+    from attnmarl.explorers.scoring import entropy
+    from attnmarl.explorers.value import alpha_statistics
+    for statistic in (alpha_statistics, entropy):
+        with pytest.raises(ValueError, match=message):
+            statistic(alpha)
+    uniform = np.full((2, 3, 3), 1 / 3)
+    assert alpha_statistics(uniform)["entropy"] == pytest.approx(1.0)
+    assert entropy(uniform) == pytest.approx(np.log(3))
+
+
+@pytest.mark.parametrize("alpha", [np.zeros((0, 3, 3)), np.zeros((3, 3, 0)), np.zeros(3)])
+def test_alpha_statistics_name_empty_or_flat_weights_in_the_packages_words(alpha):
+    from attnmarl.explorers.value import alpha_statistics
+    with pytest.raises(ValueError, match=r"alpha must have shape \(\.\.\., m, m\)"):
+        alpha_statistics(alpha)
+
+
+@pytest.mark.parametrize("x,y,edges,message", [
+    ([np.nan, 2.0], [1.0, 2.0], [0.0, 1.0, 2.0], "x holds 1 NaN"), ([1.0, 2.0], [np.inf, 2.0], [0.0, 1, 2], "y holds"),
+    ([1.0, 2.0], [1.0, 2.0], [2.0, 1.0, 0.0], "increasing"), ([1.0, 2.0], [1.0, 2.0], [1.0], "at least 2"),
+])
+def test_binned_means_refuse_non_finite_values_and_bins_that_are_not_increasing(x, y, edges, message):
+    from attnmarl.explorers.value import binned_mean
+    with pytest.raises(ValueError, match=message):
+        binned_mean(np.array(x), np.array(y), np.array(edges))
+
+
+@pytest.mark.parametrize("change,floor,message", [
+    (np.array([np.nan, 1.0]), 0.01, "1 NaN"), (np.array([np.inf]), 0.01, "infinite"),
+    (np.array([]), 0.01, "holds no values"), (np.array([1.0]), -1, "floor must be"), (np.array([1.0]), 0, "floor"),
+    (np.array([1.0]), float("nan"), "floor"),
+])
+def test_change_scale_names_non_finite_or_empty_changes_and_a_bad_floor(change, floor, message):
+    from attnmarl.explorers.qnet import change_scale
+    with pytest.raises(ValueError, match=message):
+        change_scale(change, floor)
+
+
+@pytest.mark.parametrize("n,pool,message", [(10, 5, "a pool of at least n"), (3, 0, "pool must be"),
+                                            (1, 5, "n must be an integer >= 2"), ("3", 10, "n must be")])
+def test_a_seq2seq_showcase_larger_than_its_pool_is_named(n, pool, message):
+    from attnmarl.explorers.seq2seq import showcase_examples
+    with pytest.raises(ValueError, match=message):
+        showcase_examples(n=n, pool=pool)
+
+
+@pytest.mark.parametrize("kwargs", [{"N": "x"}, {"N": 2.5}, {"num_good": "1"}, {"N": True}])
+def test_scenario_text_names_a_count_that_is_not_a_number(kwargs):
+    from attnmarl.explorers.mpe import scenario_text
+    with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be a positive integer"):
+        scenario_text("simple_spread", kwargs)

@@ -41,7 +41,8 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
     from torch import Tensor
 
 __all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index", "check_real",
-           "check_choice", "check_config_fields", "check_finite", "check_no_overflow", "check_like",
+           "check_choice", "check_config_fields", "check_finite", "check_no_overflow", "check_distributions",
+           "check_like",
            "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
            "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
@@ -206,6 +207,26 @@ def check_no_overflow(where: str, y: Tensor, x: Tensor, network: Any, what: str 
                          f"{torch.finfo(x.dtype).max:.3g} (an overflow to inf or NaN); scale {what} down (normalise "
                          "them) or compute in float64")
     return y
+
+
+def check_distributions(name: str, p: Any, atol: float = 1e-4) -> np.ndarray:
+    """``p`` as a float array if every slice along its last axis is a probability distribution: finite,
+    non-negative, summing to 1 (within ``atol``); else ``ValueError`` saying which row fails and how —
+    statistics of attention weights (entropy, peaks) computed from anything else are silently wrong."""
+    p = np.asarray(p.detach().cpu() if hasattr(p, "detach") else p, dtype=float)
+    if p.ndim < 1 or p.size == 0:
+        raise ValueError(f"{name} must hold at least one distribution over its last axis; got shape {p.shape}")
+    if not np.isfinite(p).all():
+        raise ValueError(f"{name} holds {int(np.isnan(p).sum())} NaN and {int(np.isinf(p).sum())} infinite "
+                         "value(s); attention weights are finite numbers")
+    sums = p.sum(-1)
+    bad = np.argwhere((p < 0).any(-1) | (np.abs(sums - 1) > atol))
+    if bad.size:
+        row = tuple(int(i) for i in bad[0])
+        raise ValueError(f"{name} must be distributions over its last axis (weights >= 0 that sum to 1); "
+                         f"{len(bad)} row(s) are not, the first {row} with sum {float(sums[row]):.4g} and smallest "
+                         f"weight {float(p[row].min()):.4g}")
+    return p
 
 
 def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's weights") -> None:
