@@ -972,3 +972,33 @@ def test_scenario_text_names_a_count_that_is_not_a_number(kwargs):
     from attnmarl.explorers.mpe import scenario_text
     with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be a positive integer"):
         scenario_text("simple_spread", kwargs)
+
+
+@pytest.mark.parametrize("agent_types", ["001", b"001", [0, 0, 1.0], [0, True, 0], ["0", "0", "1"]])
+def test_agent_types_that_are_not_ints_are_refused(agent_types):
+    for build in (ConcatCritic, AttentionCritic, lambda m, d, agent_types: Actor(m, d, 5, agent_types)):
+        with pytest.raises(ValueError, match="agent_types must be a sequence of m ints"):
+            build(3, 18, agent_types=agent_types)
+    assert AttentionCritic(3, 18, agent_types=(t for t in [0, 0, 1])).agent_types == (0, 0, 1)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**31, "0", 1.0])
+def test_seq2seq_training_refuses_a_seed_outside_the_valid_range(seed):
+    with pytest.raises(ValueError, match="seed must be"):
+        s2s.train(s2s.new_model(True, 0), s2s.split_dates(0)[0], steps=1, seed=seed)
+
+
+def test_a_missing_run_names_run_and_seeds_and_lists_what_exists(tmp_path, capsys, no_evaluation):
+    error = usage_error(transfer_main, ["--run", "policy/pi-spread6-entity", "--seeds", "99", "--m", "3",
+                                        "--out", str(tmp_path / "t.json")], capsys)
+    assert "--run policy/pi-spread6-entity with --seeds 99" in error and "pi-spread6-entity-seed0" in error
+    run_ = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt")
+    for argv in (["--run", run_, "--seeds", "7"], ["--run", run_ + "-nope", "--seeds", "0"]):
+        error = usage_error(versus_main, [*argv, "--out", str(tmp_path / "v.json")], capsys)
+        assert f"--run {argv[1]} with --seeds {argv[3]}: there is no" in error and "q-tag-attention-seed0" in error
+
+
+def test_transfer_names_the_actor_with_the_right_article(capsys, no_evaluation, tmp_path):
+    error = usage_error(transfer_main, ["--run", "policy/pi-spread3-attention", "--m", "3,6", "--out",
+                                        str(tmp_path / "t.json")], capsys)
+    assert "a attention" not in error and "an attention actor" in error

@@ -46,7 +46,7 @@ __all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "chec
            "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
            "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
-           "check_new_files"]
+           "check_new_files", "check_run_file"]
 
 
 def _is_int(value: Any) -> bool:
@@ -339,6 +339,18 @@ def check_seal(path: str | Path, data: Mapping[str, Any], what: str) -> None:
         raise ValueError(f"{path} is a damaged {what}: its contents no longer match the checksum stored when it "
                          "was saved (a changed byte in a weight or setting), so it is not loaded; restore the "
                          "file or train it again")
+
+
+def check_run_file(path: str | Path, run: str, seed: int) -> Path:
+    """``path``, the checkpoint of ``--run run --seeds seed``, if it exists; else ``ValueError`` naming both
+    options and listing the runs and seeds that the folder does hold (the first 30)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    held = sorted(p.name.removesuffix(".pt") for p in path.parent.glob("*-seed*.pt")) if path.parent.is_dir() else []
+    listed = (", ".join(held[:30]) + (f" and {len(held) - 30} more" if len(held) > 30 else "")) if held else "none"
+    raise ValueError(f"--run {run} with --seeds {seed}: there is no {path}; the runs (NAME-seedS) in "
+                     f"{path.parent} are: {listed}")
 
 
 def check_writable_folder(folder: str | Path, name: str = "out") -> Path:

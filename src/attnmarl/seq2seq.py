@@ -58,8 +58,10 @@ from attnmarl.attention import masked_softmax
 from attnmarl.guards import (
     check_bool,
     check_finite_weights,
+    check_int,
     check_new_files,
     check_seal,
+    check_seed,
     check_sizes,
     check_writable_folder,
     cli_episodes,
@@ -449,8 +451,8 @@ def train(model: Seq2Seq, train_dates: list[datetime.date], steps: int = TRAIN_S
 
     The same ``seed`` gives the same batches, so the two models see exactly the same data.
     """
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1; got {steps}")
+    check_int("steps", steps)
+    check_seed(seed)
     rng = random.Random(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()

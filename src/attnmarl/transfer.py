@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from .checkpoints import ASSETS, load_checkpoint, load_policy
 from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
 from .envs.scenarios import reference_kwargs
-from .guards import check_int, check_writable_file, cli_episodes, cli_int, run_command, save_result
+from .guards import check_int, check_run_file, check_writable_file, cli_episodes, cli_int, run_command, save_result
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
            "check_transferable", "parse_ms", "main"]
@@ -100,7 +100,7 @@ def check_transferable(path: str | Path, scenario: str, ms: list[int]) -> tuple[
     config, _, _ = load_checkpoint(path)
     built = (f"{path.name} was built for {config.scenario} with {config.scenario_kwargs}, "
              f"{'continuous' if config.scenario_kwargs.get('continuous_actions') else 'discrete'} actions, "
-             f"a {config.actor} actor")
+             f"{'an' if config.actor[:1] in 'aeiou' else 'a'} {config.actor} actor")
     if scenario_name(config.scenario) != scenario_name(scenario):
         raise ValueError(f"{built}; it cannot play {scenario_name(scenario)} (--scenario)")
     if config.scenario_kwargs.get("continuous_actions"):
@@ -145,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
         for m in ms:
             team_kwargs(args.scenario, m)
         out = check_writable_file(args.out, "--out", replace=args.replace)
-        checked = {(run, seed): check_transferable(ASSETS / f"{run}-seed{seed}.pt", args.scenario, ms)
+        checked = {(run, seed): check_transferable(check_run_file(ASSETS / f"{run}-seed{seed}.pt", run, seed),
+                                                   args.scenario, ms)
                    for run in args.run for seed in args.seeds}
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
