@@ -1002,3 +1002,15 @@ def test_transfer_names_the_actor_with_the_right_article(capsys, no_evaluation, 
     error = usage_error(transfer_main, ["--run", "policy/pi-spread3-attention", "--m", "3,6", "--out",
                                         str(tmp_path / "t.json")], capsys)
     assert "a attention" not in error and "an attention actor" in error
+
+
+@pytest.mark.parametrize("tokens,m_max,message", [
+    (torch.randn(2, 3, 6), 2, r"tokens must be a tensor of shape \(batch, m, 2m, d_tokens\)"),
+    (torch.randn(2, 3, 6), 100_000_000, "tokens must be a tensor of shape"), ([[0.0]], 3, "got list"),
+    (torch.randn(1, 3, 6, 4), 100_000_000, "m_max must be at most 512"), (torch.randn(1, 3, 6, 4), "6", "m_max must"),
+    (torch.randn(1, 3, 5, 4), 6, "number 2m = 6, not 5"),
+])
+def test_padding_spread_tokens_names_the_shape_and_team_size_it_needs(tokens, m_max, message):
+    from attnmarl.explorers.scale import pad_spread_tokens
+    with pytest.raises(ValueError, match=message):
+        pad_spread_tokens(tokens, m_max)
