@@ -1014,3 +1014,20 @@ def test_padding_spread_tokens_names_the_shape_and_team_size_it_needs(tokens, m_
     from attnmarl.explorers.scale import pad_spread_tokens
     with pytest.raises(ValueError, match=message):
         pad_spread_tokens(tokens, m_max)
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
+def test_ctrl_c_while_a_command_line_still_imports_ends_in_one_line(tmp_path, delay):
+    env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
+    process = subprocess.Popen([sys.executable, "-m", "attnmarl.train", "--config", "spread3-concat", "--steps",
+                                "320000", "--out", str(tmp_path)], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)  # while torch and the rest load, or (on a fast machine) once training has begun
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] in ("attnmarl: interrupted while starting; nothing was written",
+                                            "python -m attnmarl.train: interrupted; no file of this run was "
+                                            "written, and a run cannot resume: start it again to train it")
+    assert list(tmp_path.iterdir()) == []

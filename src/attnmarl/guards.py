@@ -46,7 +46,7 @@ __all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "chec
            "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
            "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
-           "check_new_files", "check_run_file"]
+           "check_new_files", "check_run_file", "restore_sigint"]
 
 
 def _is_int(value: Any) -> bool:
@@ -424,11 +424,24 @@ def save_result(path: str | Path, data: Any, name: str = "--out") -> None:
     save_files({path: (json.dumps(data, indent=1) + "\n").encode()}, name)
 
 
+def restore_sigint() -> None:
+    """Hand Ctrl-C back to Python (``KeyboardInterrupt``) if ``attnmarl``'s start-up handler, which ends a
+    command line interrupted during its imports in one line, still holds it."""
+    import signal
+
+    from . import _interrupted_while_starting
+
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run_command(prog: str, main: Callable[[], Any], interrupted: str) -> None:
     """Run a command line's ``main`` so that it ends in one line, not a traceback, when it is stopped:
     Ctrl-C (SIGINT) prints ``PROG: interrupted; <interrupted>`` — what was and was not written — and exits
     with status 130; a refusal or a failed write (``ValueError``, ``OSError``, which name the problem)
-    prints ``PROG: error: <message>`` and exits with status 1."""
+    prints ``PROG: error: <message>`` and exits with status 1. (Ctrl-C during the imports before it is
+    caught by ``attnmarl``'s start-up handler, which this hands back to Python.)"""
+    restore_sigint()
     try:
         main()
     except KeyboardInterrupt:

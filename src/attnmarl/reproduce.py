@@ -49,7 +49,7 @@ from tqdm.auto import tqdm
 
 from . import train
 from .checkpoints import shipped_runs
-from .guards import check_int, check_writable_folder, cli_int, write_atomically, write_json_atomically
+from .guards import check_int, check_writable_folder, cli_int, restore_sigint, write_atomically, write_json_atomically
 
 __all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "rerun", "verdict", "reproduce", "main"]
 
@@ -370,4 +370,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()
     sys.exit(main())
