@@ -1031,3 +1031,16 @@ def test_ctrl_c_while_a_command_line_still_imports_ends_in_one_line(tmp_path, de
                                             "python -m attnmarl.train: interrupted; no file of this run was "
                                             "written, and a run cannot resume: start it again to train it")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", ["-seed0.pt", "-seed0"])
+def test_a_run_given_with_its_seed_suffix_is_told_to_drop_it(tmp_path, capsys, no_evaluation, suffix):
+    run_ = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt") + suffix
+    error = usage_error(versus_main, ["--run", run_, "--out", str(tmp_path / "v.json")], capsys)
+    assert "give --run without its '-seedS.pt'" in error
+
+
+@pytest.mark.parametrize("text", ["3,3", "3,6,3", "6,6,6"])
+def test_transfer_refuses_a_team_size_listed_twice(tmp_path, capsys, no_evaluation, text):
+    error = usage_error(transfer_main, ["--m", text, "--out", str(tmp_path / "t.json")], capsys)
+    assert "more than once" in error

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import pickle
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -349,8 +350,9 @@ def check_run_file(path: str | Path, run: str, seed: int) -> Path:
         return path
     held = sorted(p.name.removesuffix(".pt") for p in path.parent.glob("*-seed*.pt")) if path.parent.is_dir() else []
     listed = (", ".join(held[:30]) + (f" and {len(held) - 30} more" if len(held) > 30 else "")) if held else "none"
+    hint = "; give --run without its '-seedS.pt' (--seeds adds it)" if re.search(r"-seed\d+(\.pt)?$", run) else ""
     raise ValueError(f"--run {run} with --seeds {seed}: there is no {path}; the runs (NAME-seedS) in "
-                     f"{path.parent} are: {listed}")
+                     f"{path.parent} are: {listed}{hint}")
 
 
 def check_writable_folder(folder: str | Path, name: str = "out") -> Path:

@@ -126,6 +126,9 @@ def parse_ms(text: str) -> list[int]:
         raise ValueError(f"--m takes a range 'LOW-HIGH' or a list '3,6,12' of ints; got {text!r}") from None
     if not ms or min(ms) < 2:
         raise ValueError(f"--m must list numbers of agents of at least 2; got {text!r}")
+    if len(set(ms)) != len(ms):
+        raise ValueError(f"--m lists {sorted({m for m in ms if ms.count(m) > 1})} more than once; give each number "
+                         f"of agents once; got {text!r}")
     return ms
 
 
