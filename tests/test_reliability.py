@@ -1044,3 +1044,12 @@ def test_a_run_given_with_its_seed_suffix_is_told_to_drop_it(tmp_path, capsys, n
 def test_transfer_refuses_a_team_size_listed_twice(tmp_path, capsys, no_evaluation, text):
     error = usage_error(transfer_main, ["--m", text, "--out", str(tmp_path / "t.json")], capsys)
     assert "more than once" in error
+
+
+def test_the_command_line_says_when_a_run_makes_fewer_evaluations_than_asked(tmp_path, capsys):
+    train_main(["--config", "pi-spread3-flat", "--steps", "3200", "--evals", "5", "--eval-episodes", "1",
+                "--final-episodes", "1", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "note: --evals 5 asked for 5 evaluations; a run of 1 updates makes 1" in out
+    rows = (tmp_path / "pi-spread3-flat-seed0.csv").read_text().strip().splitlines()
+    assert len(rows) == 1 + 1  # the header and the one evaluation it said
