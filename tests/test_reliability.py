@@ -136,7 +136,7 @@ def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkey
         return real_train(*args, **kwargs)
     monkeypatch.setattr(s2s, "train", interrupted_second_model)
     with pytest.raises(KeyboardInterrupt):
-        s2s.main([*S2S, "--seed", "1", "--out", str(out)])
+        s2s.main([*S2S, "--seed", "1", "--out", str(out), "--replace"])
     monkeypatch.setattr(s2s, "train", real_train)
 
     real_write = guards.write_atomically
@@ -145,7 +145,7 @@ def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkey
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(guards, "write_atomically", full_disk)
     with pytest.raises(OSError, match=r"\(No space left on device\); the results are kept in (\S+)") as error:
-        s2s.main([*S2S, "--seed", "2", "--out", str(out)])
+        s2s.main([*S2S, "--seed", "2", "--out", str(out), "--replace"])
     kept = Path(str(error.value).rsplit("kept in ", 1)[1])
     s2s.check_outputs(kept, json.loads((kept / "training_log.json").read_text()))  # the new run, whole, elsewhere
     assert json.loads((kept / "training_log.json").read_text())["seed"] == 2
@@ -703,3 +703,353 @@ def test_a_policy_whose_actions_mpe2_cannot_take_is_named_before_mpe2_fails_insi
 def test_the_scripted_and_random_baselines_say_what_they_were_built_for(baseline):
     with pytest.raises(ValueError, match="the policy was built for simple_tag|built for simple_spread with 4 agents"):
         evaluate(baseline(), "simple_spread", 1)
+
+
+# ---- second pass: what a new probe found ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("existing", [["attention.pt"], ["no_attention.pt"], ["training_log.json"],
+                                      ["attention.pt", "no_attention.pt", "training_log.json"]])
+def test_seq2seq_refuses_to_replace_earlier_models_or_log_unless_told(tmp_path, capsys, existing):
+    out = tmp_path / "s2s"
+    out.mkdir()
+    for name in existing:
+        (out / name).write_bytes(b"earlier")
+    assert "--replace" in usage_error(s2s.main, [*S2S, "--out", str(out)], capsys)
+    assert all((out / name).read_bytes() == b"earlier" for name in existing)  # untouched
+
+
+@pytest.mark.parametrize("out", ["", " ", "\t"])
+def test_seq2seq_refuses_an_empty_out_instead_of_writing_into_the_current_folder(capsys, out):
+    assert "--out must name a folder" in usage_error(s2s.main, [*S2S, "--out", out], capsys)
+
+
+def test_transfer_and_versus_refuse_to_replace_an_existing_result_unless_told(tmp_path, capsys, no_evaluation):
+    out = tmp_path / "result.json"
+    out.write_text("earlier")
+    run = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt")
+    for main, argv in ((transfer_main, ["--m", "3"]), (versus_main, ["--run", run])):
+        error = usage_error(main, [*argv, "--episodes", "1", "--out", str(out)], capsys)
+        assert "exists already" in error and "--replace" in error
+    assert out.read_text() == "earlier"
+    assert guards.check_writable_file(out, replace=True) == out  # on purpose, it is allowed
+
+
+@pytest.mark.parametrize("option", ["--eval-episodes", "--final-episodes"])
+@pytest.mark.parametrize("value", [guards.MAX_EPISODES + 1, 2**31 - 1])
+def test_evaluations_too_large_to_run_are_refused_before_training(capsys, tmp_path, option, value):
+    error = usage_error(train_main, ["--config", "pi-spread3-flat", "--steps", "3200", option, str(value),
+                                     "--out", str(tmp_path)], capsys)
+    assert f"must be at most {guards.MAX_EPISODES:,}" in error
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="final_episodes must be at most"):
+        run("pi-spread3-flat", steps=3200, out=tmp_path, final_episodes=value)
+
+
+@pytest.mark.parametrize("value", [guards.MAX_EPISODES + 1, 10**8])
+def test_huge_test_sets_and_game_counts_are_refused_at_once(capsys, tmp_path, value):
+    assert "must be at most" in usage_error(s2s.main, ["--train", "--steps", "2", "--n-test", str(value)], capsys)
+    assert "must be at most" in usage_error(transfer_main, ["--m", "3", "--episodes", str(value), "--out",
+                                                            str(tmp_path / "t.json")], capsys)
+    run_ = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt")
+    assert "must be at most" in usage_error(versus_main, ["--run", run_, "--episodes", str(value), "--out",
+                                                          str(tmp_path / "v.json")], capsys)
+
+
+@pytest.mark.parametrize("threads", [guards.MAX_THREADS + 1, 10_000, 2**31 - 1])
+def test_more_threads_than_cores_are_refused(capsys, tmp_path, threads):
+    for main, argv in ((train_main, ["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(tmp_path)]),
+                       (s2s.main, ["--train", "--steps", "2"])):
+        error = usage_error(main, [*argv, "--threads", str(threads)], capsys)
+        assert f"must be at most {guards.MAX_THREADS:,} (this machine has {guards.MAX_THREADS} cores)" in error
+
+
+@pytest.mark.parametrize("num_updates,evals,made", [(1, 5, 1), (1, 20, 1), (3, 20, 3), (10, 3, 4), (10, 5, 5),
+                                                    (10, 0, 1)])
+def test_the_number_of_evaluations_a_run_makes_is_said_when_it_is_not_the_number_asked(num_updates, evals, made):
+    from attnmarl.train import evaluation_count
+    assert evaluation_count(num_updates, evals) == made
+    every = max(1, num_updates // max(1, evals))
+    assert made == len([u for u in range(1, num_updates + 1) if u % every == 0 or u == num_updates])
+
+
+@pytest.mark.parametrize("bad", [{"m": 99}, {"m": "4"}, {"m": -1}])
+def test_a_refused_explorer_update_leaves_the_explorer_as_it_was(bad):
+    from attnmarl.explorers.self_attention import alpha_frame
+    explorer = Explorer(alpha_frame, [Slider("m", [3, 4, 5], 4), Slider("seed", [0, 1], 0)])
+    explorer.update()
+    before = dict(explorer.settings), explorer.frame
+    with pytest.raises(ValueError):
+        explorer.update(**bad)
+    assert (dict(explorer.settings), explorer.frame) == before
+    assert explorer.update(seed=1)["caption"]  # a later valid update still works
+
+
+@pytest.mark.parametrize("values", [5, 1.0, "abc", None])
+def test_a_control_given_its_default_where_its_values_go_is_named(values):
+    with pytest.raises(ValueError, match="values must be a list"):
+        Slider("a", values, [1, 2, 3])
+
+
+def test_a_control_the_frame_function_has_no_parameter_for_is_named():
+    from attnmarl.explorers.self_attention import alpha_frame
+    for names in (["nope"], ["m", "nope"], ["M"]):
+        with pytest.raises(ValueError, match="name no parameter of alpha_frame"):
+            Explorer(alpha_frame, [Slider(name, [3, 4]) for name in names])
+    Explorer(lambda **settings: None, [Slider("anything", [1])])  # **kwargs takes any name
+
+
+@pytest.mark.parametrize("call,message", [
+    ("alpha_frame(m='4')", "between 1 and 16 inputs"), ("alpha_frame(m=4.0)", "between 1 and 16 inputs"),
+    ("alpha_frame(seed=-1)", "seed must be a non-negative integer"), ("heads_frame(seed='0')", "seed must be"),
+    ("heads_frame(heads=1000000)", "heads must be at most 16"), ("heads_frame(heads=0)", "heads must be a positive"),
+])
+def test_the_self_attention_explorers_name_bad_settings(call, message):
+    from attnmarl.explorers import self_attention
+    with pytest.raises(ValueError, match=message):
+        eval(call, vars(self_attention))
+
+
+@pytest.mark.parametrize("content,message", [
+    ("{not json", "is not a readable index"), ('{"name": "x"}', "must hold a list of run entries"),
+    ('[1, 2]', "must hold a list of run entries"),
+    ('[{"name": "spread3-attention", "seed": 0}]', "entry 0 of .*index.json \\(spread3-attention\\) has no valid "
+                                                    "'command'"),
+])
+def test_reproduce_names_the_index_and_entry_that_cannot_be_read(tmp_path, capsys, content, message):
+    from attnmarl import reproduce
+    (tmp_path / "index.json").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        reproduce.select_runs(index=tmp_path)
+    assert re.search(message, usage_error(reproduce.main, ["--index", str(tmp_path), "--out",
+                                                           str(tmp_path / "out")], capsys))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("address,message", [("127.0.0.1:1", "nothing answered within"),
+                                             ("ray://127.0.0.1:1", "nothing answered within"),
+                                             ("127.0.0.1", "must be auto, HOST:PORT"),
+                                             ("localhost:99999", "must be auto, HOST:PORT")])
+def test_reproduce_refuses_an_unreachable_cluster_at_once_and_leaves_no_empty_out(tmp_path, capsys, address,
+                                                                                  message):
+    from attnmarl import reproduce
+    start = time.monotonic()
+    error = usage_error(reproduce.main, ["--chapter", "value", "--configs", "spread3-attention", "--seeds", "0",
+                                         "--address", address, "--out", str(tmp_path / "out")], capsys)
+    assert message in error and time.monotonic() - start < 10
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", [1e30, 1e38, 3e38])
+@pytest.mark.parametrize("build", [
+    lambda: ConcatCritic(3, 18), lambda: ConcatPolicy(3, 18, 5), lambda: Actor(3, 18, 5),
+    lambda: Actor(3, 18, 5, agent_types=[0, 0, 1]), lambda: AttentionCritic(3, 18), lambda: AttentionPolicy(3, 18, 5),
+])
+def test_finite_observations_that_overflow_a_network_are_named_never_returned_as_nan(build, value):
+    torch.manual_seed(0)
+    net = build()
+    try:
+        y = net(torch.full((4, 3, 18), value))
+    except ValueError as error:
+        assert "too large" in str(error) and "NaN value" not in str(error)
+    else:
+        assert torch.isfinite(y).all()
+
+
+@pytest.mark.parametrize("value", [1e38, 3e38])
+@pytest.mark.parametrize("kind", ["ConcatQ", "AttentionQ"])
+def test_finite_inputs_that_overflow_a_q_network_are_named_not_reported_as_nan(kind, value):
+    from attnmarl.nets import qnets
+    torch.manual_seed(0)
+    net = getattr(qnets, kind)(3, 18, 5)
+    try:
+        q = net(torch.full((4, 3, 18), value), torch.zeros(4, 3, 5))
+    except ValueError as error:
+        assert "too large" in str(error) and "holds" not in str(error)
+    else:
+        assert torch.isfinite(q).all()
+
+
+@pytest.mark.parametrize("dim", [5, -3, 2, 1.0, "1", True])
+def test_masked_softmax_names_a_dim_the_scores_do_not_have(dim):
+    with pytest.raises(ValueError, match="dim must be an axis of the 2-dimensional scores"):
+        masked_softmax(torch.randn(2, 3), dim=dim)
+    assert torch.allclose(masked_softmax(torch.zeros(2, 3), dim=-2), torch.full((2, 3), 0.5))
+
+
+@pytest.mark.parametrize("eps", [0, 0.0, -1, -1e-8, float("nan"), "1e-8"])
+def test_cosine_score_refuses_an_eps_that_would_divide_by_zero(eps):
+    from attnmarl.attention import cosine_score
+    with pytest.raises(ValueError, match="eps must be"):
+        cosine_score(torch.zeros(2, 3), torch.zeros(2, 3), eps=eps)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 0, 6), (2, 3, 4, 7), (2, 3, 4, 5), (6,)])
+def test_entity_attention_names_tokens_of_the_wrong_shape(shape):
+    from attnmarl.nets.policies import EntityAttention
+    with pytest.raises(ValueError, match=r"tokens must have shape \(batch, m_type, n, d_tokens\) with n >= 1"):
+        EntityAttention(6, 5)(torch.randn(*shape))
+    with pytest.raises(ValueError, match="tokens must be a torch.Tensor"):
+        EntityAttention(6, 5)([[0.0] * 6])
+
+
+def test_a_missing_checkpoint_or_a_folder_is_named_in_the_packages_words(tmp_path):
+    for path, message in ((tmp_path / "none.pt", "does not exist: there is no attnmarl checkpoint there"),
+                          (tmp_path, "is a folder; give the path of the attnmarl checkpoint"),
+                          (str(tmp_path / "sub" / "x.pt"), "does not exist")):
+        with pytest.raises(ValueError, match=message) as error:
+            load_policy(path)
+        assert str(path) in str(error.value)
+    with pytest.raises(FileNotFoundError):  # code that looks for a missing file still finds it
+        load_policy(tmp_path / "none.pt")
+
+
+def test_nan_from_diverged_weights_is_not_blamed_on_the_observations():
+    for net in (ConcatCritic(3, 18), Actor(3, 18, 5), AttentionCritic(3, 18)):
+        with torch.no_grad():
+            next(net.parameters()).view(-1)[0] = float("nan")
+        try:
+            y = net(torch.randn(4, 3, 18))
+        except ValueError as error:
+            assert "too large" not in str(error)
+        else:
+            assert not torch.isfinite(y).all()  # handed on to the checks that name non-finite outputs
+
+
+@pytest.mark.parametrize("alpha,message", [
+    (np.full((5, 3, 3), np.nan), "45 NaN"), (np.full((2, 3, 3), np.inf), "infinite"),
+    (np.full((2, 3, 3), 0.5), "must be distributions"),
+    (np.array([[[1.5, -0.5], [0.5, 0.5]]]), "must be distributions"),
+])
+def test_explorer_statistics_refuse_weights_that_are_not_distributions(alpha, message):
+    from attnmarl.explorers.scoring import entropy
+    from attnmarl.explorers.value import alpha_statistics
+    for statistic in (alpha_statistics, entropy):
+        with pytest.raises(ValueError, match=message):
+            statistic(alpha)
+    uniform = np.full((2, 3, 3), 1 / 3)
+    assert alpha_statistics(uniform)["entropy"] == pytest.approx(1.0)
+    assert entropy(uniform) == pytest.approx(np.log(3))
+
+
+@pytest.mark.parametrize("alpha", [np.zeros((0, 3, 3)), np.zeros((3, 3, 0)), np.zeros(3)])
+def test_alpha_statistics_name_empty_or_flat_weights_in_the_packages_words(alpha):
+    from attnmarl.explorers.value import alpha_statistics
+    with pytest.raises(ValueError, match=r"alpha must have shape \(\.\.\., m, m\)"):
+        alpha_statistics(alpha)
+
+
+@pytest.mark.parametrize("x,y,edges,message", [
+    ([np.nan, 2.0], [1.0, 2.0], [0.0, 1.0, 2.0], "x holds 1 NaN"), ([1.0, 2.0], [np.inf, 2.0], [0.0, 1, 2], "y holds"),
+    ([1.0, 2.0], [1.0, 2.0], [2.0, 1.0, 0.0], "increasing"), ([1.0, 2.0], [1.0, 2.0], [1.0], "at least 2"),
+])
+def test_binned_means_refuse_non_finite_values_and_bins_that_are_not_increasing(x, y, edges, message):
+    from attnmarl.explorers.value import binned_mean
+    with pytest.raises(ValueError, match=message):
+        binned_mean(np.array(x), np.array(y), np.array(edges))
+
+
+@pytest.mark.parametrize("change,floor,message", [
+    (np.array([np.nan, 1.0]), 0.01, "1 NaN"), (np.array([np.inf]), 0.01, "infinite"),
+    (np.array([]), 0.01, "holds no values"), (np.array([1.0]), -1, "floor must be"), (np.array([1.0]), 0, "floor"),
+    (np.array([1.0]), float("nan"), "floor"),
+])
+def test_change_scale_names_non_finite_or_empty_changes_and_a_bad_floor(change, floor, message):
+    from attnmarl.explorers.qnet import change_scale
+    with pytest.raises(ValueError, match=message):
+        change_scale(change, floor)
+
+
+@pytest.mark.parametrize("n,pool,message", [(10, 5, "a pool of at least n"), (3, 0, "pool must be"),
+                                            (1, 5, "n must be an integer >= 2"), ("3", 10, "n must be")])
+def test_a_seq2seq_showcase_larger_than_its_pool_is_named(n, pool, message):
+    from attnmarl.explorers.seq2seq import showcase_examples
+    with pytest.raises(ValueError, match=message):
+        showcase_examples(n=n, pool=pool)
+
+
+@pytest.mark.parametrize("kwargs", [{"N": "x"}, {"N": 2.5}, {"num_good": "1"}, {"N": True}])
+def test_scenario_text_names_a_count_that_is_not_a_number(kwargs):
+    from attnmarl.explorers.mpe import scenario_text
+    with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be a positive integer"):
+        scenario_text("simple_spread", kwargs)
+
+
+@pytest.mark.parametrize("agent_types", ["001", b"001", [0, 0, 1.0], [0, True, 0], ["0", "0", "1"]])
+def test_agent_types_that_are_not_ints_are_refused(agent_types):
+    for build in (ConcatCritic, AttentionCritic, lambda m, d, agent_types: Actor(m, d, 5, agent_types)):
+        with pytest.raises(ValueError, match="agent_types must be a sequence of m ints"):
+            build(3, 18, agent_types=agent_types)
+    assert AttentionCritic(3, 18, agent_types=(t for t in [0, 0, 1])).agent_types == (0, 0, 1)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**31, "0", 1.0])
+def test_seq2seq_training_refuses_a_seed_outside_the_valid_range(seed):
+    with pytest.raises(ValueError, match="seed must be"):
+        s2s.train(s2s.new_model(True, 0), s2s.split_dates(0)[0], steps=1, seed=seed)
+
+
+def test_a_missing_run_names_run_and_seeds_and_lists_what_exists(tmp_path, capsys, no_evaluation):
+    error = usage_error(transfer_main, ["--run", "policy/pi-spread6-entity", "--seeds", "99", "--m", "3",
+                                        "--out", str(tmp_path / "t.json")], capsys)
+    assert "--run policy/pi-spread6-entity with --seeds 99" in error and "pi-spread6-entity-seed0" in error
+    run_ = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt")
+    for argv in (["--run", run_, "--seeds", "7"], ["--run", run_ + "-nope", "--seeds", "0"]):
+        error = usage_error(versus_main, [*argv, "--out", str(tmp_path / "v.json")], capsys)
+        assert f"--run {argv[1]} with --seeds {argv[3]}: there is no" in error and "q-tag-attention-seed0" in error
+
+
+def test_transfer_names_the_actor_with_the_right_article(capsys, no_evaluation, tmp_path):
+    error = usage_error(transfer_main, ["--run", "policy/pi-spread3-attention", "--m", "3,6", "--out",
+                                        str(tmp_path / "t.json")], capsys)
+    assert "a attention" not in error and "an attention actor" in error
+
+
+@pytest.mark.parametrize("tokens,m_max,message", [
+    (torch.randn(2, 3, 6), 2, r"tokens must be a tensor of shape \(batch, m, 2m, d_tokens\)"),
+    (torch.randn(2, 3, 6), 100_000_000, "tokens must be a tensor of shape"), ([[0.0]], 3, "got list"),
+    (torch.randn(1, 3, 6, 4), 100_000_000, "m_max must be at most 512"), (torch.randn(1, 3, 6, 4), "6", "m_max must"),
+    (torch.randn(1, 3, 5, 4), 6, "number 2m = 6, not 5"),
+])
+def test_padding_spread_tokens_names_the_shape_and_team_size_it_needs(tokens, m_max, message):
+    from attnmarl.explorers.scale import pad_spread_tokens
+    with pytest.raises(ValueError, match=message):
+        pad_spread_tokens(tokens, m_max)
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
+def test_ctrl_c_while_a_command_line_still_imports_ends_in_one_line(tmp_path, delay):
+    env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
+    process = subprocess.Popen([sys.executable, "-m", "attnmarl.train", "--config", "spread3-concat", "--steps",
+                                "320000", "--out", str(tmp_path)], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)  # while torch and the rest load, or (on a fast machine) once training has begun
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] in ("attnmarl: interrupted while starting; nothing was written",
+                                            "python -m attnmarl.train: interrupted; no file of this run was "
+                                            "written, and a run cannot resume: start it again to train it")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", ["-seed0.pt", "-seed0"])
+def test_a_run_given_with_its_seed_suffix_is_told_to_drop_it(tmp_path, capsys, no_evaluation, suffix):
+    run_ = str(shipped_checkpoint("qnet", "q-tag-attention")).removesuffix("-seed0.pt") + suffix
+    error = usage_error(versus_main, ["--run", run_, "--out", str(tmp_path / "v.json")], capsys)
+    assert "give --run without its '-seedS.pt'" in error
+
+
+@pytest.mark.parametrize("text", ["3,3", "3,6,3", "6,6,6"])
+def test_transfer_refuses_a_team_size_listed_twice(tmp_path, capsys, no_evaluation, text):
+    error = usage_error(transfer_main, ["--m", text, "--out", str(tmp_path / "t.json")], capsys)
+    assert "more than once" in error
+
+
+def test_the_command_line_says_when_a_run_makes_fewer_evaluations_than_asked(tmp_path, capsys):
+    train_main(["--config", "pi-spread3-flat", "--steps", "3200", "--evals", "5", "--eval-episodes", "1",
+                "--final-episodes", "1", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "note: --evals 5 asked for 5 evaluations; a run of 1 updates makes 1" in out
+    rows = (tmp_path / "pi-spread3-flat-seed0.csv").read_text().strip().splitlines()
+    assert len(rows) == 1 + 1  # the header and the one evaluation it said

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_bool, check_finite, check_int, check_like, check_sizes
+from .guards import check_bool, check_finite, check_int, check_like, check_real, check_sizes
 
 __all__ = [
     "dot_score",
@@ -106,6 +106,7 @@ def additive_score(q: Tensor, k: Tensor, W_q: Tensor, W_k: Tensor, v: Tensor) ->
 def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     """Cosine similarity q^T k / (|q| |k|) (content-based addressing, Graves et al. 2014)."""
     _check_pair(q, k)
+    check_real("eps", eps, 0.0, low_open=True)  # eps <= 0 would divide a zero vector by zero: NaN
     q_hat = q / q.norm(dim=-1, keepdim=True).clamp_min(eps)
     k_hat = k / k.norm(dim=-1, keepdim=True).clamp_min(eps)
     return q_hat @ k_hat.transpose(-1, -2)
@@ -123,6 +124,13 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     returning NaN. So do scores that are NaN or +inf, or a row whose every key scores -inf: the
     weights are checked (one sum), and this function never returns NaN.
     """
+    if not isinstance(scores, Tensor):
+        raise ValueError(f"scores must be a torch.Tensor; got {type(scores).__name__}")
+    if scores.dim() == 0:
+        raise ValueError("scores must have at least one dimension (the keys); got a 0-dimensional tensor")
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -scores.dim() <= dim < scores.dim():
+        raise ValueError(f"dim must be an axis of the {scores.dim()}-dimensional scores, an int from {-scores.dim()} "
+                         f"to {scores.dim() - 1}; got {dim!r}")
     if mask is not None:
         scores = scores.masked_fill(~_check_mask(scores, mask, dim), float("-inf"))
     alpha = torch.softmax(scores, dim=dim)

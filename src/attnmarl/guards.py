@@ -29,6 +29,7 @@ import json
 import math
 import os
 import pickle
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -40,10 +41,13 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index",
-           "check_real", "check_choice", "check_config_fields", "check_finite", "check_like", "load_trusted",
-           "check_finite_weights", "seal", "check_seal", "check_writable_folder", "check_writable_file",
-           "save_files", "save_result", "run_command", "write_atomically", "write_json_atomically"]
+__all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index", "check_real",
+           "check_choice", "check_config_fields", "check_finite", "check_no_overflow", "check_distributions",
+           "check_like",
+           "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
+           "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
+           "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
+           "check_new_files", "check_run_file", "restore_sigint"]
 
 
 def _is_int(value: Any) -> bool:
@@ -83,10 +87,10 @@ def check_sizes(**sizes: Any) -> None:
             check_int(name, value)
 
 
-def cli_int(minimum: int = 1, maximum: int = INT_MAX) -> Callable[[str], int]:
+def cli_int(minimum: int = 1, maximum: int = INT_MAX, why: str = "") -> Callable[[str], int]:
     """An ``argparse`` type for an integer option from ``minimum`` to ``maximum``: a bad value ends in
     argparse's usage error naming the option (``argument --threads: must be a positive integer; got 0``),
-    not a traceback."""
+    not a traceback; ``why`` (for example `` (this machine has 2 cores)``) follows the upper limit."""
 
     def parse(text: str) -> int:
         try:
@@ -96,10 +100,34 @@ def cli_int(minimum: int = 1, maximum: int = INT_MAX) -> Callable[[str], int]:
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be {_int_kind(minimum)}; got {value}")
         if value > maximum:
-            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}; got {value}")
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}{why}; got {value}")
         return value
 
     return parse
+
+
+MAX_THREADS = max(1, os.cpu_count() or 1)
+"""The most torch threads a command line takes: this machine's cores (more threads than cores only
+contend for them, and thousands of threads stall the process for minutes)."""
+
+MAX_EPISODES = 100_000
+"""The most episodes (or examples) one evaluation plays: an array per episode is allocated up front, and
+100,000 short MPE episodes already take hours of CPU; more would exhaust memory or never end."""
+
+
+def cli_threads() -> Callable[[str], int]:
+    """The ``argparse`` type of ``--threads``: an integer from 1 to :data:`MAX_THREADS` (this machine's cores)."""
+    return cli_int(1, MAX_THREADS, f" (this machine has {MAX_THREADS} cores)")
+
+
+def cli_episodes() -> Callable[[str], int]:
+    """The ``argparse`` type of an evaluation's number of episodes: 1 to :data:`MAX_EPISODES`."""
+    return cli_int(1, MAX_EPISODES, " (an evaluation of more would run for days or exhaust memory)")
+
+
+def check_episodes(name: str, value: Any) -> int:
+    """:func:`check_int` for an evaluation's number of episodes, from 1 to :data:`MAX_EPISODES`."""
+    return check_int(name, value, 1, MAX_EPISODES)
 
 
 def check_seed(value: Any, name: str = "seed") -> int:
@@ -165,6 +193,43 @@ def check_finite(name: str, x: Tensor) -> None:
                      "every entry must be a finite number")
 
 
+def check_no_overflow(where: str, y: Tensor, x: Tensor, network: Any, what: str = "the observations") -> Tensor:
+    """``y`` if it is finite; else ``ValueError`` saying that finite input ``x`` (``what``, already checked
+    finite) overflowed its dtype inside ``where`` — not NaN handed on as an answer, nor blamed on a mask.
+    One reduction over ``y``; returns ``y`` so that it can wrap an expression. When the module ``network``
+    itself holds NaN or infinite weights (a diverged run), the overflow is not the cause: ``y`` is returned
+    for the checks that name non-finite outputs."""
+    import torch
+
+    if not bool(torch.isfinite(y).all()) and all(bool(torch.isfinite(p).all()) for p in network.parameters()):
+        largest = float(x.detach().abs().amax()) if x.numel() else 0.0
+        raise ValueError(f"{what} are finite but too large for {where} in {x.dtype}: the largest |value| is "
+                         f"{largest:.3g}, and the values computed from them exceed {x.dtype}'s largest number, "
+                         f"{torch.finfo(x.dtype).max:.3g} (an overflow to inf or NaN); scale {what} down (normalise "
+                         "them) or compute in float64")
+    return y
+
+
+def check_distributions(name: str, p: Any, atol: float = 1e-4) -> np.ndarray:
+    """``p`` as a float array if every slice along its last axis is a probability distribution: finite,
+    non-negative, summing to 1 (within ``atol``); else ``ValueError`` saying which row fails and how —
+    statistics of attention weights (entropy, peaks) computed from anything else are silently wrong."""
+    p = np.asarray(p.detach().cpu() if hasattr(p, "detach") else p, dtype=float)
+    if p.ndim < 1 or p.size == 0:
+        raise ValueError(f"{name} must hold at least one distribution over its last axis; got shape {p.shape}")
+    if not np.isfinite(p).all():
+        raise ValueError(f"{name} holds {int(np.isnan(p).sum())} NaN and {int(np.isinf(p).sum())} infinite "
+                         "value(s); attention weights are finite numbers")
+    sums = p.sum(-1)
+    bad = np.argwhere((p < 0).any(-1) | (np.abs(sums - 1) > atol))
+    if bad.size:
+        row = tuple(int(i) for i in bad[0])
+        raise ValueError(f"{name} must be distributions over its last axis (weights >= 0 that sum to 1); "
+                         f"{len(bad)} row(s) are not, the first {row} with sum {float(sums[row]):.4g} and smallest "
+                         f"weight {float(p[row].min()):.4g}")
+    return p
+
+
 def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's weights") -> None:
     """Raise ``ValueError`` unless ``x`` has the dtype and the device of ``reference`` (torch would refuse
     to multiply them, with a message about its internals)."""
@@ -176,20 +241,31 @@ def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's
                          "move one of them")
 
 
+class MissingFileError(FileNotFoundError, ValueError):
+    """A file that is not there, named in the package's words: a ``FileNotFoundError`` for code that looks
+    for one, and a ``ValueError`` (bad input: a path to nothing) for everything that catches those."""
+
+
 def load_trusted(path: str | Path, what: str) -> Any:
     """``torch.load(path, weights_only=True)`` on the CPU, with errors that say what is wrong with the file.
 
-    A missing file raises ``FileNotFoundError``. A file that ``weights_only`` refuses to unpickle — it holds
-    Python objects other than tensors, numbers, strings and containers, the kind that can run code when
-    loaded, or it is not a torch file at all — and a damaged or truncated file raise ``ValueError`` saying
+    A missing file raises :class:`MissingFileError` (a ``FileNotFoundError`` and a ``ValueError``), a
+    folder or a file this process may not read ``ValueError``, each naming the path. A file that
+    ``weights_only`` refuses to unpickle — it holds Python objects other than tensors, numbers, strings
+    and containers, the kind that can run code when loaded, or it is not a torch file at all — and a
+    damaged or truncated file raise ``ValueError`` saying
     that this is not a loadable ``what``.
     """
     import torch
 
     try:
         return torch.load(path, weights_only=True, map_location="cpu")
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
+    except FileNotFoundError:
+        raise MissingFileError(f"{path} does not exist: there is no {what} there") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a folder; give the path of the {what} (a file) in it") from None
+    except PermissionError:
+        raise ValueError(f"{path} cannot be read by this process (permission denied); no {what} was loaded") from None
     except pickle.UnpicklingError:
         raise ValueError(f"{path} is not a loadable {what}: it is not a checkpoint this book trusts. Only files "
                          "of plain tensors, numbers, strings and containers are read, and this one holds "
@@ -266,6 +342,19 @@ def check_seal(path: str | Path, data: Mapping[str, Any], what: str) -> None:
                          "file or train it again")
 
 
+def check_run_file(path: str | Path, run: str, seed: int) -> Path:
+    """``path``, the checkpoint of ``--run run --seeds seed``, if it exists; else ``ValueError`` naming both
+    options and listing the runs and seeds that the folder does hold (the first 30)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    held = sorted(p.name.removesuffix(".pt") for p in path.parent.glob("*-seed*.pt")) if path.parent.is_dir() else []
+    listed = (", ".join(held[:30]) + (f" and {len(held) - 30} more" if len(held) > 30 else "")) if held else "none"
+    hint = "; give --run without its '-seedS.pt' (--seeds adds it)" if re.search(r"-seed\d+(\.pt)?$", run) else ""
+    raise ValueError(f"--run {run} with --seeds {seed}: there is no {path}; the runs (NAME-seedS) in "
+                     f"{path.parent} are: {listed}{hint}")
+
+
 def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     """Create ``folder`` if needed and make sure a file can be written in it — before hours of training
     whose results could not be saved. Raises ``ValueError`` naming ``name`` and the reason."""
@@ -282,16 +371,31 @@ def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     return folder
 
 
-def check_writable_file(path: str | Path, name: str = "--out") -> Path:
+def check_new_files(paths: Iterable[str | Path], replace: bool, name: str = "--out",
+                    option: str = "--replace") -> list[Path]:
+    """The files among ``paths`` that exist already. Unless ``replace``, an existing one is refused with a
+    ``ValueError`` naming it, so that a new result never silently replaces an older one (``option`` is
+    how the caller replaces on purpose)."""
+    existing = [Path(path) for path in paths if Path(path).exists()]
+    if existing and not check_bool("replace", replace):
+        listed = ", ".join(repr(str(path)) for path in existing)
+        raise ValueError(f"{name} would replace {listed}, which exists already; choose another {name}, or "
+                         f"pass {option} to replace it on purpose")
+    return existing
+
+
+def check_writable_file(path: str | Path, name: str = "--out", replace: bool = True) -> Path:
     """``path`` as a ``Path`` if a file can be written there: not empty, not a folder, in a folder this
-    process can write to (created if needed). Check it before the work whose result the file will hold."""
-    if not str(path).strip():
+    process can write to (created if needed), and — unless ``replace`` — not an existing file
+    (:func:`check_new_files`). Check it before the work whose result the file will hold."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"{name} is empty; give the path of the file to write")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{name} = {str(path)!r} is a folder; give the path of a file to write, for example "
                          f"{str(path / 'result.json')!r}")
     check_writable_folder(path.parent, f"the folder of {name}")
+    check_new_files([path], replace, name)
     return path
 
 
@@ -322,11 +426,24 @@ def save_result(path: str | Path, data: Any, name: str = "--out") -> None:
     save_files({path: (json.dumps(data, indent=1) + "\n").encode()}, name)
 
 
+def restore_sigint() -> None:
+    """Hand Ctrl-C back to Python (``KeyboardInterrupt``) if ``attnmarl``'s start-up handler, which ends a
+    command line interrupted during its imports in one line, still holds it."""
+    import signal
+
+    from . import _interrupted_while_starting
+
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run_command(prog: str, main: Callable[[], Any], interrupted: str) -> None:
     """Run a command line's ``main`` so that it ends in one line, not a traceback, when it is stopped:
     Ctrl-C (SIGINT) prints ``PROG: interrupted; <interrupted>`` — what was and was not written — and exits
     with status 130; a refusal or a failed write (``ValueError``, ``OSError``, which name the problem)
-    prints ``PROG: error: <message>`` and exits with status 1."""
+    prints ``PROG: error: <message>`` and exits with status 1. (Ctrl-C during the imports before it is
+    caught by ``attnmarl``'s start-up handler, which this hands back to Python.)"""
+    restore_sigint()
     try:
         main()
     except KeyboardInterrupt:

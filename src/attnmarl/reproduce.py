@@ -39,6 +39,7 @@ import json
 import logging
 import math
 import shlex
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -48,7 +49,7 @@ from tqdm.auto import tqdm
 
 from . import train
 from .checkpoints import shipped_runs
-from .guards import check_int, check_writable_folder, cli_int, write_atomically, write_json_atomically
+from .guards import check_int, check_writable_folder, cli_int, restore_sigint, write_atomically, write_json_atomically
 
 __all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "rerun", "verdict", "reproduce", "main"]
 
@@ -77,7 +78,7 @@ def select_runs(chapters: list[str] | None = None, configs: list[str] | None = N
         path = Path(index) / "index.json"
         if not path.exists():
             raise ValueError(f"no index.json in {str(index)!r} (python -m attnmarl.train --index DIR writes one)")
-        listed = [{**entry, "chapter": Path(index).resolve().name} for entry in json.loads(path.read_text())]
+        listed = [{**entry, "chapter": Path(index).resolve().name} for entry in _index_entries(path)]
     else:
         unknown = sorted(set(chapters or ()) - set(CHAPTERS))
         if unknown:
@@ -96,6 +97,45 @@ def select_runs(chapters: list[str] | None = None, configs: list[str] | None = N
     if not runs:
         raise ValueError("no run matches both --configs and --seeds")
     return runs
+
+
+ENTRY_FIELDS = {"name": str, "seed": int, "command": str, "final_return": (int, float), "final_sem": (int, float),
+                "final_episodes": int, "cpu_seconds": (int, float)}
+"""The fields of an ``index.json`` entry that a reproduction reads, and their types."""
+
+
+def _index_entries(path: Path) -> list[dict[str, Any]]:
+    """The entries of the index ``path``; ``ValueError`` naming the file and the entry if it is not valid JSON,
+    not a list of objects, or an entry lacks a field a reproduction reads (:data:`ENTRY_FIELDS`)."""
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a readable index (python -m attnmarl.train --index DIR writes one): "
+                         f"{error}") from None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ValueError(f"{path} must hold a list of run entries (objects); got {type(entries).__name__}")
+    for i, entry in enumerate(entries):
+        for field, kind in ENTRY_FIELDS.items():
+            value = entry.get(field)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise ValueError(f"entry {i} of {path} ({entry.get('name', 'unnamed')}) has no valid {field!r} "
+                                 f"(got {value!r}); python -m attnmarl.train --index DIR writes it again")
+    return entries
+
+
+def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
+    """``ValueError`` at once, rather than Ray's minutes of retries, if nothing listens at ``address``
+    (``HOST:PORT`` or ``ray://HOST:PORT``; ``auto`` and ``None`` are not checked)."""
+    if address is None or address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--address must be auto, HOST:PORT or ray://HOST:PORT; got {address!r}")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise ValueError(f"cannot join a Ray cluster at {address!r}: nothing answered within {timeout:.0f} s "
+                         f"({error.strerror or error}); is the cluster running (ray start --head)?") from None
 
 
 def _train_arguments(command: str) -> list[str]:
@@ -239,6 +279,7 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
     if cpus is not None:
         check_int("cpus", cpus)
     ray = _ray()
+    _check_reachable(address)
     out = check_writable_folder(out, "out")
     results = {_key(e): summary for e in runs if (summary := _kept(out, e)) is not None}
     errors: dict[str, str] = {}
@@ -306,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--cpus sizes the local Ray; a cluster given by --address has its own cores")
     try:
         runs = select_runs(args.chapter, args.configs, args.seeds, args.index)
+        _check_reachable(args.address)
         check_writable_folder(args.out, "--out")
         _ray()
     except ValueError as error:
@@ -328,4 +370,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    restore_sigint()
     sys.exit(main())

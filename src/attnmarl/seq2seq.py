@@ -58,10 +58,15 @@ from attnmarl.attention import masked_softmax
 from attnmarl.guards import (
     check_bool,
     check_finite_weights,
+    check_int,
+    check_new_files,
     check_seal,
+    check_seed,
     check_sizes,
     check_writable_folder,
+    cli_episodes,
     cli_int,
+    cli_threads,
     load_trusted,
     run_command,
     save_files,
@@ -446,8 +451,8 @@ def train(model: Seq2Seq, train_dates: list[datetime.date], steps: int = TRAIN_S
 
     The same ``seed`` gives the same batches, so the two models see exactly the same data.
     """
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1; got {steps}")
+    check_int("steps", steps)
+    check_seed(seed)
     rng = random.Random(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
@@ -641,17 +646,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--train", action="store_true", help="train both models and print accuracy by length")
     parser.add_argument("--steps", type=cli_int(), default=TRAIN_STEPS, help="training steps per model")
     parser.add_argument("--seed", type=cli_int(0), default=SEED)
-    parser.add_argument("--n-test", type=cli_int(), default=2000, help="held-out examples to evaluate on")
-    parser.add_argument("--out", type=Path,
+    parser.add_argument("--n-test", type=cli_episodes(), default=2000, help="held-out examples to evaluate on")
+    parser.add_argument("--out",
                         help="directory for the checkpoints and log (the book's: src/attnmarl/assets/seq2seq)")
-    parser.add_argument("--threads", type=cli_int(), default=1,
+    parser.add_argument("--replace", action="store_true",
+                        help="replace the models and log already in --out (refused otherwise)")
+    parser.add_argument("--threads", type=cli_threads(), default=1,
                         help="torch threads; the models are small, one thread is as fast and copes with a busy CPU")
     args = parser.parse_args(argv)
     if not args.train:
         parser.error("nothing to do: pass --train")
     if args.out is not None:
         try:
-            check_writable_folder(args.out, "--out")
+            args.out = check_writable_folder(args.out, "--out")
+            check_new_files([args.out / f"{name}.pt" for name in ARCHITECTURES] + [args.out / "training_log.json"],
+                            args.replace)
         except ValueError as error:
             parser.error(str(error))
     torch.set_num_threads(args.threads)

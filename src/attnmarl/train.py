@@ -66,7 +66,18 @@ from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
-from .guards import check_bool, check_int, check_writable_folder, cli_int, run_command, save_files, write_atomically
+from .guards import (
+    check_bool,
+    check_episodes,
+    check_int,
+    check_writable_folder,
+    cli_episodes,
+    cli_int,
+    cli_threads,
+    run_command,
+    save_files,
+    write_atomically,
+)
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent",
@@ -207,6 +218,14 @@ def budget(config: Config) -> str:
     return f"{config.num_updates:,} {unit} of {config.batch_size:,} = {steps:,} env steps"
 
 
+def evaluation_count(num_updates: int, evals: int) -> int:
+    """How many mpe2 evaluations :func:`run` makes for ``evals`` asked: one after every
+    ``num_updates // evals`` updates (at least one) and one at the end, so fewer than asked when
+    ``evals`` exceeds ``num_updates`` and sometimes one more when it does not divide it."""
+    every = max(1, num_updates // max(1, evals))
+    return num_updates // every + (1 if num_updates % every else 0)
+
+
 def existing_run(out: str | Path, name: str, seed: int) -> str | None:
     """What already sits in ``out`` under ``NAME-seedS.*`` (a run of the same config and seed), or None."""
     stem = Path(out) / f"{name}-seed{seed}"
@@ -253,8 +272,8 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
     ``ValueError`` before training starts."""
     config = named_config(name, seed, steps)
     check_int("evals", evals, minimum=0)
-    check_int("eval_episodes", eval_episodes)
-    check_int("final_episodes", final_episodes)
+    check_episodes("eval_episodes", eval_episodes)
+    check_episodes("final_episodes", final_episodes)
     check_bool("replace_run", replace_run)
     stem = check_writable_folder(out) / f"{name}-seed{seed}"
     earlier = existing_run(out, name, seed)
@@ -263,7 +282,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
                          "it; choose another out folder, or replace it on purpose (replace_run=True, --replace)")
     check_init_actor(config)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
-    eval_every = max(1, config.num_updates // max(1, evals))
+    eval_every = max(1, config.num_updates // max(1, evals))  # evaluation_count(num_updates, evals) in all
     rows: list[dict[str, Any]] = []
     since_last: list[float] = []
     bar = tqdm(total=config.num_updates * config.batch_size, unit="step", unit_scale=True, desc=name,
@@ -484,10 +503,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=cli_int(), default=None, help="env steps (default: the config's budget)")
     parser.add_argument("--out", default="runs", help="output directory (default: runs)")
     parser.add_argument("--evals", type=cli_int(0), default=20, help="mpe2 evaluations during training")
-    parser.add_argument("--eval-episodes", type=cli_int(), default=20, help="episodes per evaluation during training")
-    parser.add_argument("--final-episodes", type=cli_int(), default=FINAL_EPISODES,
+    parser.add_argument("--eval-episodes", type=cli_episodes(), default=20,
+                        help="episodes per evaluation during training")
+    parser.add_argument("--final-episodes", type=cli_episodes(), default=FINAL_EPISODES,
                         help=f"mpe2 episodes of the final evaluation (default: {FINAL_EPISODES})")
-    parser.add_argument("--threads", type=cli_int(), default=1, help="torch threads (default: 1)")
+    parser.add_argument("--threads", type=cli_threads(), default=1, help="torch threads (default: 1)")
     parser.add_argument("--replace", action="store_true",
                         help="replace an earlier run of the same config and seed in --out (refused otherwise)")
     parser.add_argument("--compile", action="store_true",
@@ -524,6 +544,11 @@ def main(argv: list[str] | None = None) -> None:
     arguments = argv if argv is not None else sys.argv[1:]
     command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments if a != "--replace")
     print(f"{args.config} seed {args.seed}: {budget(config)}" + (f"; replacing {earlier}" if earlier else ""))
+    made = evaluation_count(config.num_updates, args.evals)
+    if made != args.evals:
+        print(f"note: --evals {args.evals} asked for {args.evals} evaluations; a run of {config.num_updates:,} "
+              f"updates makes {made} (one after every {max(1, config.num_updates // max(1, args.evals)):,} "
+              "updates, and one at the end)")
     summary = run(args.config, args.seed, args.steps, args.out, args.evals, args.eval_episodes, args.final_episodes,
                   command, replace_run=args.replace, compile_nets=args.compile)
     print(f"{args.config} seed {args.seed}: mpe2 return over {args.final_episodes} episodes "

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from .checkpoints import ASSETS, load_checkpoint, load_policy
 from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
 from .envs.scenarios import reference_kwargs
-from .guards import check_int, check_writable_file, cli_int, run_command, save_result
+from .guards import check_int, check_run_file, check_writable_file, cli_episodes, cli_int, run_command, save_result
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
            "check_transferable", "parse_ms", "main"]
@@ -100,7 +100,7 @@ def check_transferable(path: str | Path, scenario: str, ms: list[int]) -> tuple[
     config, _, _ = load_checkpoint(path)
     built = (f"{path.name} was built for {config.scenario} with {config.scenario_kwargs}, "
              f"{'continuous' if config.scenario_kwargs.get('continuous_actions') else 'discrete'} actions, "
-             f"a {config.actor} actor")
+             f"{'an' if config.actor[:1] in 'aeiou' else 'a'} {config.actor} actor")
     if scenario_name(config.scenario) != scenario_name(scenario):
         raise ValueError(f"{built}; it cannot play {scenario_name(scenario)} (--scenario)")
     if config.scenario_kwargs.get("continuous_actions"):
@@ -126,6 +126,9 @@ def parse_ms(text: str) -> list[int]:
         raise ValueError(f"--m takes a range 'LOW-HIGH' or a list '3,6,12' of ints; got {text!r}") from None
     if not ms or min(ms) < 2:
         raise ValueError(f"--m must list numbers of agents of at least 2; got {text!r}")
+    if len(set(ms)) != len(ms):
+        raise ValueError(f"--m lists {sorted({m for m in ms if ms.count(m) > 1})} more than once; give each number "
+                         f"of agents once; got {text!r}")
     return ms
 
 
@@ -136,15 +139,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scenario", default="simple_spread", choices=TEAM_SCENARIOS)
     parser.add_argument("--seeds", type=cli_int(0), nargs="+", default=[0])
     parser.add_argument("--m", default="2-16", help="numbers of agents: a range LOW-HIGH or a list 3,6,12")
-    parser.add_argument("--episodes", type=cli_int(), default=200)
+    parser.add_argument("--episodes", type=cli_episodes(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")
+    parser.add_argument("--replace", action="store_true", help="replace --out if it exists (refused otherwise)")
     args = parser.parse_args(argv)
     try:  # everything that could stop the command after the evaluations, checked before them
         ms = parse_ms(args.m)
         for m in ms:
             team_kwargs(args.scenario, m)
-        out = check_writable_file(args.out, "--out")
-        checked = {(run, seed): check_transferable(ASSETS / f"{run}-seed{seed}.pt", args.scenario, ms)
+        out = check_writable_file(args.out, "--out", replace=args.replace)
+        checked = {(run, seed): check_transferable(check_run_file(ASSETS / f"{run}-seed{seed}.pt", run, seed),
+                                                   args.scenario, ms)
                    for run in args.run for seed in args.seeds}
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))

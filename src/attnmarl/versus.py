@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import load_checkpoint, load_policy
 from .envs import Policy, chase_policy, episode_returns, make_reference, mixed_teams, random_policy, scenario_name
-from .guards import check_writable_file, cli_int, run_command, save_result
+from .guards import check_run_file, check_writable_file, cli_episodes, cli_int, run_command, save_result
 
 __all__ = ["ROLES", "reference_teams", "versus_scores", "main"]
 
@@ -67,13 +67,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", action="append", required=True,
                         help="a run's path without '-seed{S}.pt', for example runs/q-tag-attention; repeatable")
     parser.add_argument("--seeds", type=cli_int(0), nargs="+", default=[0])
-    parser.add_argument("--episodes", type=cli_int(), default=200)
+    parser.add_argument("--episodes", type=cli_episodes(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")
+    parser.add_argument("--replace", action="store_true", help="replace --out if it exists (refused otherwise)")
     args = parser.parse_args(argv)
     paths = {(run, seed): Path(f"{run}-seed{seed}.pt") for run in args.run for seed in args.seeds}
     try:  # everything that could stop the command after the games, checked before them
-        out = check_writable_file(args.out, "--out")
-        configs = {key: load_checkpoint(path)[0] for key, path in paths.items()}
+        out = check_writable_file(args.out, "--out", replace=args.replace)
+        configs = {key: load_checkpoint(check_run_file(path, *key))[0] for key, path in paths.items()}
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     built = {str(paths[key]): f"{config.scenario} {config.scenario_kwargs}" for key, config in configs.items()}

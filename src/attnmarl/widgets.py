@@ -18,11 +18,12 @@ from __future__ import annotations
 import base64
 import gzip
 import html
+import inspect
 import itertools
 import json
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -56,6 +57,9 @@ class _Choice:
     static: Sequence | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.values, (str, bytes)) or not isinstance(self.values, Iterable):
+            raise ValueError(f"control {self.name!r}: values must be a list of the values to offer, given after the "
+                             f"name ({type(self).__name__}(name, values, default)); got {self.values!r}")
         self.values = list(self.values)
         if not self.values:
             raise ValueError(f"control {self.name!r} has no values")
@@ -111,6 +115,7 @@ class Explorer:
         names = [c.name for c in controls]
         if len(set(names)) != len(names):
             raise ValueError(f"control names must be unique; got {names}")
+        _check_parameters(frame_fn, names)
         self.frame_fn, self.controls, self.title = frame_fn, list(controls), title
         self.settings = {c.name: c.default for c in self.controls}
         self.frame: dict | None = None
@@ -126,8 +131,9 @@ class Explorer:
         unknown = set(changes) - set(self.settings)
         if unknown:
             raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.settings)}")
-        self.settings.update(changes)
-        self.frame = frame_spec(self.frame_fn(**self.settings))
+        settings = {**self.settings, **changes}
+        self.frame = frame_spec(self.frame_fn(**settings))  # a refused change leaves the settings as they were
+        self.settings = settings
         self.markup = (f"<style>{_asset('explorer.css')}</style><div class=\"attnmarl-explorer\">"
                        f"<div class=\"ax-panels\">{render_panels(self.frame)}</div>"
                        f"<div class=\"ax-caption\">{html.escape(self.frame['caption'])}</div></div>")
@@ -215,6 +221,20 @@ class Explorer:
         face = HTML(self.static_html()) if static_mode() else self.live()
         display(face)
         return face
+
+
+def _check_parameters(frame_fn: Callable[..., Frame], names: Sequence[str]) -> None:
+    """Refuse controls that ``frame_fn`` has no parameter for (unless it takes ``**kwargs``), naming them."""
+    try:
+        parameters = inspect.signature(frame_fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = [name for name in names if name not in parameters]
+    if unknown:
+        name = getattr(frame_fn, "__name__", repr(frame_fn))
+        raise ValueError(f"control(s) {unknown} name no parameter of {name}; its parameters are {list(parameters)}")
 
 
 def explore(frame_fn: Callable[..., Frame], *controls: Control, title: str = "") -> Explorer:

@@ -37,7 +37,7 @@ from attnmarl.envs import (
 )
 from attnmarl.envs.actions import DISCRETE_DIRECTION
 from attnmarl.envs.reference import play
-from attnmarl.guards import check_index, check_seed
+from attnmarl.guards import check_index, check_int, check_seed
 from attnmarl.viz import Arena, Frame, Heatmap, Text, sup
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -259,6 +259,8 @@ def scenario_text(scenario: str, scenario_kwargs: dict[str, Any] | None = None) 
     ``{"num_collectors": 10, "num_deposits": 2}`` (an unknown argument stays ``name = value``)."""
     parts = [scenario]
     for key, value in (scenario_kwargs or {}).items():
+        if key in _SCENARIO_WORDS:  # counts: a reader would read 'm = x' as a number
+            check_int(key, value)
         one, many = _SCENARIO_WORDS.get(key, (f"{key} = {{}}", None))
         parts.append((one if many is None or value == 1 else many).format(value))
     return ", ".join(parts)

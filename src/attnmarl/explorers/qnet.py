@@ -22,7 +22,7 @@ import torch
 
 from ..algos.maddpg import MADDPGAgent, MADDPGConfig, force_to_action
 from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
-from ..guards import check_index
+from ..guards import check_index, check_real
 from ..nets import AttentionQ
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
@@ -101,6 +101,13 @@ def change_scale(change: np.ndarray, floor: float = 0.01) -> float:
     """The half-width of a symmetric colour scale for changes of q_hat: the largest |change|, rounded up
     to 1, 2 or 5 times a power of ten (at least ``floor``), so that white is "no change" and the
     largest change is a full colour, however small the changes are."""
+    check_real("floor", floor, 0.0, low_open=True)
+    change = np.asarray(change, dtype=float)
+    if change.size == 0:
+        raise ValueError("change holds no values; the colour scale needs at least one change of q_hat")
+    if not np.isfinite(change).all():
+        raise ValueError(f"change holds {int(np.isnan(change).sum())} NaN and {int(np.isinf(change).sum())} infinite "
+                         "value(s); a colour scale needs finite changes of q_hat")
     largest = max(float(np.abs(change).max()), floor)
     power = 10.0 ** np.floor(np.log10(largest))
     return float(next(k * power for k in (1, 2, 5, 10) if k * power >= largest * (1 - 1e-9)))

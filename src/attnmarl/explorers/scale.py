@@ -29,6 +29,7 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
 from ..guards import check_int
 from ..nets import EntityActor
+from ..nets.common import MAX_AGENTS
 from ..train import CURRICULUM_MS
 from .policy import policy_alpha
 from .self_attention import alpha_entropy
@@ -187,7 +188,12 @@ def pad_spread_tokens(tokens: Tensor, m_max: int, fill: float = 0.0) -> tuple[Te
     self in slot 0, the landmarks in slots 1..m, the other agents in slots m_max + 1 ... The empty slots
     hold ``fill``. Returns the padded tokens (batch, m, 2 m_max, d_tokens) and the mask (batch, m, 2 m_max),
     True on real tokens, for :meth:`EntityAttention.forward`."""
+    if not isinstance(tokens, Tensor) or tokens.dim() != 4:
+        shape = tuple(tokens.shape) if isinstance(tokens, Tensor) else type(tokens).__name__
+        raise ValueError(f"tokens must be a tensor of shape (batch, m, 2m, d_tokens), as EntityActor builds them; "
+                         f"got {shape}")
     batch, m, n, d_tokens = tokens.shape
+    check_int("m_max", m_max, maximum=MAX_AGENTS)
     if n != 2 * m:
         raise ValueError(f"simple_spread tokens of {m} agents number 2m = {2 * m}, not {n}")
     if m_max < m:

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from attnmarl.attention import additive_score, cosine_score, dot_score, general_score, masked_softmax, scaled_dot_score
+from attnmarl.guards import check_distributions
 from attnmarl.viz import Frame, Heatmap, Points, sup
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -92,8 +93,9 @@ def score_alpha(name: str, q: Tensor, tau: float = 1.0, keys: Tensor = KEYS,
 
 
 def entropy(alpha: np.ndarray | Tensor) -> np.ndarray:
-    """Entropy H(alpha) = -sum_j alpha_j ln alpha_j of each row, in nats (0 log 0 = 0)."""
-    alpha = np.asarray(alpha, dtype=float)
+    """Entropy H(alpha) = -sum_j alpha_j ln alpha_j of each row, in nats (0 log 0 = 0); each row must be
+    a distribution (:func:`attnmarl.guards.check_distributions`)."""
+    alpha = check_distributions("alpha", alpha)
     return 0.0 - (alpha * np.log(np.where(alpha > 0, alpha, 1.0))).sum(-1)  # 0.0 - : never -0.0
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
+from attnmarl.guards import check_int, check_seed
 from attnmarl.viz import Frame, Heatmap, Points, sup
 from attnmarl.widgets import Explorer, Slider, Toggle
 
@@ -24,10 +25,15 @@ def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: flo
 
     The first m of a fixed list of 16, so changing m adds or removes inputs without moving the others.
     """
-    if not 1 <= m <= 16:
-        raise ValueError(f"the examples hold between 1 and 16 inputs; got m = {m}")
+    if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or not 1 <= m <= 16:
+        raise ValueError(f"the examples hold between 1 and 16 inputs; got m = {m!r}")
+    check_seed(seed)
     generator = torch.Generator().manual_seed(10_000 + seed)
     return (spread * torch.randn(16, d_in, generator=generator)[:m]).clamp(-bound, bound)
+
+
+MAX_HEADS = 16
+"""The most heads an explorer draws (one heatmap each; more would not fit a page, and a million would not end)."""
 
 
 def random_layer(seed: int, d_in: int, d_q: int, d_out: int, heads: int | None = None,
@@ -35,7 +41,10 @@ def random_layer(seed: int, d_in: int, d_q: int, d_out: int, heads: int | None =
     """The layer an explorer shows, with weights drawn N(0, 1/d_in) from ``seed`` (LeCun's
     initialisation: wider than PyTorch's default, so that alpha is visibly peaked rather than
     nearly uniform). ``heads=None`` gives a :class:`SelfAttention`, an integer a
-    :class:`MultiHeadSelfAttention`."""
+    :class:`MultiHeadSelfAttention` (at most :data:`MAX_HEADS` heads: an explorer draws one panel each)."""
+    check_seed(seed)
+    if heads is not None:
+        check_int("heads", heads, maximum=MAX_HEADS)
     torch.manual_seed(seed)
     layer = (SelfAttention(d_in, d_q, d_out, scale=scale) if heads is None
              else MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale))

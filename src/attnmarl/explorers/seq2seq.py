@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from attnmarl import seq2seq as s2s
-from attnmarl.guards import check_index
+from attnmarl.guards import check_index, check_int
 from attnmarl.viz import Frame, Heatmap, Text
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -55,8 +55,10 @@ def showcase_examples(n: int = 12, seed: int = s2s.SEED, pool: int = 2000) -> li
     the test dates of the split ``seed``): for n lengths evenly spaced between the shortest and the
     longest input, the first example whose length is nearest and not yet taken.
     """
-    if n < 2:
-        raise ValueError(f"a showcase needs at least 2 examples; got n = {n}")
+    check_int("pool", pool)
+    check_int("n", n, minimum=2)
+    if n > pool:
+        raise ValueError(f"a showcase of n = {n} examples needs a pool of at least n examples; got pool = {pool}")
     _, test_dates = s2s.split_dates(seed)
     examples = s2s.make_examples(test_dates, pool, seed)
     lengths = np.array([len(text) for text, _ in examples])

@@ -27,7 +27,7 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..analysis import value_sensitivity
 from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
-from ..guards import check_index
+from ..guards import check_distributions, check_index
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
@@ -92,9 +92,10 @@ def alpha_statistics(alpha: np.ndarray) -> dict[str, float]:
       query attends to the same agent).
     """
     alpha = np.asarray(alpha, dtype=float)
-    m = alpha.shape[-1]
-    if alpha.ndim < 2 or alpha.shape[-2] != m or m < 2:
-        raise ValueError(f"alpha must have shape (..., m, m) with m >= 2; got {alpha.shape}")
+    m = alpha.shape[-1] if alpha.ndim else 0
+    if alpha.ndim < 2 or alpha.shape[-2] != m or m < 2 or alpha.size == 0:
+        raise ValueError(f"alpha must have shape (..., m, m) with m >= 2 and at least one row; got {alpha.shape}")
+    check_distributions("alpha", alpha)
     entropy = -(alpha * np.log(np.clip(alpha, 1e-12, None))).sum(-1) / np.log(m)
     pairs = 0.5 * np.abs(alpha[..., :, None, :] - alpha[..., None, :, :]).sum(-1)  # (..., m, m)
     argmax = alpha.argmax(-1)  # (..., m)
@@ -196,8 +197,15 @@ def relevance(agent: MAPPOAgent, config: MAPPOConfig, episodes: int = 20) -> dic
 def binned_mean(x: np.ndarray, y: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and standard error of ``y`` in the bins of ``x`` given by ``edges``, and each bin's
     count (bins with fewer than 2 points give NaN)."""
+    x, y, edges = (np.asarray(v, dtype=float) for v in (x, y, edges))
     if x.shape != y.shape:
         raise ValueError(f"x and y must have the same shape; got {x.shape} and {y.shape}")
+    for name, v in (("x", x), ("y", y), ("edges", edges)):
+        if not np.isfinite(v).all():
+            raise ValueError(f"{name} holds {int(np.isnan(v).sum())} NaN and {int(np.isinf(v).sum())} infinite "
+                             "value(s); binned means need finite numbers")
+    if edges.ndim != 1 or len(edges) < 2 or not (np.diff(edges) > 0).all():
+        raise ValueError(f"edges must be at least 2 increasing numbers (the bins' bounds); got {edges.tolist()}")
     which = np.digitize(x, edges) - 1
     mean, sem, count = (np.full(len(edges) - 1, np.nan) for _ in range(3))
     for b in range(len(edges) - 1):

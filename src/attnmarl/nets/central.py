@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from ..attention import MultiHeadSelfAttention
-from ..guards import check_sizes
+from ..guards import check_no_overflow, check_sizes
 from .common import AgentHeads, check_obs, check_types, linear, mlp, n_type_features, type_features
 
 __all__ = ["ConcatNet", "AttentionBlock", "AttentionNet"]
@@ -52,7 +52,8 @@ class ConcatNet(nn.Module):
     def forward(self, o: Tensor) -> Tensor:
         check_obs(o, self.m, self.obs_dim, self.heads.out.W)
         f = self.phi(type_features(o, self.agent_types))  # (batch, m, d_x)
-        return self.heads(f.flatten(1))  # [f^1; ...; f^m]: (batch, m d_x) -> (batch, m, d_y)
+        y = self.heads(f.flatten(1))  # [f^1; ...; f^m]: (batch, m d_x) -> (batch, m, d_y)
+        return check_no_overflow(type(self).__name__, y, o, self)
 
 
 class AttentionBlock(nn.Module):
@@ -100,9 +101,10 @@ class AttentionNet(nn.Module):
         check_obs(o, self.m, self.obs_dim, self.heads.out.W)
         if mask is not None and (not isinstance(mask, Tensor) or mask.shape != o.shape[:2]):
             raise ValueError(f"mask must be a bool tensor of shape (batch, m) = {tuple(o.shape[:2])}")
-        h = self.phi(type_features(o, self.agent_types))  # x^i: (batch, m, d_x)
+        h = check_no_overflow(f"{type(self).__name__}'s encoder", self.phi(type_features(o, self.agent_types)), o,
+                              self.phi)
         alphas = []
         for block in self.blocks:
             h, alpha = block(h, mask, need_weights)
             alphas.append(alpha)
-        return self.heads(h), alphas
+        return check_no_overflow(type(self).__name__, self.heads(h), o, self), alphas

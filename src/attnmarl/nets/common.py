@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -44,6 +45,11 @@ def check_types(agent_types: Sequence[int] | None, m: int) -> tuple[int, ...]:
     """Agent types as a tuple of m ints numbering the types 0, 1, ... (all 0 by default)."""
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise ValueError(f"m (the number of agents) must be a positive int; got {m!r}")
+    if agent_types is not None and not isinstance(agent_types, (str, bytes)):
+        agent_types = list(agent_types)
+    if agent_types is not None and (isinstance(agent_types, (str, bytes)) or not all(
+            isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_)) for t in agent_types)):
+        raise ValueError(f"agent_types must be a sequence of m ints (for example [0, 0, 1]); got {agent_types!r}")
     types = tuple(int(t) for t in agent_types) if agent_types is not None else (0,) * m
     if len(types) != m:
         raise ValueError(f"agent_types must give one type per agent (m = {m}); got {len(types)}")

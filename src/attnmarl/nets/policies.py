@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from ..attention import masked_softmax
 from ..envs.tokens import TokenLayout, token_layout
-from ..guards import check_like, check_sizes
+from ..guards import check_like, check_no_overflow, check_sizes
 from .central import AttentionNet, ConcatNet
 from .common import check_obs, check_types, linear, mlp
 
@@ -78,8 +78,9 @@ class Actor(nn.Module):
     def forward(self, o: Tensor) -> Tensor:
         check_obs(o, self.m, self.obs_dim, self.pis[0][-1].weight)
         if len(self.pis) == 1:
-            return self.pis[0](o)
-        return self._groups.join([pi(o[:, members]) for pi, members in zip(self.pis, self._groups.members)])
+            return check_no_overflow("Actor", self.pis[0](o), o, self)
+        y = self._groups.join([pi(o[:, members]) for pi, members in zip(self.pis, self._groups.members)])
+        return check_no_overflow("Actor", y, o, self)
 
 
 class ConcatPolicy(ConcatNet):
@@ -168,7 +169,14 @@ class EntityAttention(nn.Module):
         with different numbers of entities, padded to the same n. Padded tokens get exactly zero weight
         (chapter 2's masked softmax), so they change nothing; the self token (n = 0) must be real.
         """
+        d_tokens = self.embed.in_features
+        if not isinstance(tokens, Tensor):
+            raise ValueError(f"tokens must be a torch.Tensor of shape (batch, m_type, n, {d_tokens}); got "
+                             f"{type(tokens).__name__}")
         check_like("tokens", tokens, self.embed.weight)
+        if tokens.dim() < 2 or tokens.shape[-1] != d_tokens or tokens.shape[-2] == 0:
+            raise ValueError(f"tokens must have shape (batch, m_type, n, d_tokens) with n >= 1 (token 0 is the agent's "
+                             f"own) and d_tokens = {d_tokens}; got {tuple(tokens.shape)}")
         e = self.embed(tokens)  # (batch, m_type, n, d)
         e_self = self.embed(tokens[..., 0, :])  # the self token again: cheaper than slicing e in backward
         *lead, n, d = e.shape
