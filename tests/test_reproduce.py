@@ -229,3 +229,23 @@ def test_the_book_shows_the_shipped_reproduction_report_as_written():
     runs = json.loads((report / "report.json").read_text())["runs"]
     assert {r["chapter"] for r in runs} == set(reproduce.CHAPTERS)
     assert all(r["verdict"] == "reproduces" for r in runs)
+
+
+def test_a_cluster_that_cannot_be_joined_leaves_no_empty_out_folder(tmp_path, monkeypatch, capsys):
+    """Joining Ray fails after the checks (say a port answers that is not Ray's): the command fails with the
+    reason and leaves no empty --out behind; an --out that existed before is kept."""
+    folder = tmp_path / "runs" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "index.json").write_text(json.dumps(shipped_runs("value")[:1]))
+
+    def cannot_join(ray, address, cpus):
+        raise ValueError("cannot join a Ray cluster at '127.0.0.1:1234': not a Ray cluster")
+
+    monkeypatch.setattr(reproduce, "_connect", cannot_join)
+    for out, existed in ((tmp_path / "new" / "out", False), (tmp_path / "old", True)):
+        if existed:
+            out.mkdir()
+        with pytest.raises(SystemExit):
+            reproduce.main(["--index", str(folder), "--out", str(out)])
+        assert "not a Ray cluster" in capsys.readouterr().err
+        assert out.exists() == existed

@@ -265,6 +265,13 @@ def _connect(ray: Any, address: str | None, cpus: int | None) -> bool:
     return True
 
 
+def _drop_if_new_and_empty(out: Path, created: bool) -> None:
+    """Remove ``out`` if this command created it and nothing was written to it (a cluster it could not
+    join leaves no empty folder behind)."""
+    if created and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
+
+
 def _message(error: Exception) -> str:
     """What went wrong in a task: the exception the run raised, or why its worker was lost."""
     cause = getattr(error, "cause", None) or error
@@ -280,6 +287,7 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
         check_int("cpus", cpus)
     ray = _ray()
     _check_reachable(address)
+    created = not Path(out).exists()
     out = check_writable_folder(out, "out")
     results = {_key(e): summary for e in runs if (summary := _kept(out, e)) is not None}
     errors: dict[str, str] = {}
@@ -289,7 +297,11 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
         return _report(out, rows, retries)
 
     todo = sorted((e for e in runs if _key(e) not in results), key=lambda e: -e["cpu_seconds"])  # longest first
-    started = _connect(ray, address, cpus) if todo else False
+    try:
+        started = _connect(ray, address, cpus) if todo else False
+    except ValueError:
+        _drop_if_new_and_empty(out, created)
+        raise
     bar = tqdm(total=len(runs), initial=len(results), unit="run", desc="reproduce", disable=not progress)
     try:
         if results:
@@ -345,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cpus is not None and args.address is not None:
         parser.error("--cpus sizes the local Ray; a cluster given by --address has its own cores")
+    created = not Path(args.out).exists()
     try:
         runs = select_runs(args.chapter, args.configs, args.seeds, args.index)
         _check_reachable(args.address)
@@ -360,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = reproduce(runs, args.out, args.address, args.cpus, args.retries)
     except ValueError as error:
+        _drop_if_new_and_empty(Path(args.out), created)
         parser.error(str(error))
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished runs are kept in {args.out}/; the same command resumes", file=sys.stderr)
