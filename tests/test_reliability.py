@@ -1053,3 +1053,17 @@ def test_the_command_line_says_when_a_run_makes_fewer_evaluations_than_asked(tmp
     assert "note: --evals 5 asked for 5 evaluations; a run of 1 updates makes 1" in out
     rows = (tmp_path / "pi-spread3-flat-seed0.csv").read_text().strip().splitlines()
     assert len(rows) == 1 + 1  # the header and the one evaluation it said
+
+
+@pytest.mark.parametrize("scale", [1e20, 1e30, 3e37])
+def test_cosine_scores_of_huge_finite_vectors_are_their_cosines_not_zero(scale):
+    """The cosine does not depend on the vectors' lengths: huge finite queries and keys in float32 give the
+    cosines of the same vectors at ordinary size (a plain sum of squares would overflow and give 0)."""
+    from attnmarl.attention import cosine_score
+
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+    expected = cosine_score(q, k)
+    torch.testing.assert_close(cosine_score(q * scale, k), expected)
+    torch.testing.assert_close(cosine_score(q * scale, k * scale), expected)
+    assert cosine_score(torch.zeros(1, 4), k[0]).abs().max() == 0  # a zero vector still scores 0

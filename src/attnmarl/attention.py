@@ -107,9 +107,16 @@ def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     """Cosine similarity q^T k / (|q| |k|) (content-based addressing, Graves et al. 2014)."""
     _check_pair(q, k)
     check_real("eps", eps, 0.0, low_open=True)  # eps <= 0 would divide a zero vector by zero: NaN
-    q_hat = q / q.norm(dim=-1, keepdim=True).clamp_min(eps)
-    k_hat = k / k.norm(dim=-1, keepdim=True).clamp_min(eps)
+    q_hat = q / _norm(q).clamp_min(eps)
+    k_hat = k / _norm(k).clamp_min(eps)
     return q_hat @ k_hat.transpose(-1, -2)
+
+
+def _norm(x: Tensor) -> Tensor:
+    """|x| over the last axis, (..., 1), without overflow: |x| = s |x / s| with s the largest |x_j| (the
+    plain sum of squares is inf in float32 once an entry passes 1.8e19, and the cosine would come out 0)."""
+    s = x.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(x.dtype).tiny)
+    return s * (x / s).norm(dim=-1, keepdim=True)
 
 
 # ---------------------------------------------------------------------------------------------
