@@ -1067,3 +1067,26 @@ def test_cosine_scores_of_huge_finite_vectors_are_their_cosines_not_zero(scale):
     torch.testing.assert_close(cosine_score(q * scale, k), expected)
     torch.testing.assert_close(cosine_score(q * scale, k * scale), expected)
     assert cosine_score(torch.zeros(1, 4), k[0]).abs().max() == 0  # a zero vector still scores 0
+
+
+@pytest.mark.parametrize("value", [1e30, 3e38])
+def test_maac_critics_name_an_overflow_of_finite_input_instead_of_returning_nan(value):
+    from attnmarl.nets.maac import MAACAttentionCritic, MAACConcatCritic
+
+    a = torch.nn.functional.one_hot(torch.zeros(4, 3, dtype=torch.long), 5).float()
+    o = torch.full((4, 3, 18), value)
+    critics = [MAACAttentionCritic(3, 18, 5, d=16, heads=2)] + [MAACConcatCritic(3, 18, 5, d=16)] * (value > 1e31)
+    for critic in critics:
+        with pytest.raises(ValueError, match="finite but too large"):
+            critic(o, a)
+    with pytest.raises(ValueError, match="finite but too large"):
+        critics[0].values_and_alpha(o, a)
+
+
+@pytest.mark.parametrize("a", [torch.full((4, 3, 5), 2.0), torch.full((4, 3, 5), 0.2), torch.zeros(4, 3, 5),
+                               torch.randn(4, 3, 4)])
+def test_the_value_of_the_chosen_actions_needs_one_hot_actions(a):
+    from attnmarl.nets.maac import chosen
+
+    with pytest.raises(ValueError, match="one-hot"):
+        chosen(torch.randn(4, 3, 5), a)

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_sizes
+from ..guards import check_no_overflow, check_sizes
 from .common import AgentLinear, check_types, linear, n_type_features, type_features
 from .qnets import q_tokens
 
@@ -57,6 +57,11 @@ def others_index(m: int) -> Tensor:
 def chosen(q_all: Tensor, a: Tensor) -> Tensor:
     """q_hat^i = q_all^i(a^i): the value of the action each agent took, (batch, m), from q_all
     (batch, m, n_actions) and one-hot actions a (batch, m, n_actions)."""
+    if a.shape != q_all.shape:
+        raise ValueError(f"actions a must be one-hot, (batch, m, n_actions) = {tuple(q_all.shape)} like q_all; "
+                         f"got shape {tuple(a.shape)}")
+    if not bool(((a == 0) | (a == 1)).all() and (a.sum(-1) == 1).all()):
+        raise ValueError("actions a must be one-hot: every agent's row holds one 1 and zeros")
     return (q_all * a).sum(-1)
 
 
@@ -96,7 +101,7 @@ class _MAACCritic(nn.Module):
         s, e = self.encode(o, a)
         x, alpha, logits = self.others(e, s)
         h = nn.functional.leaky_relu(self.f_hidden(torch.cat([s, x], dim=-1)))
-        return self.f_out(h), alpha, logits
+        return check_no_overflow(type(self).__name__, self.f_out(h), o, self), alpha, logits
 
     def forward(self, o: Tensor, a: Tensor) -> Tensor:
         return self.outputs(o, a)[0]
