@@ -1090,3 +1090,18 @@ def test_the_value_of_the_chosen_actions_needs_one_hot_actions(a):
 
     with pytest.raises(ValueError, match="one-hot"):
         chosen(torch.randn(4, 3, 5), a)
+
+
+def test_messages_do_not_contradict_themselves_or_blame_the_wrong_thing(capsys):
+    """No "a finite number in [-inf, inf]" for an infinite value, a file name asked for when a checkpoint path is
+    not one, and --index '' named as an empty folder name, not as an unknown config."""
+    for value in (math.inf, -math.inf, math.nan):
+        with pytest.raises(ValueError, match=r"x must be a finite number; got") as error:
+            guards.check_real("x", value)
+        assert "inf, inf" not in str(error.value)
+    for path in (12, None, "", "  "):
+        with pytest.raises(ValueError, match="must be a file name"):
+            load_policy(path)
+    with pytest.raises(SystemExit):
+        train_main(["--index", ""])
+    assert "--index must name a folder" in capsys.readouterr().err

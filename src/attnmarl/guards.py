@@ -155,7 +155,8 @@ def check_real(name: str, value: Any, low: float = -math.inf, high: float = math
     below = number < high if high_open else number <= high
     if not (math.isfinite(number) and above and below):
         interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ValueError(f"{name} must be a finite number in {interval}; got {value!r}")
+        where = "" if math.isinf(low) and math.isinf(high) else f" in {interval}"  # not "in [-inf, inf]"
+        raise ValueError(f"{name} must be a finite number{where}; got {value!r}")
     return number
 
 
@@ -258,6 +259,8 @@ def load_trusted(path: str | Path, what: str) -> Any:
     """
     import torch
 
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"the path of the {what} must be a file name; got {path!r}")
     try:
         return torch.load(path, weights_only=True, map_location="cpu")
     except FileNotFoundError:

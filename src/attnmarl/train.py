@@ -519,7 +519,9 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:20s} {config.scenario} {config.scenario_kwargs} critic={config.critic} actor={config.actor} "
                   f"steps={config.total_steps:,}")
         return
-    if args.index:
+    if args.index is not None:
+        if not args.index.strip():
+            parser.error("--index must name a folder of runs; got ''")
         try:
             runs = write_index(args.index)
         except ValueError as error:
