@@ -1105,3 +1105,13 @@ def test_messages_do_not_contradict_themselves_or_blame_the_wrong_thing(capsys):
     with pytest.raises(SystemExit):
         train_main(["--index", ""])
     assert "--index must name a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("default", ["yes", "no", 1, 0, None])
+def test_a_toggle_takes_true_or_false_and_an_explorer_a_frame_function(default):
+    from attnmarl.widgets import Explorer, Slider, Toggle
+
+    with pytest.raises(ValueError, match="default must be True or False"):
+        Toggle("scale", default)
+    with pytest.raises(ValueError, match="needs a frame function"):
+        Explorer(default, [Slider("m", [2, 3])])

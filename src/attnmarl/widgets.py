@@ -84,6 +84,11 @@ class Toggle:
     default: bool = False
     label: str | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.default, (bool, np.bool_)):  # "no" or 1 would act as True, then fail to draw
+            raise ValueError(f"toggle {self.name!r}: default must be True or False; got {self.default!r}")
+        self.default = bool(self.default)
+
     @property
     def static(self) -> list[bool]:
         return [False, True]
@@ -225,6 +230,8 @@ class Explorer:
 
 def _check_parameters(frame_fn: Callable[..., Frame], names: Sequence[str]) -> None:
     """Refuse controls that ``frame_fn`` has no parameter for (unless it takes ``**kwargs``), naming them."""
+    if not callable(frame_fn):
+        raise ValueError(f"an explorer needs a frame function of its controls' values; got {frame_fn!r}")
     try:
         parameters = inspect.signature(frame_fn).parameters
     except (TypeError, ValueError):  # a builtin without a signature: nothing to check
