@@ -167,6 +167,25 @@ def check_choice(name: str, value: Any, options: Iterable[str]) -> None:
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
 
 
+def check_off_policy_budget(total_steps: int, batch_size: int, learning_starts: int, buffer_size: int) -> None:
+    """The budget of an off-policy run (MADDPG, MAAC), after its fields are checked: at least one iteration
+    of ``batch_size`` env steps, an update after ``learning_starts`` within the whole iterations of
+    ``total_steps`` (else the run would save an untrained actor), and a replay buffer that holds an
+    iteration; else ``ValueError`` naming the smallest budget that trains."""
+    check_int("learning_starts", learning_starts, minimum=0)
+    if total_steps < batch_size:
+        raise ValueError(f"total_steps = {total_steps} is less than one iteration, num_envs * rollout_steps "
+                         f"= {batch_size} env steps")
+    if total_steps // batch_size * batch_size < learning_starts:
+        first = -(-learning_starts // batch_size) * batch_size
+        raise ValueError(f"total_steps = {total_steps:,} ends before learning_starts = {learning_starts:,}: the run "
+                         f"would make no update and save an untrained actor; give total_steps >= {first:,} (the first "
+                         f"whole iteration of {batch_size:,} env steps at or after learning_starts) or lower "
+                         "learning_starts")
+    if buffer_size < batch_size:
+        raise ValueError(f"buffer_size = {buffer_size} cannot hold one iteration's {batch_size} transitions")
+
+
 def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]],
                         flags: Iterable[str] = ()) -> None:
     """The table-driven checks of a training config: the fields named in ``sizes`` are positive integers,

@@ -67,7 +67,7 @@ from torch import Tensor, nn
 
 from ..envs import make_batched
 from ..envs.scenarios import port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_int
+from ..guards import check_choice, check_config_fields, check_finite, check_off_policy_budget
 from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
 from .compile import compile_in_place
@@ -143,21 +143,10 @@ class MAACConfig:
             raise ValueError("MAAC's critic has one output per discrete action: scenario_kwargs must not set "
                              f"continuous_actions=True; got {self.scenario_kwargs!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
-        check_int("learning_starts", self.learning_starts, minimum=0)
         if self.d % self.heads:
             raise ValueError(f"d = {self.d} must be a multiple of heads = {self.heads} (each head has d / heads "
                              "dimensions)")
-        if self.total_steps < self.batch_size:
-            raise ValueError(f"total_steps = {self.total_steps} is less than one iteration, num_envs * rollout_steps "
-                             f"= {self.batch_size} env steps")
-        if self.num_updates * self.batch_size < max(self.learning_starts, self.batch_size):
-            first = -(-max(self.learning_starts, 1) // self.batch_size) * self.batch_size
-            raise ValueError(f"total_steps = {self.total_steps:,} ends before learning_starts = "
-                             f"{self.learning_starts:,}: the run would make no update and save an untrained actor; "
-                             f"give total_steps >= {first:,} or lower learning_starts")
-        if self.buffer_size < self.batch_size:
-            raise ValueError(f"buffer_size = {self.buffer_size} cannot hold one iteration's {self.batch_size} "
-                             "transitions")
+        check_off_policy_budget(self.total_steps, self.batch_size, self.learning_starts, self.buffer_size)
 
     @property
     def batch_size(self) -> int:

@@ -43,7 +43,15 @@ from torch import Tensor, nn
 
 from ..envs import make_batched
 from ..envs.scenarios import port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_int, check_real, check_sizes
+from ..guards import (
+    check_choice,
+    check_config_fields,
+    check_finite,
+    check_int,
+    check_off_policy_budget,
+    check_real,
+    check_sizes,
+)
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
 from .mappo import EnvSpec, env_spec
@@ -121,19 +129,7 @@ class MADDPGConfig:
                              f"discrete choice): scenario_kwargs must have continuous_actions=True; got "
                              f"{self.scenario_kwargs!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
-        check_int("learning_starts", self.learning_starts, minimum=0)
-        if self.total_steps < self.batch_size:
-            raise ValueError(f"total_steps = {self.total_steps} is less than one iteration, num_envs * rollout_steps "
-                             f"= {self.batch_size} env steps")
-        if self.num_updates * self.batch_size < self.learning_starts:
-            first = -(-self.learning_starts // self.batch_size) * self.batch_size
-            raise ValueError(f"total_steps = {self.total_steps:,} ends before learning_starts = "
-                             f"{self.learning_starts:,}: the run would make no update and save an untrained actor; "
-                             f"give total_steps >= {first:,} (the first whole iteration of {self.batch_size:,} env "
-                             "steps at or after learning_starts) or lower learning_starts")
-        if self.buffer_size < self.batch_size:
-            raise ValueError(f"buffer_size = {self.buffer_size} cannot hold one iteration's {self.batch_size} "
-                             "transitions")
+        check_off_policy_budget(self.total_steps, self.batch_size, self.learning_starts, self.buffer_size)
 
     @property
     def batch_size(self) -> int:
