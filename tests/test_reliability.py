@@ -353,13 +353,17 @@ def test_a_replaced_run_says_that_the_index_describes_the_old_one(tmp_path):
     assert json.loads((tmp_path / "spread3-concat-seed0.json").read_text())["run_id"] == second["run_id"]
 
 
-def test_ctrl_c_ends_a_training_run_in_one_line_and_writes_nothing(tmp_path):
+def start_training(out: Path) -> subprocess.Popen:
+    """``python -m attnmarl.train`` of 100 updates into ``out``, with SIGINT's default handler as from a terminal
+    (a pytest-xdist worker ignores SIGINT, and a child inherits that)."""
     env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
-    process = subprocess.Popen([sys.executable, "-m", "attnmarl.train", "--config", "spread3-concat", "--steps",
-                                "320000", "--out", str(tmp_path)], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True,
-                               # as from a terminal: a pytest-xdist worker ignores SIGINT, and a child inherits that
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen([sys.executable, "-m", "attnmarl.train", "--config", "spread3-concat", "--steps",
+                             "320000", "--out", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_ctrl_c_ends_a_training_run_in_one_line_and_writes_nothing(tmp_path):
+    process = start_training(tmp_path)
     assert "100 updates of 3,200 = 320,000 env steps" in process.stdout.readline()  # training starts now
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
@@ -1018,11 +1022,7 @@ def test_padding_spread_tokens_names_the_shape_and_team_size_it_needs(tokens, m_
 
 @pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
 def test_ctrl_c_while_a_command_line_still_imports_ends_in_one_line(tmp_path, delay):
-    env = dict(os.environ, PYTHONPATH=str(Path(attnmarl.__file__).parents[1]), OMP_NUM_THREADS="1")
-    process = subprocess.Popen([sys.executable, "-m", "attnmarl.train", "--config", "spread3-concat", "--steps",
-                                "320000", "--out", str(tmp_path)], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = start_training(tmp_path)
     time.sleep(delay)  # while torch and the rest load, or (on a fast machine) once training has begun
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
