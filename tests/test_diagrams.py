@@ -1,4 +1,5 @@
-"""The diagrams of the source's figures 17.1–17.8: what they draw, read back from their SVG."""
+"""The diagrams of the source's figures 17.1–17.9, and of MAAC's critic beside them: what they draw, read back
+from their SVG."""
 
 import xml.etree.ElementTree as ET
 
@@ -14,6 +15,7 @@ from attnmarl.diagrams import (
     attention_view,
     attention_weights,
     concatenation_critic,
+    maac_critic,
     multi_head,
     query_key_value,
     sequence_mapping,
@@ -248,7 +250,29 @@ def test_the_attention_q_network_reads_observation_action_pairs_and_gives_one_q_
     assert f"[oⁱ; aⁱ] ∈ ℝ{diagrams.sup(6 * m + 5)}" in texts(root)
 
 
+@pytest.mark.parametrize("m, i", [(2, 1), (4, 1), (4, 3), (6, 6)])
+def test_maacs_critic_of_agent_i_attends_over_the_others_only(m, i):
+    """MAAC's fig. 1: agent i's query sⁱ comes from oⁱ alone (aⁱ is not drawn), the keys are eʲ of the m − 1
+    other agents, each from its pair (oʲ, aʲ), and xⁱ reads exactly those keys and the query; agent i's
+    own head gives one value per action. The drawing names MAAC's figure, not one of the source's."""
+    sup = diagrams.sup
+    root = parse(maac_critic(m, 5, 4, i=i))
+    boxes = boxes_by_label(root)
+    assert "after MAAC's fig. 1" in " ".join(texts(root)) and root.get("data-figure") == "1"
+    assert f"e{sup(i)}" not in boxes and f"a{sup(i)}" not in boxes and len(boxes[f"o{sup(i)}"]) == 1
+    others = [j for j in range(1, m + 1) if j != i]
+    assert all(len(boxes[f"e{sup(j)}"]) == len(boxes[f"a{sup(j)}"]) == 1 for j in others)
+    assert len(boxes["g"]) == m - 1 and len(boxes["g°"]) == 1
+    query, x_i = boxes[f"s{sup(i)}"][0], boxes[f"x{sup(i)}"][0]
+    starts = sources_of(root, x_i)
+    assert len(starts) == m and sum(inside(s, [query]) for s in starts) == 1
+    assert all(inside(s, [query] + [boxes[f"e{sup(j)}"][0] for j in others]) for s in starts)
+    assert len(boxes[f"f{sup(i)}"]) == 1 and f"q̂{sup(i)}(1), …, q̂{sup(i)}(5)" in boxes
+
+
 @pytest.mark.parametrize("make, message", [
+    (lambda: maac_critic(1, 5, 4), "needs m >= 2 agents"),
+    (lambda: maac_critic(3, 5, 4, i=4), "i = 4 is not one of the inputs 1, …, 3"),
     (lambda: attention_view([[0.5, 0.5], [0.7, 0.2]]), "row 2 of α sums to 0.9"),
     (lambda: attention_view([[1.2, -0.2], [0.5, 0.5]]), "negative weight"),
     (lambda: attention_view(np.full((2, 3), 1 / 3)), r"square matrix \(m, m\).*\(2, 3\)"),

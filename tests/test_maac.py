@@ -231,3 +231,20 @@ def test_the_named_configs_pair_up_and_differ_only_in_the_critic():
 def test_nonsense_maac_configs_are_refused(change, named):
     with pytest.raises(ValueError, match=named):
         replace(TINY, **change)
+
+
+def test_maacs_measure_is_the_relative_gain_of_the_normalised_reward():
+    """MAAC's table 3 normalises the rewards by a range before taking the relative improvement: with
+    n = (R - bottom) / (top - bottom), (n_a - n_c) / n_c, whatever the top; the bottom matters."""
+    from attnmarl.explorers.scale import maac_improvement
+
+    R_a, R_c, bottom = 1.5, -0.5, -2.5
+    for top in (4.0, 40.0):
+        n_a, n_c = ((R - bottom) / (top - bottom) for R in (R_a, R_c))
+        assert maac_improvement(R_a, R_c, bottom) == pytest.approx((n_a - n_c) / n_c)
+    assert maac_improvement(R_a, R_c, bottom) == pytest.approx(1.0)
+    assert maac_improvement(R_a, R_c, bottom - 2.0) == pytest.approx(0.5)  # a lower bottom, a smaller gain
+    with pytest.raises(ValueError, match="undefined"):
+        maac_improvement(1.0, -3.0, -2.5)  # the concatenation critic below the bottom
+    with pytest.raises(ValueError, match="finite number"):
+        maac_improvement(float("nan"), 0.0, -1.0)

@@ -27,7 +27,7 @@ from torch import Tensor
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
-from ..guards import check_int
+from ..guards import check_int, check_real
 from ..nets import EntityActor
 from ..nets.common import MAX_AGENTS
 from ..train import CURRICULUM_MS
@@ -35,14 +35,23 @@ from .policy import policy_alpha
 from .self_attention import alpha_entropy
 from .value import trained_episode
 
-__all__ = ["MAAC_ADVANTAGE", "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_MS", "CRITIC_CONFIGS", "CURRICULUM",
+__all__ = ["MAAC_ADVANTAGE", "MAAC_MS", "MAAC_CONFIGS", "maac_runs", "maac_improvement",
+           "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_MS", "CRITIC_CONFIGS", "CURRICULUM",
            "scale_runs", "scale_curve", "critic_runs", "curriculum_curve", "scale_checkpoint", "zero_shot_results",
            "treasure_baselines", "parameter_counts", "attention_concentration", "pad_spread_tokens"]
 
 MAAC_ADVANTAGE = {4: 17.0, 8: 98.0, 12: 208.0}
 """MAAC's reported advantage of its attention critic over the best baseline, whose critic concatenates
-(MADDPG with SAC-style updates), on Cooperative Treasure Collection: the improvement in average reward,
-in percent, by the number of agents (Iqbal & Sha 2019, their scalability experiment)."""
+(MADDPG with SAC-style updates), on Cooperative Treasure Collection: the improvement of the average reward
+"normalized by the range of rewards attained in the environment", in percent, by the number of agents
+(Iqbal & Sha 2019, table 3); :func:`maac_improvement` computes it."""
+
+MAAC_MS = (4, 8, 12)
+"""The m of MAAC's scaling experiment (its table 3), where the book runs MAAC itself."""
+
+MAAC_CONFIGS = {(m, critic): f"maac-treasure{m}-{critic}" for m in MAAC_MS for critic in ("concat", "attention")}
+"""The config behind each MAAC point (m, critic): MAAC's attention critic or its MADDPG+SAC concatenation
+critic, trained by :mod:`attnmarl.algos.maac` with the same budget."""
 
 SCALE_MS = (3, 6, 9, 12)
 """The m of the scaling experiment on simple_spread (N = m)."""
@@ -94,6 +103,28 @@ def critic_runs(m: int, critic: str) -> list[dict[str, Any]]:
     if (m, critic) not in CRITIC_CONFIGS:
         raise ValueError(f"no critic comparison at (m={m}, critic={critic!r}); the points are {sorted(CRITIC_CONFIGS)}")
     return [r for r in shipped_runs("scale") if r["name"] == CRITIC_CONFIGS[m, critic]]
+
+
+def maac_runs(m: int, critic: str) -> list[dict[str, Any]]:
+    """The shipped runs (every seed) of MAAC itself at m agents with the ``critic`` ("concat" or
+    "attention"), as the ``maac`` asset index lists them."""
+    if (m, critic) not in MAAC_CONFIGS:
+        raise ValueError(f"no MAAC run at (m={m}, critic={critic!r}); the points are {sorted(MAAC_CONFIGS)}")
+    return [r for r in shipped_runs("maac") if r["name"] == MAAC_CONFIGS[m, critic]]
+
+
+def maac_improvement(with_attention: float, without: float, bottom: float) -> float:
+    """MAAC's measure (its table 3): the relative improvement of the normalized average reward,
+    (n_a - n_c) / n_c with n = (R - bottom) / (top - bottom), which is (R_a - R_c) / (R_c - bottom): the
+    top of the range cancels, the bottom does not. MAAC does not say which bottom it used ("the range of
+    rewards attained in the environment"); the book takes the random team's return. Undefined (a
+    ``ValueError``) when the concatenation critic's return is not above the bottom."""
+    with_attention, without, bottom = (check_real(name, value) for name, value in
+                                       (("with_attention", with_attention), ("without", without), ("bottom", bottom)))
+    if without <= bottom:
+        raise ValueError(f"MAAC's measure divides by the concatenation critic's return above the bottom of the "
+                         f"range, {without:.3f} - {bottom:.3f} <= 0: undefined")
+    return (with_attention - without) / (without - bottom)
 
 
 def curriculum_curve(seed: int) -> dict[str, np.ndarray]:
