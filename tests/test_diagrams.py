@@ -252,22 +252,22 @@ def test_the_attention_q_network_reads_observation_action_pairs_and_gives_one_q_
 
 @pytest.mark.parametrize("m, i", [(2, 1), (4, 1), (4, 3), (6, 6)])
 def test_maacs_critic_of_agent_i_attends_over_the_others_only(m, i):
-    """MAAC's fig. 1: agent i's query sⁱ comes from oⁱ alone (aⁱ is not drawn), the keys are eʲ of the m − 1
-    other agents, each from its pair (oʲ, aʲ), and xⁱ reads exactly those keys and the query; agent i's
-    own head gives one value per action. The drawing names MAAC's figure, not one of the source's."""
+    """MAAC's fig. 1 in the book's notation: agent i's query xⁱ_o comes from oⁱ alone (aⁱ is not drawn), the
+    keys are xʲ = φ([oʲ; aʲ]) of the m − 1 other agents, and cⁱ reads exactly those keys and the query;
+    agent i's own head gives one value per action. The drawing names MAAC's figure, not the source's."""
     sup = diagrams.sup
     root = parse(maac_critic(m, 5, 4, i=i))
     boxes = boxes_by_label(root)
     assert "after MAAC's fig. 1" in " ".join(texts(root)) and root.get("data-figure") == "1"
-    assert f"e{sup(i)}" not in boxes and f"a{sup(i)}" not in boxes and len(boxes[f"o{sup(i)}"]) == 1
+    assert f"x{sup(i)}" not in boxes and f"a{sup(i)}" not in boxes and len(boxes[f"o{sup(i)}"]) == 1
     others = [j for j in range(1, m + 1) if j != i]
-    assert all(len(boxes[f"e{sup(j)}"]) == len(boxes[f"a{sup(j)}"]) == 1 for j in others)
-    assert len(boxes["g"]) == m - 1 and len(boxes["g°"]) == 1
-    query, x_i = boxes[f"s{sup(i)}"][0], boxes[f"x{sup(i)}"][0]
-    starts = sources_of(root, x_i)
+    assert all(len(boxes[f"x{sup(j)}"]) == len(boxes[f"a{sup(j)}"]) == 1 for j in others)
+    assert len(boxes["φ"]) == m - 1 and len(boxes["φo"]) == 1  # a subscript's tspan joins its base
+    query, c_i = boxes[f"x{sup(i)}o"][0], boxes[f"c{sup(i)}"][0]
+    starts = sources_of(root, c_i)
     assert len(starts) == m and sum(inside(s, [query]) for s in starts) == 1
-    assert all(inside(s, [query] + [boxes[f"e{sup(j)}"][0] for j in others]) for s in starts)
-    assert len(boxes[f"f{sup(i)}"]) == 1 and f"q̂{sup(i)}(1), …, q̂{sup(i)}(5)" in boxes
+    assert all(inside(s, [query] + [boxes[f"x{sup(j)}"][0] for j in others]) for s in starts)
+    assert len(boxes[f"g{sup(i)}"]) == 1 and f"q̂{sup(i)}(1), …, q̂{sup(i)}(5)" in boxes
 
 
 @pytest.mark.parametrize("make, message", [

@@ -592,11 +592,12 @@ def _attention_layout(d: Diagram, m: int, input_label: str, d_x: int, l: int, d_
 
 
 def maac_critic(m: int, n_actions: int, l: int, i: int = 1) -> Diagram:
-    """MAAC's Q critic of agent i (Iqbal & Sha 2019, fig. 1; :class:`attnmarl.nets.MAACAttentionCritic`), to
-    set beside fig. 17.9: sⁱ = g°(oⁱ) is the query; eʲ = g(oʲ, aʲ) of every *other* agent j are the keys
-    and values; l heads give xⁱ = Σ_{j≠i} αⁱⱼ vʲ; agent i's own head fⁱ([sⁱ; xⁱ]) gives one value per
-    action of agent i, q̂ⁱ(a′) for a′ = 1, …, |A|. Agent i's action is no input, and (oⁱ, aⁱ) is not among
-    the keys."""
+    """MAAC's Q critic of agent i (Iqbal & Sha 2019, fig. 1; :class:`attnmarl.nets.MAACAttentionCritic`) in
+    the book's notation, to set beside fig. 17.9: xʲ = φ([oʲ; aʲ]) by one shared φ, as in fig. 17.9, but
+    only for the *other* agents j ≠ i, whose xʲ give the keys and values; agent i's query comes from
+    xⁱ_o = φ_o(oⁱ), its observation alone; l heads give cⁱ = Σ_{j≠i} αⁱⱼ vʲ; agent i's own head
+    gⁱ([xⁱ_o; cⁱ]) gives one value per action of agent i, q̂ⁱ(a′) for a′ = 1, …, |A|. (MAAC writes eʲ, sⁱ,
+    xⁱ and fⁱ for xʲ, xⁱ_o, cⁱ and gⁱ.)"""
     m, n_actions, l = _count(m, "m", "agents"), _count(n_actions, "n_actions", "actions"), _count(l, "l", "heads")
     if m < 2:
         raise ValueError(f"MAAC's critic attends over the other agents: it needs m >= 2 agents; got m = {m}")
@@ -605,39 +606,40 @@ def maac_critic(m: int, n_actions: int, l: int, i: int = 1) -> Diagram:
                 f"m = {m}, l = {l} heads, |A| = {n_actions}; compare fig. 17.9", after="MAAC's")
     ys = [HEADER + 24 + 64 * k for k in range(3)] + [HEADER + 24 + 64 * 2 + 120 + 64 * k for k in range(3)]
     y_mesh = (ys[2] + ys[3]) / 2
-    left = _row_labels(d, {ys[0]: f"values q̂{sup(i)}(a′) ∈ ℝ{sup(n_actions)}", ys[1]: f"own head f{sup(i)}",
-                           ys[2]: f"[s{sup(i)}; x{sup(i)}]", y_mesh: f"attention, {l} heads, j ≠ {i}",
-                           ys[3]: f"s{sup(i)} (query), eʲ (keys, values)", ys[4]: "shared g°, g",
+    query_name = f"x{sup(i)}_o"
+    left = _row_labels(d, {ys[0]: f"values q̂{sup(i)}(a′) ∈ ℝ{sup(n_actions)}", ys[1]: f"own head g{sup(i)}",
+                           ys[2]: f"[{query_name}; c{sup(i)}]", y_mesh: f"attention, {l} heads, over j ≠ {i}",
+                           ys[3]: f"{query_name} (query), xʲ (keys, values)", ys[4]: "shared φ_o, φ",
                            ys[5]: "inputs"})
     others = [j for j in range(1, m + 1) if j != i]
     xs = _columns(m, 104, left)
     x_i, x_others = xs[0], xs[1:]
     d.band(ys[2] + 24, ys[3] - 24, MARGIN - 6, xs[-1] + 56)
     own_input = d.box((x_i, ys[5]), f"o{sup(i)}", OBSERVATION)
-    query = d.box((x_i, ys[3]), f"s{sup(i)}", QUERY)
-    encoder = d.box((x_i, ys[4]), "g°", SHARED)
+    encoder = d.box((x_i, ys[4]), "φ_o", SHARED)
+    query = d.box((x_i, ys[3]), query_name, QUERY)
     d.arrow(own_input.top, encoder.bottom)
     d.arrow(encoder.top, query.bottom)
     keys = []
     for x, j in zip(x_others, others):
         pair = d.concatenation((x, ys[5]), [f"o{sup(j)}", f"a{sup(j)}"], [OBSERVATION, ACTION], segment=38,
                                size=FONT)
-        g = d.box((x, ys[4]), "g", SHARED)
-        key = d.box((x, ys[3]), f"e{sup(j)}", KEY)
-        d.arrow((x, pair[0].y), g.bottom)
-        d.arrow(g.top, key.bottom)
+        phi = d.box((x, ys[4]), "φ", SHARED)
+        key = d.box((x, ys[3]), f"x{sup(j)}", INPUT)
+        d.arrow((x, pair[0].y), phi.bottom)
+        d.arrow(phi.top, key.bottom)
         keys.append(key)
-    joined = d.concatenation((x_i + 19, ys[2]), [f"s{sup(i)}", f"x{sup(i)}"], [QUERY, OUTPUT], segment=38,
+    joined = d.concatenation((x_i + 19, ys[2]), [query_name, f"c{sup(i)}"], [QUERY, OUTPUT], segment=38,
                              size=FONT)
     d.arrow(query.top, joined[0].bottom, QUERY, dashed=True)
     d.arrow(query.at(0.8, 0), joined[1].bottom, QUERY, opacity=0.75)
-    for key in keys:  # every other agent's (key, value) reaches xⁱ, weighted by αⁱⱼ
-        d.arrow(key.top, joined[1].bottom, KEY, opacity=0.75)
-    head = d.box((x_i + 19, ys[1]), f"f{sup(i)}", OWN)
+    for key in keys:  # every other agent's key and value reach cⁱ, weighted by αⁱⱼ
+        d.arrow(key.top, joined[1].bottom, INPUT, opacity=0.75)
+    head = d.box((x_i + 19, ys[1]), f"g{sup(i)}", OWN)
     d.arrow((head.bottom[0], joined[0].y), head.bottom)
     values = d.box((x_i + 19, ys[0]), f"q̂{sup(i)}(1), …, q̂{sup(i)}({n_actions})", OUTPUT, width=150)
     d.arrow(head.top, values.bottom)
-    d.text((left, ys[5] + 44), f"a{sup(i)} is no input: one pass gives agent {i}'s value of every action a′; "
-                               f"(o{sup(i)}, a{sup(i)}) is not among the keys")
-    d.legend((MARGIN, ys[5] + 70), [(SHARED, "shared by all agents"), (OWN, f"agent {i}'s own (wⁱ)")])
+    d.text((left, ys[5] + 44), f"a{sup(i)} is no input: one pass gives agent {i}'s value of every action a′;")
+    d.text((left, ys[5] + 62), f"(o{sup(i)}, a{sup(i)}) is not among the keys")
+    d.legend((MARGIN, ys[5] + 90), [(SHARED, "shared by all agents"), (OWN, f"agent {i}'s own (wⁱ)")])
     return d

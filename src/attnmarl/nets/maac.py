@@ -17,6 +17,10 @@ per action of agent i, q_all^i(a') = Q^i(o, (a', a^{-i})) for a' = 1..|A| (MAAC'
 
 - q_all^i = f^i([s^i; x^i]) — agent i's own two-layer head with |A| outputs.
 
+These are MAAC's symbols. The book writes them in its own notation (chapter 10, and
+:func:`attnmarl.diagrams.maac_critic`): e^j is x^j = phi([o^j; a^j]) as in fig. 17.9, s^i is x^i_o =
+phi_o(o^i), MAAC's x^i is c^i (the attention output) and f^i is the head g^i.
+
 Agent i is not among its own keys: (o^i, a^i) reach q_all^i only through the query s^i (and a^i not at
 all), and alpha^i has one entry per *other* agent, shape (batch, l, m, m - 1). Swapping two other agents
 of one type leaves q_all^i unchanged with attention (a weighted sum over a set) and changes it with
