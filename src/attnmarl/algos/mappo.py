@@ -418,7 +418,7 @@ def bootstrap_values(v_hat: Callable[[Tensor], Tensor], o_buf: Tensor, o_last: T
     Returns ``values`` and ``next_values``, both (T, E, m).
     """
     T, E, m = o_buf.shape[:3]
-    values = v_hat(torch.cat([o_buf.flatten(0, 1), o_last])).view(T + 1, E, m)
+    values = v_hat(torch.cat([o_buf.flatten(0, 1), o_last])).view(T + 1, E, m)  # Algorithm 7.1, step 2
     next_values = values[1:].clone()
     next_values[terminated] = 0.0
     if finals:
@@ -436,7 +436,7 @@ def gae(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor, gam
     the next observation, of ``final_obs`` after a truncation, 0 after a termination) are (T, E, m);
     ``ended`` (T, E) is True where an episode ended at step t, which cuts the recursion.
     """
-    deltas = rewards + gamma * next_values - values
+    deltas = rewards + gamma * next_values - values  # Algorithm 7.1, step 3
     keep = (~ended).unsqueeze(-1).to(rewards.dtype) * gamma * lam
     advantages = torch.zeros_like(rewards)
     running = torch.zeros_like(rewards[0])
@@ -505,7 +505,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         finals: list[tuple[int, Tensor, Tensor]] = []  # (t, truncated envs, their final_obs)
         finished = []
         with torch.no_grad():
-            for t in range(T):
+            for t in range(T):  # Algorithm 7.1, step 1
                 o_buf[t] = o
                 a, logp_buf[t] = agent.act(o, generator)
                 a_buf[t] = a
@@ -527,7 +527,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
             values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf, finals)
             advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf, config.gamma,
                              config.gae_lambda)
-            returns = advantages + values
+            returns = advantages + values  # Algorithm 7.1, step 4
             _check_finite(returns, "value targets", update, config)
             agent.value_norm.update(returns.flatten(0, 1))
 
@@ -536,15 +536,15 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         b_adv, b_target = advantages.flatten(0, 1), agent.value_norm.normalize(returns.flatten(0, 1))
         minibatch = config.batch_size // config.num_minibatches
         approx_kl, clip_frac = torch.zeros(()), torch.zeros(())
-        for _ in range(config.update_epochs):
+        for _ in range(config.update_epochs):  # Algorithm 7.1, step 5
             order = torch.randperm(config.batch_size, generator=generator)
             for idx in order.split(minibatch):
                 new_logp, entropy = agent.evaluate_actions(b_o[idx], b_a[idx])
                 log_ratio = new_logp - b_logp[idx]
-                ratio = log_ratio.exp()
+                ratio = log_ratio.exp()  # Algorithm 7.1, step 6
                 adv = normalize_advantages(b_adv[idx], config.adv_norm_per_agent)
                 pg_loss = -torch.min(ratio * adv, ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef) * adv).mean()
-                v_loss = 0.5 * (agent.critic(b_o[idx]) - b_target[idx]).pow(2).mean()
+                v_loss = 0.5 * (agent.critic(b_o[idx]) - b_target[idx]).pow(2).mean()  # Algorithm 7.1, step 7
                 entropy = entropy.mean()
                 loss = pg_loss - config.ent_coef * entropy + v_loss
                 _check_finite(loss, "loss", update, config)
