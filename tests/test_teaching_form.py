@@ -29,7 +29,7 @@ MAIN_LINE_WORDS = 3_300
 BOX = re.compile(r"^(:{3,})\{admonition\} Algorithm (\d+)\.(\d+)[:.]? (.*?)\n(.*?)^\1\s*$", re.M | re.S)
 STEP = re.compile(r"^(\d+)\. ", re.M)
 CODE_LINK = re.compile(re.escape(REPOSITORY) + r"/blob/main/(src/attnmarl/[\w/]+\.py)#L(\d+)-L(\d+)")
-COLLAPSED = re.compile(r"^(:{3,})\{(?:admonition|dropdown)\}.*?\n(?:.*?\n)?:class: [^\n]*dropdown.*?^\1\s*$|"
+COLLAPSED = re.compile(r"^(:{3,})\{admonition\}[^\n]*\n(?:[^\n]*\n)?:class: [^\n]*dropdown.*?^\1\s*$|"
                        r"^(:{3,})\{dropdown\}.*?^\2\s*$", re.M | re.S)
 
 
@@ -100,3 +100,7 @@ def test_collapsed_blocks_are_not_counted_and_visible_prose_is():
     text = "One two three.\n\n:::{admonition} Results in detail\n:class: dropdown\nfour five six\n:::\n\nseven"
     assert len(re.findall(r"[A-Za-z]+", COLLAPSED.sub("", text))) == 4
     assert len(re.findall(r"[A-Za-z]+", COLLAPSED.sub("", "::::{dropdown} Title\nhidden words\n::::\nshown"))) == 1
+    box_then_dropdown = (":::{admonition} Algorithm 7.1: seen\n:class: algorithm\n1. step one\n:::\n\n"
+                         ":::{admonition} Details\n:class: dropdown\nhidden\n:::")
+    assert re.findall(r"[A-Za-z]+", COLLAPSED.sub("", box_then_dropdown)) == ["admonition", "Algorithm", "seen",
+                                                                            "class", "algorithm", "step", "one"]
