@@ -17,16 +17,17 @@ MADDPG is DDPG for m agents with centralized training and decentralized decision
 
 One update on a minibatch of joint transitions:
 
-1. **critic** — the TD target of every agent, y^i = r^i + gamma (1 - terminated) q'^i(o', [mu'(o'^1)..mu'(o'^m)])
+1. **critic** — the TD target of every agent, G^i = r^i + gamma (1 - terminated) q'^i(o', [mu'(o'^1)..mu'(o'^m)])
    (a truncated episode still has a future: o' is then ``info["final_obs"]``, the episode's last
-   observation), and the loss mean_i (q_hat^i(o, a) - y^i)^2.
+   observation), and the loss mean_i (q_hat^i(o, a) - G^i)^2.
 2. **actors** — agent i's deterministic policy gradient goes through its own critic with its own action
    from the current actor and the other agents' actions from the buffer:
    max E[q^i(o, [a^1, .., mu(o^i), .., a^m])]. All m of these are evaluated in one critic pass on m
    copies of the minibatch, copy i with agent i's action replaced (:func:`own_action_values`).
 3. **targets** — soft updates of mu' and q'.
 
-Everything is vectorised over environments and agents; torch runs on the CPU.
+Everything is vectorised over environments and agents; torch runs on the CPU. Chapter 9's Algorithm 9.1
+states the whole loop in seven steps; the comments ``# Algorithm 9.1, step n`` mark the lines of each.
 """
 from __future__ import annotations
 
@@ -329,13 +330,13 @@ def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgen
         env_steps = iteration * config.batch_size
         sigma = config.noise_std + (config.noise_final - config.noise_std) * iteration / config.num_updates
         finished = []
-        for _ in range(config.rollout_steps):  # 1. act and store
-            with torch.no_grad():
+        for _ in range(config.rollout_steps):  # act and store
+            with torch.no_grad():  # Algorithm 9.1, step 1 (explore: random at first, then mu(o) + noise)
                 if env_steps < config.learning_starts:
                     a = force_to_action(torch.rand(E, m, FORCE_DIM, generator=generator) * 2 - 1)
                 else:
                     a, _ = agent.act(o, generator, deterministic=False, noise_std=sigma)
-            o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))
+            o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))  # Algorithm 9.1, step 2
             final = torch.from_numpy(info["final_obs"])  # o' of a truncated episode: its own last observation
             buffer.add(o, a, torch.from_numpy(r).float(), final, torch.from_numpy(terminated))
             episode_return += r
@@ -371,17 +372,17 @@ def _update(agent: MADDPGAgent, target: MADDPGAgent, buffer: ReplayBuffer, actor
             critic_optimizer: torch.optim.Optimizer, config: MADDPGConfig,
             generator: torch.Generator) -> tuple[float, float, float]:
     """One MADDPG update on a minibatch: critic, actors, targets. Returns the two losses and mean q_hat."""
-    o, a, r, o_next, terminated = buffer.sample(config.minibatch_size, generator)
-    # 1. critic: y^i = r^i + gamma (1 - terminated) q'^i(o', mu'(o'))
+    o, a, r, o_next, terminated = buffer.sample(config.minibatch_size, generator)  # Algorithm 9.1, step 3
+    # Algorithm 9.1, step 4 (critic's target): y = G^i = r^i + gamma (1 - terminated) q'^i(o', mu'(o'))
     with torch.no_grad():
         y = r + config.gamma * (~terminated).float().unsqueeze(-1) * target.q_hat(o_next, target.mu(o_next))
     q = agent.q_hat(o, a)
-    critic_loss = (q - y).pow(2).mean()
+    critic_loss = (q - y).pow(2).mean()  # Algorithm 9.1, step 5
     critic_optimizer.zero_grad(set_to_none=True)
     critic_loss.backward()
     nn.utils.clip_grad_norm_(agent.critic.parameters(), config.max_grad_norm)
     critic_optimizer.step()
-    # 2. actors: maximise q^i(o, [a^1, .., mu(o^i), .., a^m]) for every i
+    # Algorithm 9.1, step 6 (actors): maximise q^i(o, [a^1, .., mu(o^i), .., a^m]) for every i
     pre_tanh, u = agent.forward_mu(o)
     agent.critic.requires_grad_(False)  # the critic only passes the gradient on to the actions
     actor_loss = -own_action_values(agent.q_hat, o, a, force_to_action(u)).mean()
@@ -390,6 +391,5 @@ def _update(agent: MADDPGAgent, target: MADDPGAgent, buffer: ReplayBuffer, actor
     agent.critic.requires_grad_(True)
     nn.utils.clip_grad_norm_(agent.actor.parameters(), config.max_grad_norm)
     actor_optimizer.step()
-    # 3. targets
-    soft_update(target, agent, config.tau)
+    soft_update(target, agent, config.tau)  # Algorithm 9.1, step 7 (targets: w' <- tau w + (1 - tau) w')
     return critic_loss.item(), actor_loss.item(), q.mean().item()
