@@ -245,7 +245,7 @@ def test_attention_refuses_finite_input_that_would_overflow_float32(value, need_
 def test_an_overflow_inside_the_entity_actor_is_named_as_one_not_blamed_on_the_mask(value):
     o = torch.randn(2, 3, 18)
     o[0, 1, 4] = value
-    with pytest.raises(ValueError, match="finite but too large inputs overflow") as error:
+    with pytest.raises(ValueError, match="token features are finite but too large for the entity actor") as error:
         EntityActor("simple_spread", {"N": 3}, 3, 18, 5, (0, 0, 0))(o)
     assert "mask" not in str(error.value)
     with pytest.raises(ValueError, match="a row of -inf scores leaves no key") as error:

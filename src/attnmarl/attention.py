@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_bool, check_finite, check_int, check_like, check_real, check_sizes
+from .guards import check_bool, check_finite, check_int, check_like, check_real, check_sizes, is_int
 
 __all__ = [
     "dot_score",
@@ -135,7 +135,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
         raise ValueError(f"scores must be a torch.Tensor; got {type(scores).__name__}")
     if scores.dim() == 0:
         raise ValueError("scores must have at least one dimension (the keys); got a 0-dimensional tensor")
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -scores.dim() <= dim < scores.dim():
+    if not is_int(dim) or not -scores.dim() <= dim < scores.dim():
         raise ValueError(f"dim must be an axis of the {scores.dim()}-dimensional scores, an int from {-scores.dim()} "
                          f"to {scores.dim() - 1}; got {dim!r}")
     if mask is not None:

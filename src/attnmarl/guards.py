@@ -41,8 +41,10 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index", "check_real",
-           "check_choice", "check_config_fields", "check_finite", "check_no_overflow", "check_distributions",
+__all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "check_bool", "check_sizes", "cli_int",
+           "check_seed", "check_index", "check_real",
+           "check_choice", "check_config_fields", "check_finite",
+           "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
            "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
@@ -50,7 +52,9 @@ __all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "chec
            "check_new_files", "check_run_file", "restore_sigint"]
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """True for an integer, Python's or numpy's (``np.int64(3)``, as numpy arithmetic returns it); False for
+    anything else, bools included (``True`` is an ``int`` to Python, but never a size or a count here)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -61,11 +65,30 @@ INT_MAX = 2**31 - 1
 
 def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -> int:
     """``value`` as an int if it is an integer (not a bool) from ``minimum`` to ``maximum``; else ``ValueError``."""
-    if not _is_int(value) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise ValueError(f"{name} must be {_int_kind(minimum)}; got {value!r}")
     if value > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}; got {value!r}")
     return int(value)
+
+
+MAX_NUMBERS = 100_000_000
+"""The most numbers one array that the package allocates may hold (0.4 GB in float32, 0.8 GB in float64; the
+book's largest hold about a million): a product of sizes beyond it, each size allowed on its own (a layer of
+100,000 x 100,000, a million worlds of 50 agents), would take minutes and gigabytes before failing in
+torch's or numpy's allocator, so it is refused up front by :func:`check_numbers`."""
+
+
+def check_numbers(what: str, limit: int = MAX_NUMBERS, unit: str = "numbers", hint: str = "", **sizes: int) -> int:
+    """The product of ``sizes`` (already checked integers, named by keyword), the number of entries of the
+    array ``what`` is; ``ValueError`` naming the sizes, their product, its memory and ``limit`` if it exceeds
+    ``limit`` (``hint`` says what to do instead)."""
+    count = math.prod(int(value) for value in sizes.values())
+    if count > limit:
+        shape = " x ".join(f"{name} = {int(value):,}" for name, value in sizes.items())
+        raise ValueError(f"{what} would hold {shape} = {count:,} {unit} ({count * 4 / 1e9:,.1f} GB in float32); "
+                         f"this package allocates at most {limit:,} in one array{hint}")
+    return count
 
 
 def _int_kind(minimum: int) -> str:
@@ -139,7 +162,7 @@ def check_seed(value: Any, name: str = "seed") -> int:
 def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
     """``value`` as an int if it indexes one of ``n`` things, 0 … n - 1. A negative index would silently
     count from the end (-1 = the last), so it is refused like any other out-of-range value."""
-    if not _is_int(value) or not 0 <= value < n:
+    if not is_int(value) or not 0 <= value < n:
         raise ValueError(f"{name} must be an {what} in [0, {n}); got {value!r}")
     return int(value)
 
@@ -213,20 +236,44 @@ def check_finite(name: str, x: Tensor) -> None:
                      "every entry must be a finite number")
 
 
+class WeightsOverflowError(ValueError):
+    """Finite input overflowed a network because its own weights are too large (:func:`overflow_error`):
+    a caller that knows where the weights came from (a checkpoint's path) adds it to the message."""
+
+
+def overflow_error(where: str, x: Tensor, network: Any, what: str = "the observations") -> ValueError:
+    """The error for finite input ``x`` (``what``) that overflowed ``x``'s dtype inside ``where``, blaming the
+    larger of the two factors: ``x`` itself, or the finite weights of the module ``network`` — huge weights
+    (a checkpoint that was tampered with or came from a run that blew up) make ordinary observations overflow,
+    and the observations are then not the thing to scale down (:class:`WeightsOverflowError`)."""
+    import torch
+
+    limit = torch.finfo(x.dtype).max
+    largest = float(x.detach().abs().amax()) if x.numel() else 0.0
+    weights = [(float(p.detach().abs().amax()), name) for name, p in network.named_parameters() if p.numel()]
+    heaviest, name = max(weights, default=(0.0, ""))
+    if heaviest > largest:
+        return WeightsOverflowError(
+            f"the weights of {where} are finite but too large for {x.dtype}: the largest |weight| is {heaviest:.3g} "
+            f"({name}), while {what}' largest |value| is {largest:.3g}, and the values computed from them exceed "
+            f"{x.dtype}'s largest number, {limit:.3g} (an overflow to inf or NaN); weights this large come from no "
+            "stable training run: the checkpoint (or the code that set them) is at fault, not the input")
+    return ValueError(f"{what} are finite but too large for {where} in {x.dtype}: the largest |value| is "
+                      f"{largest:.3g}, and the values computed from them exceed {x.dtype}'s largest number, "
+                      f"{limit:.3g} (an overflow to inf or NaN); scale {what} down (normalise them) or compute in "
+                      "float64")
+
+
 def check_no_overflow(where: str, y: Tensor, x: Tensor, network: Any, what: str = "the observations") -> Tensor:
-    """``y`` if it is finite; else ``ValueError`` saying that finite input ``x`` (``what``, already checked
-    finite) overflowed its dtype inside ``where`` — not NaN handed on as an answer, nor blamed on a mask.
-    One reduction over ``y``; returns ``y`` so that it can wrap an expression. When the module ``network``
-    itself holds NaN or infinite weights (a diverged run), the overflow is not the cause: ``y`` is returned
-    for the checks that name non-finite outputs."""
+    """``y`` if it is finite; else the :func:`overflow_error` saying that finite input ``x`` (``what``, already
+    checked finite) or the network's finite weights overflowed the dtype inside ``where`` — not NaN handed on
+    as an answer, nor blamed on a mask. One reduction over ``y``; returns ``y`` so that it can wrap an
+    expression. When the module ``network`` itself holds NaN or infinite weights (a diverged run), the overflow
+    is not the cause: ``y`` is returned for the checks that name non-finite outputs."""
     import torch
 
     if not bool(torch.isfinite(y).all()) and all(bool(torch.isfinite(p).all()) for p in network.parameters()):
-        largest = float(x.detach().abs().amax()) if x.numel() else 0.0
-        raise ValueError(f"{what} are finite but too large for {where} in {x.dtype}: the largest |value| is "
-                         f"{largest:.3g}, and the values computed from them exceed {x.dtype}'s largest number, "
-                         f"{torch.finfo(x.dtype).max:.3g} (an overflow to inf or NaN); scale {what} down (normalise "
-                         "them) or compute in float64")
+        raise overflow_error(where, x, network, what)
     return y
 
 

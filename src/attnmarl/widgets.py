@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from attnmarl.guards import is_int
 from attnmarl.svg import render_panels
 from attnmarl.viz import Frame, frame_spec
 
@@ -107,7 +108,7 @@ def _check_choice(name: str, default: Any, values: list, static: list) -> None:
 
 
 def _is_int_range(values: list) -> bool:
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values) or len(values) < 2:
+    if not all(is_int(v) for v in values) or len(values) < 2:
         return False
     steps = np.diff(values)
     return bool(np.all(steps == steps[0]) and steps[0] > 0)

@@ -66,7 +66,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
-from ..envs.scenarios import port_kwargs
+from ..envs.scenarios import given_port_kwargs
 from ..guards import check_choice, check_config_fields, check_finite, check_off_policy_budget
 from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
@@ -137,7 +137,7 @@ class MAACConfig:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
         if not isinstance(self.scenario_kwargs, dict):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
-        port_kwargs(self.scenario, **self.scenario_kwargs)
+        self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)  # names, types ('no' is no bool)
         check_choice("critic", self.critic, MAAC_CRITICS)
         if self.scenario_kwargs.get("continuous_actions", False) is not False:
             raise ValueError("MAAC's critic has one output per discrete action: scenario_kwargs must not set "

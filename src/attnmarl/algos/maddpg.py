@@ -42,7 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
-from ..envs.scenarios import port_kwargs
+from ..envs.scenarios import given_port_kwargs
 from ..guards import (
     check_choice,
     check_config_fields,
@@ -121,7 +121,7 @@ class MADDPGConfig:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
         if not isinstance(self.scenario_kwargs, dict):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
-        port_kwargs(self.scenario, **self.scenario_kwargs)  # names and types of the arguments ('no' is no bool)
+        self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)  # names, types ('no' is no bool)
         check_choice("critic", self.critic, Q_CRITICS)
         check_choice("actor", self.actor, MADDPG_ACTORS)
         if not isinstance(self.scenario_kwargs, dict) or self.scenario_kwargs.get("continuous_actions") is not True:

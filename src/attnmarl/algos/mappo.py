@@ -52,7 +52,7 @@ from torch import Tensor, nn
 
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
-from ..envs.scenarios import port_kwargs
+from ..envs.scenarios import given_port_kwargs
 from ..guards import check_choice, check_config_fields, check_finite, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from .compile import compile_in_place
@@ -134,7 +134,7 @@ class MAPPOConfig:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
         if not isinstance(self.scenario_kwargs, dict):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
-        port_kwargs(self.scenario, **self.scenario_kwargs)  # names and types of the arguments ('no' is no bool)
+        self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)  # names, types ('no' is no bool)
         check_choice("critic", self.critic, CRITICS)
         check_choice("actor", self.actor, ACTORS)
         check_choice("entity_frame", self.entity_frame, ("egocentric", "absolute"))

@@ -15,11 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_finite, check_like, check_sizes
+from ..guards import check_finite, check_like, check_sizes, is_int
 
 __all__ = ["AgentLinear", "AgentHeads", "check_obs", "check_types", "type_features", "n_type_features",
            "linear", "mlp"]
@@ -43,12 +42,12 @@ def check_obs(o: Tensor, m: int, obs_dim: int, weight: Tensor | None = None) -> 
 
 def check_types(agent_types: Sequence[int] | None, m: int) -> tuple[int, ...]:
     """Agent types as a tuple of m ints numbering the types 0, 1, ... (all 0 by default)."""
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+    if not is_int(m) or m < 1:
         raise ValueError(f"m (the number of agents) must be a positive int; got {m!r}")
     if agent_types is not None and not isinstance(agent_types, (str, bytes)):
         agent_types = list(agent_types)
     if agent_types is not None and (isinstance(agent_types, (str, bytes)) or not all(
-            isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_)) for t in agent_types)):
+            is_int(t) for t in agent_types)):
         raise ValueError(f"agent_types must be a sequence of m ints (for example [0, 0, 1]); got {agent_types!r}")
     types = tuple(int(t) for t in agent_types) if agent_types is not None else (0,) * m
     if len(types) != m:
