@@ -642,8 +642,8 @@ def test_index_of_a_missing_folder_is_a_usage_error(capsys):
 @pytest.mark.parametrize("build,message", [
     (lambda: ConcatCritic(2000, 18), "m = 2000 agents: each has its own layer"),
     (lambda: AttentionCritic(5000, 18), "m = 5000 agents"),
-    (lambda: ConcatCritic(400, 400), r"m = 400 layers of 64 x 12800 would hold 327,680,000 weights \(1.3 GB"),
-    (lambda: ConcatPolicy(300, 300, 5, [0] * 300), "at most 50,000,000 per layer"),
+    (lambda: ConcatCritic(400, 400), r"m = 400 x d_out = 64 x d_in = 12,800 = 327,680,000 numbers \(1.3 GB"),
+    (lambda: ConcatPolicy(300, 300, 5, [0] * 300), "at most 50,000,000 in one array of them"),
 ])
 def test_networks_too_large_to_build_in_reasonable_time_are_refused_at_once(build, message):
     start = time.perf_counter()

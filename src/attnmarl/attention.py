@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_bool, check_finite, check_int, check_like, check_real, check_sizes, is_int
+from .guards import check_bool, check_finite, check_int, check_like, check_numbers, check_real, check_sizes, is_int
 
 __all__ = [
     "dot_score",
@@ -237,6 +237,16 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
     return x, mask, unbatched
 
 
+def _check_weights(d_in: int, d_q: int, d_out: int, heads: int = 1, d_proj: int | None = None) -> None:
+    """The sizes of a self-attention layer: positive integers, and no weight tensor beyond
+    :data:`attnmarl.guards.MAX_NUMBERS` entries (``SelfAttention(100000, 100000, 5)`` would ask for 40 GB)."""
+    check_sizes(d_proj=d_proj)
+    check_numbers("W_q and W_k", ("heads", heads), ("d_q", d_q), ("d_in", d_in))
+    check_numbers("W_v", ("heads", heads), ("d_out", d_out), ("d_in", d_in))
+    if d_proj is not None:
+        check_numbers("W_o", ("d_proj", d_proj), ("heads x d_out", heads * d_out))
+
+
 def _init_weight(*shape: int) -> nn.Parameter:
     """A weight matrix initialised like ``nn.Linear`` (uniform in +-1/sqrt(fan_in))."""
     bound = 1.0 / math.sqrt(shape[-1])
@@ -273,6 +283,8 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     if attn_mask is not None:
         attn_mask = attn_mask.unsqueeze(1)  # broadcast over heads
     if need_weights:
+        check_numbers("the attention weights alpha", ("batch", batch), ("heads", heads), ("m", m), ("m", m),
+                      hint=" (need_weights=False computes c without them)")
         scores = (q / math.sqrt(d_q) if scale else q) @ k.transpose(-1, -2)  # (batch, l, m, m): <q^i, k^j>
         alpha = masked_softmax(scores, attn_mask)  # eq. (1)
         c = alpha @ v  # eq. (2): (batch, l, m, d_out)
@@ -342,7 +354,7 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
         super().__init__()
-        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
+        _check_weights(d_in, d_q, d_out)
         self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, check_bool("scale", scale)
         self.W_q = _init_weight(d_q, d_in)
         self.W_k = _init_weight(d_q, d_in)
@@ -372,7 +384,7 @@ class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int = 1, scale: bool = False,
                  d_proj: int | None = None) -> None:
         super().__init__()
-        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
+        _check_weights(d_in, d_q, d_out, heads, d_proj)
         self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, check_bool("scale", scale)
         self.W_q = _init_weight(heads, d_q, d_in)
         self.W_k = _init_weight(heads, d_q, d_in)
@@ -426,6 +438,7 @@ class AttentionFC(nn.Module):
         super().__init__()
         check_sizes(d_hidden=d_hidden)
         self.attention = MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale)
+        check_numbers("the FC layer's weights", ("d_hidden", d_hidden), ("heads x d_out", heads * d_out))
         self.fc = nn.Linear(heads * d_out, d_hidden)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:

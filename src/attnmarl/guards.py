@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
 
 __all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "check_bool", "check_sizes", "cli_int",
            "check_seed", "check_index", "check_real",
-           "check_choice", "check_config_fields", "check_finite",
+           "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "check_finite",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
@@ -79,14 +79,15 @@ book's largest hold about a million): a product of sizes beyond it, each size al
 torch's or numpy's allocator, so it is refused up front by :func:`check_numbers`."""
 
 
-def check_numbers(what: str, limit: int = MAX_NUMBERS, unit: str = "numbers", hint: str = "", **sizes: int) -> int:
-    """The product of ``sizes`` (already checked integers, named by keyword), the number of entries of the
-    array ``what`` is; ``ValueError`` naming the sizes, their product, its memory and ``limit`` if it exceeds
-    ``limit`` (``hint`` says what to do instead)."""
-    count = math.prod(int(value) for value in sizes.values())
+def check_numbers(what: str, *sizes: tuple[str, Any], limit: int = MAX_NUMBERS, hint: str = "") -> int:
+    """The product of ``sizes`` — ``(name, value)`` pairs, each value a positive integer — the number of entries
+    of the array ``what``; ``ValueError`` naming the sizes, their product, its memory and ``limit`` if it exceeds
+    ``limit`` (``hint`` says what to do instead). Called before the array is allocated: each size may be allowed
+    on its own and their product still take gigabytes (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``)."""
+    count = math.prod(check_int(name, value) for name, value in sizes)
     if count > limit:
-        shape = " x ".join(f"{name} = {int(value):,}" for name, value in sizes.items())
-        raise ValueError(f"{what} would hold {shape} = {count:,} {unit} ({count * 4 / 1e9:,.1f} GB in float32); "
+        shape = " x ".join(f"{name} = {int(value):,}" for name, value in sizes)
+        raise ValueError(f"{what} would hold {shape} = {count:,} numbers ({count * 4 / 1e9:,.1f} GB in float32); "
                          f"this package allocates at most {limit:,} in one array{hint}")
     return count
 
@@ -207,6 +208,19 @@ def check_off_policy_budget(total_steps: int, batch_size: int, learning_starts: 
                          "learning_starts")
     if buffer_size < batch_size:
         raise ValueError(f"buffer_size = {buffer_size} cannot hold one iteration's {batch_size} transitions")
+
+
+MAX_BUFFER_NUMBERS = 500_000_000
+"""The most numbers in each of a replay buffer's largest arrays, o and o' (2 GB each in float32): the book's
+largest, MAAC's at 12 collect_treasure agents, holds 322 million."""
+
+
+def check_replay_buffer(capacity: int, m: int, obs_dim: int, action_dim: int) -> None:
+    """The sizes of a replay buffer of ``capacity`` joint transitions: positive integers, and its largest arrays,
+    o and o' (capacity, m, obs_dim), within :data:`MAX_BUFFER_NUMBERS` (:func:`check_numbers`)."""
+    check_int("action_dim", action_dim)
+    check_numbers("the replay buffer's observations o", ("capacity", capacity), ("m", m), ("obs_dim", obs_dim),
+                  limit=MAX_BUFFER_NUMBERS, hint=" of a replay buffer (a smaller buffer_size)")
 
 
 def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]],

@@ -50,7 +50,7 @@ from ..guards import (
     check_int,
     check_off_policy_budget,
     check_real,
-    check_sizes,
+    check_replay_buffer,
 )
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
@@ -232,7 +232,7 @@ class ReplayBuffer:
     overwritten first. Shapes per transition: o and o' (m, obs_dim), a (m, action_dim), r (m,)."""
 
     def __init__(self, capacity: int, m: int, obs_dim: int, action_dim: int) -> None:
-        check_sizes(capacity=capacity, m=m, obs_dim=obs_dim, action_dim=action_dim)
+        check_replay_buffer(capacity, m, obs_dim, action_dim)
         self.capacity = capacity
         self.o = torch.zeros(capacity, m, obs_dim)
         self.a = torch.zeros(capacity, m, action_dim)

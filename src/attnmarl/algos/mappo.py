@@ -53,7 +53,7 @@ from torch import Tensor, nn
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_sizes
+from ..guards import check_choice, check_config_fields, check_finite, check_numbers, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from .compile import compile_in_place
 
@@ -482,8 +482,8 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     T, E, m, D = config.rollout_steps, config.num_envs, spec.m, spec.obs_dim
     if config.batch_size // config.num_minibatches * m < 2:
         raise ValueError(f"a minibatch of {config.batch_size // config.num_minibatches} env step with m = {m} agent "
-                         "holds one advantage, which cannot be normalised (its std is undefined); use at least 2 "
-                         "env steps per minibatch")
+                         "holds one advantage, which cannot be normalised; use at least 2 env steps per minibatch")
+    check_numbers("the rollout's observations", ("rollout_steps", T), ("num_envs", E), ("m", m), ("obs_dim", D))
     o_buf = torch.zeros(T, E, m, D)
     a_buf = torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
                         dtype=torch.float32 if spec.continuous else torch.long)

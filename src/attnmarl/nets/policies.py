@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from ..attention import masked_softmax
 from ..envs.tokens import TokenLayout, token_layout
-from ..guards import check_like, check_no_overflow, check_sizes, overflow_error
+from ..guards import check_like, check_no_overflow, check_numbers, check_sizes, overflow_error
 from .central import AttentionNet, ConcatNet
 from .common import check_obs, check_types, linear, mlp
 
@@ -142,6 +142,8 @@ class EntityAttention(nn.Module):
                  kind_widths: Sequence[int] | None = None) -> None:
         super().__init__()
         check_sizes(d_tokens=d_tokens, d_y=d_y, d=d, heads=heads, d_ff=d_ff)
+        for rows, cols in ((("d", d), ("d_tokens", d_tokens)), (("2 d", 2 * d), ("d", d)), (("d_ff", d_ff), ("d", d))):
+            check_numbers("a weight matrix of the entity actor", rows, cols)
         if d % heads:
             raise ValueError(f"d = {d} must be divisible by the number of heads ({heads})")
         if kind_widths is not None and sum(kind_widths) + len(kind_widths) != d_tokens:
