@@ -227,13 +227,15 @@ def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tupl
                         flags: Iterable[str] = ()) -> None:
     """The table-driven checks of a training config: the fields named in ``sizes`` are positive integers,
     ``config.seed`` is a seed, each (field, low, high, low end open) of ``ranges`` is a finite real there,
-    and the fields named in ``flags`` are bools (``'no'`` is not False)."""
+    and the fields named in ``flags`` are bools (``'no'`` is not False). Each field is then stored as the
+    Python type it was checked as (``np.int64(8)`` as 8), so that the config can be written as JSON."""
     for name in flags:
-        check_bool(name, getattr(config, name))
-    check_sizes(**{name: getattr(config, name) for name in sizes})
-    check_seed(config.seed)
+        setattr(config, name, check_bool(name, getattr(config, name)))
+    for name in sizes:
+        setattr(config, name, check_int(name, getattr(config, name)))
+    config.seed = check_seed(config.seed)
     for name, low, high, low_open in ranges:
-        check_real(name, getattr(config, name), low, high, low_open=low_open)
+        setattr(config, name, check_real(name, getattr(config, name), low, high, low_open=low_open))
 
 
 def check_finite(name: str, x: Tensor) -> None:

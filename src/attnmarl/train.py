@@ -220,10 +220,21 @@ def budget(config: Config) -> str:
 
 def evaluation_count(num_updates: int, evals: int) -> int:
     """How many mpe2 evaluations :func:`run` makes for ``evals`` asked: one after every
-    ``num_updates // evals`` updates (at least one) and one at the end, so fewer than asked when
-    ``evals`` exceeds ``num_updates`` and sometimes one more when it does not divide it."""
+    ``num_updates // evals`` updates (at least one) and one at the end, so sometimes one more than asked
+    when ``evals`` does not divide ``num_updates`` (more than ``num_updates`` is refused: :func:`check_evals`)."""
     every = max(1, num_updates // max(1, evals))
     return num_updates // every + (1 if num_updates % every else 0)
+
+
+def check_evals(config: Config, evals: int, name: str = "evals") -> int:
+    """``evals`` if a run of ``config`` can make that many evaluations during training: an integer from 0 to its
+    number of updates (it evaluates at most once per update); else ``ValueError`` naming the run's budget."""
+    check_int(name, evals, minimum=0)
+    if evals > config.num_updates:
+        raise ValueError(f"{name} {evals} asks for more evaluations during training than the run has updates "
+                         f"({budget(config)}); a run evaluates at most once per update: give {name} <= "
+                         f"{config.num_updates:,}, or more steps")
+    return int(evals)
 
 
 def existing_run(out: str | Path, name: str, seed: int) -> str | None:
@@ -271,7 +282,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
     (unless ``replace_run``) raise
     ``ValueError`` before training starts."""
     config = named_config(name, seed, steps)
-    check_int("evals", evals, minimum=0)
+    check_evals(config, evals)
     check_episodes("eval_episodes", eval_episodes)
     check_episodes("final_episodes", final_episodes)
     check_bool("replace_run", replace_run)
@@ -532,6 +543,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
     try:  # what run() would refuse, as a usage error before anything starts
         config = named_config(args.config, args.seed, args.steps)
+        check_evals(config, args.evals, "--evals")
         check_writable_folder(args.out, "--out")
         check_init_actor(config)
         if args.compile:

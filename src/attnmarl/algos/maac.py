@@ -168,8 +168,8 @@ _SIZES = ("num_envs", "rollout_steps", "total_steps", "d", "heads", "actor_hidde
           "minibatch_size", "updates_per_iteration")
 """The fields of :class:`MAACConfig` that must be positive integers."""
 
-_RANGES = (("gamma", 0.0, 1.0, False), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, math.inf, False),
-           ("lr_critic", 0.0, math.inf, False), ("critic_weight_decay", 0.0, math.inf, False),
+_RANGES = (("gamma", 0.0, 1.0, False), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, 1.0, False),
+           ("lr_critic", 0.0, 1.0, False), ("critic_weight_decay", 0.0, math.inf, False),
            ("temperature", 0.0, math.inf, False), ("attention_reg", 0.0, math.inf, False),
            ("policy_reg", 0.0, math.inf, False), ("max_grad_norm_actor", 0.0, math.inf, True),
            ("max_grad_norm_critic", 0.0, math.inf, True))

@@ -147,8 +147,8 @@ _SIZES = ("num_envs", "rollout_steps", "total_steps", "d_x", "heads", "d_q", "d_
           "updates_per_iteration")
 """The fields of :class:`MADDPGConfig` that must be positive integers."""
 
-_RANGES = (("gamma", 0.0, 1.0, True), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, math.inf, False),
-           ("lr_critic", 0.0, math.inf, False), ("noise_std", 0.0, math.inf, False),
+_RANGES = (("gamma", 0.0, 1.0, True), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, 1.0, False),
+           ("lr_critic", 0.0, 1.0, False), ("noise_std", 0.0, math.inf, False),
            ("noise_final", 0.0, math.inf, False), ("actor_reg", 0.0, math.inf, False),
            ("max_grad_norm", 0.0, math.inf, True))
 """(field, low, high, low end open) of the real-valued fields."""

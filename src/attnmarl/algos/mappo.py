@@ -168,12 +168,12 @@ _SIZES = ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_mini
           "d_out", "depth", "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
 """The fields of :class:`MAPPOConfig` that must be positive integers (sizes and counts)."""
 
-_RANGES = (("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False), ("lr_actor", 0.0, math.inf, False),
-           ("lr_critic", 0.0, math.inf, False), ("clip_coef", 0.0, math.inf, False),
+_RANGES = (("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False), ("lr_actor", 0.0, 1.0, False),
+           ("lr_critic", 0.0, 1.0, False), ("clip_coef", 0.0, math.inf, True),
            ("ent_coef", 0.0, math.inf, False), ("max_grad_norm", 0.0, math.inf, True),
-           ("log_std_init", -math.inf, math.inf, False))
-"""(field, low, high, low end open) of the real-valued fields: gamma in (0, 1], gae_lambda in [0, 1], rates and
-coefficients >= 0 (a learning rate of 0 freezes that network), max_grad_norm > 0, all finite."""
+           ("log_std_init", -20.0, 20.0, False))
+"""(field, low, high, low end open): gamma in (0, 1], gae_lambda in [0, 1], rates in [0, 1] (0 freezes that network),
+clip_coef and max_grad_norm > 0 (0 = no update), log sigma in [-20, 20] (sigma a float32), all finite."""
 
 _FLAGS = ("anneal_lr", "adv_norm_per_agent", "eval_deterministic")
 """The fields that must be bools (a string such as 'no' would act as True)."""
