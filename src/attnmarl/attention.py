@@ -284,7 +284,7 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
         attn_mask = attn_mask.unsqueeze(1)  # broadcast over heads
     if need_weights:
         check_numbers("the attention weights alpha", ("batch", batch), ("heads", heads), ("m", m), ("m", m),
-                      hint=" (need_weights=False computes c without them)")
+                      hint=" (need_weights=False computes c without them)", minimum=0)
         scores = (q / math.sqrt(d_q) if scale else q) @ k.transpose(-1, -2)  # (batch, l, m, m): <q^i, k^j>
         alpha = masked_softmax(scores, attn_mask)  # eq. (1)
         c = alpha @ v  # eq. (2): (batch, l, m, d_out)
