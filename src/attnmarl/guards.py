@@ -82,9 +82,10 @@ torch's or numpy's allocator, so it is refused up front by :func:`check_numbers`
 def check_numbers(what: str, *sizes: tuple[str, Any], limit: int = MAX_NUMBERS, hint: str = "",
                   minimum: int = 1) -> int:
     """The product of ``sizes`` — ``(name, value)`` pairs, each value an integer >= ``minimum`` (0 for the shape of
-    a tensor, which may be empty) — the number of entries of the array ``what``; ``ValueError`` naming the sizes, their product, its memory and ``limit`` if it exceeds
-    ``limit`` (``hint`` says what to do instead). Called before the array is allocated: each size may be allowed
-    on its own and their product still take gigabytes (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``)."""
+    a tensor, which may be empty) — the number of entries of the array ``what``; ``ValueError`` naming the sizes,
+    their product, its memory and ``limit`` if it exceeds ``limit`` (``hint`` says what to do instead). Called
+    before the array is allocated: each size may be allowed on its own and their product still take gigabytes
+    (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``)."""
     count = math.prod(check_int(name, value, minimum) for name, value in sizes)
     if count > limit:
         shape = " x ".join(f"{name} = {int(value):,}" for name, value in sizes)
