@@ -1254,3 +1254,92 @@ def test_more_evaluations_than_updates_are_refused_before_training(tmp_path, cap
     assert not any(tmp_path.iterdir())
     with pytest.raises(ValueError, match="evals 5 asks for more evaluations"):
         run("pi-spread3-flat", steps=3200, out=tmp_path, evals=5)
+
+
+# ---- third pass: what the fresh probe found -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shapes", [((2, 2), (2, 3), (2, 2)), ((2, 2), (2, 2), (2, 3)), ((2,), (2,), (2,)),
+                                    ((2, 4, 2), (3, 4, 2), (2, 4, 2))])
+def test_self_attention_names_weights_whose_shapes_do_not_fit_together(shapes):
+    W_q, W_k, W_v = (torch.zeros(shape) for shape in shapes)
+    with pytest.raises(ValueError, match=r"W_q, W_k and W_v must have shapes \(d_q, d_in\), \(d_q, d_in\), "
+                                         r"\(d_out, d_in\).*got \["):
+        self_attention(torch.zeros(3, 2), W_q, W_k, W_v)
+
+
+def test_the_seq2seq_explorers_name_a_model_or_examples_they_cannot_use():
+    from attnmarl.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
+
+    with pytest.raises(ValueError, match="model must be a Seq2Seq .*got NoneType"):
+        alignment_frame("21/11/2026", None)
+    models = pretrained_models()
+    for examples in ([], ["21/11/2026"], [("21/11/2026", 2026)]):
+        with pytest.raises(ValueError, match="examples must be a non-empty list of \\(text, target\\) pairs"):
+            alignment_explorer(models, examples)
+    explorer = alignment_explorer(models)
+    with pytest.raises(ValueError, match=r"control 'model' takes one of \['attention', 'no attention'\]; got 'x'"):
+        explorer.update(model="x")
+    assert explorer.settings["model"] == "attention"  # a refused change leaves the explorer as it was
+
+
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_a_toggle_is_set_to_true_or_false_only(value):
+    from attnmarl.explorers.self_attention import alpha_explorer
+
+    with pytest.raises(ValueError, match="control 'scale' takes True or False"):
+        alpha_explorer().update(scale=value)
+
+
+def test_the_scoring_explorer_names_a_query_or_temperature_beyond_float32():
+    from attnmarl.explorers.scoring import scoring_frame
+
+    with pytest.raises(ValueError, match="the query coordinates must be float32 numbers, at most 3.4e\\+38"):
+        scoring_frame(qx=1e300)
+    with pytest.raises(ValueError, match="the temperature tau = 1e-45 is too small"):
+        scoring_frame(tau=1e-45)
+    sharp = scoring_frame(tau=1e-30)  # a small tau that still fits: alpha is the argmax, one-hot
+    assert sharp.panels[1].values.max() == 1.0
+
+
+def test_the_playground_spec_holds_plain_ints_for_numpy_arguments():
+    from attnmarl.playground import playground_html, playground_spec
+
+    spec = playground_spec(m=np.int64(5), seed=np.int32(2))
+    assert type(spec["m"]) is int and type(spec["seed"]) is int
+    assert '"m":5' in playground_html(m=np.int64(5))
+
+
+def test_indexing_a_folder_without_run_summaries_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "notes.json").write_text("{}")
+    message = usage_error(train_main, ["--index", str(tmp_path)], capsys)
+    assert "holds no run summaries (NAME-seedS.json, written by a run); there is nothing to index" in message
+    assert not (tmp_path / "index.json").exists() and not (tmp_path / "README.md").exists()
+
+
+@pytest.mark.parametrize("config", [lambda: MADDPGConfig(minibatch_size=10**9, total_steps=10_240),
+                                    lambda: MAACConfig(minibatch_size=300_000, total_steps=1_100)])
+def test_a_minibatch_larger_than_the_replay_buffer_is_refused(config):
+    with pytest.raises(ValueError, match="minibatch_size = .* is larger than the replay buffer, buffer_size = 200,000"):
+        config()
+
+
+def test_a_replay_minibatch_too_large_to_hold_is_refused_before_it_is_drawn():
+    buffer = ReplayBuffer(10, 3, 18, 5)
+    buffer.add(torch.zeros(1, 3, 18), torch.zeros(1, 3, 5), torch.zeros(1, 3), torch.zeros(1, 3, 18),
+               torch.zeros(1, dtype=torch.bool))
+    with pytest.raises(ValueError, match="a minibatch of observations o would hold n = 1,000,000,000 x m = 3"):
+        buffer.sample(10**9)
+
+
+def test_transfer_names_an_empty_range_of_team_sizes(tmp_path, capsys, no_evaluation):
+    message = usage_error(transfer_main, ["--run", "policy/pi-spread6-entity", "--m", "16-2", "--out",
+                                          str(tmp_path / "t.json")], capsys)
+    assert "--m '16-2' is an empty range: LOW = 16 is greater than HIGH = 2" in message
+
+
+def test_an_output_folder_that_is_a_file_is_named_as_one(tmp_path, capsys):
+    target = tmp_path / "a-file"
+    target.write_text("keep")
+    message = usage_error(train_main, ["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(target)], capsys)
+    assert f"--out = '{target}' is a file, not a folder" in message
+    assert target.read_text() == "keep"

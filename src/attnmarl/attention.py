@@ -274,6 +274,7 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
         W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
     for name, weight in (("W_k", W_k), ("W_v", W_v)):
         check_like(name, weight, W_q, "W_q")
+    _check_shapes(W_q, W_k, W_v)
     x, attn_mask, unbatched = _prepare(x, W_q, mask)
     (batch, m, _), (heads, d_q, _), d_out = x.shape, W_q.shape, W_v.shape[1]
     _check_range(x, W_q, W_k, W_v, 1.0 / math.sqrt(d_q) if scale else 1.0)
@@ -297,6 +298,16 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     if unbatched:
         return c[0], None if alpha is None else alpha[0]
     return c, alpha
+
+
+def _check_shapes(W_q: Tensor, W_k: Tensor, W_v: Tensor) -> None:
+    """W_q and W_k must be (l, d_q, d_in) and W_v (l, d_out, d_in), one l and one d_in (after a single head's
+    2-D weights gained their l = 1); else ``ValueError`` with the three shapes, not torch's size mismatch."""
+    shapes = [tuple(W.shape) for W in (W_q, W_k, W_v)]
+    if (any(len(shape) != 3 for shape in shapes) or shapes[0] != shapes[1]
+            or shapes[2][0] != shapes[0][0] or shapes[2][2] != shapes[0][2]):
+        raise ValueError(f"W_q, W_k and W_v must have shapes (d_q, d_in), (d_q, d_in), (d_out, d_in) — or, for l "
+                         f"heads, (l, d_q, d_in), (l, d_q, d_in), (l, d_out, d_in); got {shapes}")
 
 
 def _check_range(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, scale: float) -> None:

@@ -193,12 +193,15 @@ def check_choice(name: str, value: Any, options: Iterable[str]) -> None:
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
 
 
-def check_off_policy_budget(total_steps: int, batch_size: int, learning_starts: int, buffer_size: int) -> None:
+def check_off_policy_budget(config: Any) -> None:
     """The budget of an off-policy run (MADDPG, MAAC), after its fields are checked: at least one iteration
     of ``batch_size`` env steps, an update after ``learning_starts`` within the whole iterations of
-    ``total_steps`` (else the run would save an untrained actor), and a replay buffer that holds an
-    iteration; else ``ValueError`` naming the smallest budget that trains."""
-    check_int("learning_starts", learning_starts, minimum=0)
+    ``total_steps`` (else the run would save an untrained actor), a replay buffer that holds an iteration,
+    and a minibatch no larger than the buffer (drawn from it with replacement, a larger one only repeats
+    transitions, and at a billion rows would exhaust memory); else ``ValueError`` naming the smallest budget
+    that trains."""
+    total_steps, batch_size, buffer_size = config.total_steps, config.batch_size, config.buffer_size
+    learning_starts = check_int("learning_starts", config.learning_starts, minimum=0)
     if total_steps < batch_size:
         raise ValueError(f"total_steps = {total_steps} is less than one iteration, num_envs * rollout_steps "
                          f"= {batch_size} env steps")
@@ -210,6 +213,9 @@ def check_off_policy_budget(total_steps: int, batch_size: int, learning_starts: 
                          "learning_starts")
     if buffer_size < batch_size:
         raise ValueError(f"buffer_size = {buffer_size} cannot hold one iteration's {batch_size} transitions")
+    if config.minibatch_size > buffer_size:
+        raise ValueError(f"minibatch_size = {config.minibatch_size:,} is larger than the replay buffer, buffer_size = "
+                         f"{buffer_size:,}: a minibatch is drawn from the buffer's transitions")
 
 
 MAX_BUFFER_NUMBERS = 500_000_000
@@ -448,6 +454,8 @@ def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
         raise ValueError(f"{name} must name a folder; got {folder!r}")
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{name} = {str(folder)!r} is a file, not a folder; give a folder to write in")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):

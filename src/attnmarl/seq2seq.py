@@ -537,6 +537,9 @@ def translate(model: Seq2Seq, text: str) -> tuple[str, Tensor | None, list[str],
     tokens are the characters of ``text`` (T_in). Raises ValueError on an empty string, a string of more
     than :data:`MAX_INPUT` characters or a character outside the source vocabulary.
     """
+    if not isinstance(model, Seq2Seq):
+        raise ValueError(f"model must be a Seq2Seq (for example seq2seq.load_pretrained(True)); got "
+                         f"{type(model).__name__}")
     if not isinstance(text, str):
         raise ValueError(f"text must be a string; got {type(text).__name__}")
     if len(text) > MAX_INPUT:

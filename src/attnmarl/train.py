@@ -541,6 +541,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.index is not None:
         if not args.index.strip():
             parser.error("--index must name a folder of runs; got ''")
+        if Path(args.index).is_dir() and not any(Path(args.index).glob("*-seed*.json")):
+            parser.error(f"--index: {args.index} holds no run summaries (NAME-seedS.json, written by a run); there is "
+                         "nothing to index")
         try:
             runs = write_index(args.index)
         except ValueError as error:

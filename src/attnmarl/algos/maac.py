@@ -146,7 +146,7 @@ class MAACConfig:
         if self.d % self.heads:
             raise ValueError(f"d = {self.d} must be a multiple of heads = {self.heads} (each head has d / heads "
                              "dimensions)")
-        check_off_policy_budget(self.total_steps, self.batch_size, self.learning_starts, self.buffer_size)
+        check_off_policy_budget(self)
 
     @property
     def batch_size(self) -> int:

@@ -47,7 +47,7 @@ from ..guards import (
     check_choice,
     check_config_fields,
     check_finite,
-    check_int,
+    check_numbers,
     check_off_policy_budget,
     check_real,
     check_replay_buffer,
@@ -129,7 +129,7 @@ class MADDPGConfig:
                              f"discrete choice): scenario_kwargs must have continuous_actions=True; got "
                              f"{self.scenario_kwargs!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
-        check_off_policy_budget(self.total_steps, self.batch_size, self.learning_starts, self.buffer_size)
+        check_off_policy_budget(self)
 
     @property
     def batch_size(self) -> int:
@@ -265,7 +265,7 @@ class ReplayBuffer:
 
     def sample(self, n: int, generator: torch.Generator | None = None) -> tuple[Tensor, ...]:
         """n transitions drawn uniformly with replacement from those stored: (o, a, r, o', terminated)."""
-        check_int("n", n)
+        check_numbers("a minibatch of observations o", ("n", n), ("m", self.o.shape[1]), ("obs_dim", self.o.shape[2]))
         if self.size == 0:
             raise ValueError("cannot sample from an empty replay buffer")
         rows = torch.randint(self.size, (n,), generator=generator)
