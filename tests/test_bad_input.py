@@ -583,7 +583,7 @@ def test_run_refuses_a_folder_it_cannot_write_before_training(tmp_path, monkeypa
 @pytest.mark.parametrize("arguments,message", [
     (["--episodes", "0"], "argument --episodes: must be a positive integer; got 0"),
     (["--seeds", "-1"], "argument --seeds: must be a non-negative integer; got -1"),
-    (["--out", "{file}/zero-shot.json"], "the folder of --out = '.*' is not a folder this process can write to"),
+    (["--out", "{file}/zero-shot.json"], "the folder of --out = '.*' is a file, not a folder"),
 ])
 def test_the_transfer_command_line_refuses_bad_arguments_before_evaluating(tmp_path, capsys, arguments, message):
     (tmp_path / "file").write_text("a file, not a folder")

@@ -288,7 +288,7 @@ def test_empty_batches_give_empty_outputs_in_attention_layers_critics_actors_and
 
 @pytest.mark.parametrize("out,message", [
     ("", "--out is empty"), ("{folder}", "--out = '.*' is a folder"),
-    ("{file}/result.json", "the folder of --out = '.*' is not a folder this process can write to"),
+    ("{file}/result.json", "the folder of --out = '.*' is a file, not a folder"),
 ])
 def test_transfer_and_versus_check_their_destination_before_any_evaluation(tmp_path, capsys, no_evaluation, out,
                                                                            message):
