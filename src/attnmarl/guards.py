@@ -5,9 +5,14 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
 
 - :func:`check_int`, :func:`check_bool`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`,
   :func:`check_real` for sizes, flags, seeds, indices and hyperparameters (a string is never a bool or a
-  number, an integer is never beyond :data:`INT_MAX`), and :func:`cli_int` for the command lines' integer options;
-- :func:`check_finite` for tensors (one reduction, cheap enough for the training loop) and
-  :func:`check_like` for a tensor whose dtype or device differs from the weights it meets;
+  number, an integer is never beyond :data:`INT_MAX`, numpy's integers are integers and no bool is one:
+  :func:`is_int`), and :func:`cli_int` for the command lines' integer options;
+- :func:`check_numbers` for a product of sizes, each allowed on its own, that would allocate gigabytes
+  (more than :data:`MAX_NUMBERS` in one array): refused before the allocation, naming the sizes;
+- :func:`check_finite` for tensors (one reduction, cheap enough for the training loop),
+  :func:`check_like` for a tensor whose dtype or device differs from the weights it meets, and
+  :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
+  weights, whichever is the larger;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
   file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights;
   :func:`seal` stamps a checkpoint's data with a SHA-256 checksum of everything in it (tensors, config,
