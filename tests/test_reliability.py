@@ -5,6 +5,7 @@ example. The mechanisms live in :mod:`attnmarl.guards` (typed checks, sealed che
 destinations, kept results, one-line command-line endings), :mod:`attnmarl.checkpoint_file` and the
 configs' own checks; these tests hold them.
 """
+import dataclasses
 import json
 import math
 import os
@@ -25,11 +26,13 @@ import attnmarl
 from attnmarl import guards
 from attnmarl import seq2seq as s2s
 from attnmarl.algos import mappo
-from attnmarl.algos.maddpg import MADDPGConfig
+from attnmarl.algos.maac import MAACConfig
+from attnmarl.algos.maddpg import MADDPGConfig, ReplayBuffer
 from attnmarl.algos.mappo import MAPPOConfig, make_agent
 from attnmarl.attention import MultiHeadSelfAttention, SelfAttention, masked_softmax, self_attention
 from attnmarl.checkpoints import (
     load_actor_from,
+    load_agent,
     load_checkpoint,
     load_policy,
     save_checkpoint,
@@ -245,7 +248,7 @@ def test_attention_refuses_finite_input_that_would_overflow_float32(value, need_
 def test_an_overflow_inside_the_entity_actor_is_named_as_one_not_blamed_on_the_mask(value):
     o = torch.randn(2, 3, 18)
     o[0, 1, 4] = value
-    with pytest.raises(ValueError, match="finite but too large inputs overflow") as error:
+    with pytest.raises(ValueError, match="token features are finite but too large for the entity actor") as error:
         EntityActor("simple_spread", {"N": 3}, 3, 18, 5, (0, 0, 0))(o)
     assert "mask" not in str(error.value)
     with pytest.raises(ValueError, match="a row of -inf scores leaves no key") as error:
@@ -285,7 +288,7 @@ def test_empty_batches_give_empty_outputs_in_attention_layers_critics_actors_and
 
 @pytest.mark.parametrize("out,message", [
     ("", "--out is empty"), ("{folder}", "--out = '.*' is a folder"),
-    ("{file}/result.json", "the folder of --out = '.*' is not a folder this process can write to"),
+    ("{file}/result.json", "the folder of --out = '.*' is a file, not a folder"),
 ])
 def test_transfer_and_versus_check_their_destination_before_any_evaluation(tmp_path, capsys, no_evaluation, out,
                                                                            message):
@@ -642,8 +645,8 @@ def test_index_of_a_missing_folder_is_a_usage_error(capsys):
 @pytest.mark.parametrize("build,message", [
     (lambda: ConcatCritic(2000, 18), "m = 2000 agents: each has its own layer"),
     (lambda: AttentionCritic(5000, 18), "m = 5000 agents"),
-    (lambda: ConcatCritic(400, 400), r"m = 400 layers of 64 x 12800 would hold 327,680,000 weights \(1.3 GB"),
-    (lambda: ConcatPolicy(300, 300, 5, [0] * 300), "at most 50,000,000 per layer"),
+    (lambda: ConcatCritic(400, 400), r"m = 400 x d_out = 64 x d_in = 12,800 = 327,680,000 numbers \(1.3 GB"),
+    (lambda: ConcatPolicy(300, 300, 5, [0] * 300), "at most 50,000,000 in one array of them"),
 ])
 def test_networks_too_large_to_build_in_reasonable_time_are_refused_at_once(build, message):
     start = time.perf_counter()
@@ -1046,13 +1049,13 @@ def test_transfer_refuses_a_team_size_listed_twice(tmp_path, capsys, no_evaluati
     assert "more than once" in error
 
 
-def test_the_command_line_says_when_a_run_makes_fewer_evaluations_than_asked(tmp_path, capsys):
-    train_main(["--config", "pi-spread3-flat", "--steps", "3200", "--evals", "5", "--eval-episodes", "1",
+def test_the_command_line_says_when_a_run_makes_more_evaluations_than_asked(tmp_path, capsys):
+    train_main(["--config", "pi-spread3-flat", "--steps", "9600", "--evals", "2", "--eval-episodes", "1",
                 "--final-episodes", "1", "--out", str(tmp_path)])
     out = capsys.readouterr().out
-    assert "note: --evals 5 asked for 5 evaluations; a run of 1 updates makes 1" in out
+    assert "note: --evals 2 asked for 2 evaluations; a run of 3 updates makes 3" in out
     rows = (tmp_path / "pi-spread3-flat-seed0.csv").read_text().strip().splitlines()
-    assert len(rows) == 1 + 1  # the header and the one evaluation it said
+    assert len(rows) == 1 + 3  # the header and the three evaluations it said
 
 
 @pytest.mark.parametrize("scale", [1e20, 1e30, 3e37])
@@ -1115,3 +1118,228 @@ def test_a_toggle_takes_true_or_false_and_an_explorer_a_frame_function(default):
         Toggle("scale", default)
     with pytest.raises(ValueError, match="needs a frame function"):
         Explorer(default, [Slider("m", [2, 3])])
+
+
+# ---- third pass: what the last probe left open ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [1.5, -0.1, 2.0])
+def test_out_of_range_continuous_actions_are_refused_on_mpe2_as_in_the_ports(value):
+    """mpe2 clips them with a warning, the ports refuse them: a policy would score differently on each."""
+    with pytest.raises(ValueError, match=r"lies outside its action space Box\(0.0, 1.0, \(5,\), float32\)"):
+        evaluate(lambda obs: {a: np.full(5, value) for a in obs}, "simple_spread", 1, continuous_actions=True)
+    env = make_batched("simple_spread", 2, continuous_actions=True)
+    with pytest.raises(ValueError, match=r"continuous actions must lie in \[0, 1\]"):
+        env.step(np.full((2, 3, 5), value))
+    assert math.isfinite(evaluate(load_policy(MU3), "simple_spread", 1, N=3, continuous_actions=True)[0])
+
+
+@pytest.mark.parametrize("path,kwargs", [(SPREAD3, {"N": 3}), (MU3, {"N": 3, "continuous_actions": True}),
+                                         (Q3, {"N": 3, "continuous_actions": True}),
+                                         (shipped_checkpoint("policy", "pi-spread3-flat"), {"N": 3})])
+def test_huge_finite_weights_are_named_with_their_checkpoint_not_blamed_on_the_observations(tmp_path, path, kwargs):
+    agent, config = load_agent(path)
+    with torch.no_grad():
+        for weight in agent.parameters():
+            weight.mul_(1e30)
+    huge = tmp_path / "huge.pt"
+    save_checkpoint(huge, agent, config)
+    with pytest.raises(ValueError, match=rf"the checkpoint {re.escape(str(huge))} cannot act: the weights of .* are "
+                                         r"finite but too large for torch.float32: the largest \|weight\| is") as error:
+        evaluate(load_policy(huge), "simple_spread", 1, **kwargs)
+    assert "observations are finite but too large" not in str(error.value)
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: make_batched("simple_spread", 2**20, N=50), r"the observations of 1,048,576 simple_spread worlds would "
+     r"hold num_envs = 1,048,576 x agents = 50 x obs_dim = 300 = 15,728,640,000 numbers \(62.9 GB"),
+    (lambda: SelfAttention(100000, 100000, 5), r"W_q and W_k would hold heads = 1 x d_q = 100,000 x d_in = 100,000"),
+    (lambda: MultiHeadSelfAttention(8, 8, 10_000, heads=100, d_proj=10_000), "W_o would hold d_proj = 10,000"),
+    (lambda: SelfAttention(3, 3, 3)(torch.zeros(1, 20_000, 3)), "alpha would hold batch = 1 x heads = 1 x m = 20,000"),
+    (lambda: EntityActor("simple_spread", {"N": 3}, 3, 18, 5, (0, 0, 0), d=100_000), "entity actor would hold"),
+    (lambda: mappo.make_agent(dataclasses.replace(TINY, actor_hidden=200_000)), "linear layer's weights would hold"),
+    (lambda: ReplayBuffer(10**9, 3, 18, 5), "replay buffer's observations o would hold capacity = 1,000,000,000"),
+])
+def test_products_of_sizes_that_would_take_gigabytes_are_refused_up_front(build, message):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=message + r".*this package allocates at most [\d,]+ in one array"):
+        build()
+    assert time.perf_counter() - start < 2.0
+
+
+def test_a_rollout_too_large_to_hold_is_refused_before_training():
+    with pytest.raises(ValueError, match="the rollout's observations would hold rollout_steps = 10,000,000"):
+        mappo.train(dataclasses.replace(TINY, rollout_steps=10_000_000, total_steps=80_000_000))
+
+
+def test_attention_without_weights_still_runs_at_that_size():
+    c, alpha = SelfAttention(3, 3, 3)(torch.zeros(1, 20_000, 3), need_weights=False)
+    assert alpha is None and c.shape == (1, 20_000, 3)
+
+
+def test_reproducing_an_empty_index_says_it_lists_no_runs(tmp_path, capsys):
+    from attnmarl.reproduce import main as reproduce_main
+
+    (tmp_path / "index.json").write_text("[]")
+    message = usage_error(reproduce_main, ["--index", str(tmp_path), "--out", str(tmp_path / "out")], capsys)
+    error = message.strip().splitlines()[-1]  # after the usage lines, which list every option
+    assert "index.json lists no runs: there is nothing to re-run" in error
+    assert "--configs" not in error and "--seeds" not in error
+    assert not (tmp_path / "out").exists()
+
+
+def test_reproduce_refuses_more_cpus_than_the_machine_has(tmp_path, capsys):
+    from attnmarl.reproduce import main as reproduce_main
+    from attnmarl.reproduce import reproduce
+
+    too_many = str(guards.MAX_THREADS + 1)
+    message = usage_error(reproduce_main, ["--cpus", too_many, "--out", str(tmp_path / "out")], capsys)
+    assert f"argument --cpus: must be at most {guards.MAX_THREADS:,} (this machine has" in message
+    with pytest.raises(ValueError, match=f"cpus must be at most {guards.MAX_THREADS}"):
+        reproduce([], tmp_path / "out", cpus=guards.MAX_THREADS + 1)
+
+
+@pytest.mark.parametrize("kind", [np.int64, np.int32, np.uint8])
+def test_numpy_integers_are_integers_wherever_integers_are_checked(kind):
+    env = make_batched("simple_spread", kind(2), seed=kind(1), N=kind(3))
+    assert env.obs_dim == 18 and np.array_equal(env.reset(), make_batched("simple_spread", 2, seed=1, N=3).reset())
+    config = MAPPOConfig(scenario_kwargs={"N": kind(3)}, num_envs=kind(8), total_steps=kind(200))
+    assert type(config.scenario_kwargs["N"]) is int
+    json.dumps(dataclasses.asdict(config))  # a summary or an index can record it
+    assert guards.check_int("n", kind(3)) == 3 and type(guards.check_int("n", kind(3))) is int
+    assert SelfAttention(kind(4), kind(2), kind(3)).W_q.shape == (2, 4)
+    assert masked_softmax(torch.zeros(2, 3), dim=np.int64(-1)).shape == (2, 3)
+    assert random_policy("simple_spread", N=kind(2)).built_for.startswith("simple_spread with 2 agents")
+
+
+@pytest.mark.parametrize("flag", [np.bool_(True), True])
+def test_bools_are_never_integers_numpy_ones_included(flag):
+    with pytest.raises(ValueError, match="N must be an int"):
+        make_batched("simple_spread", 2, N=flag)
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        guards.check_int("n", flag)
+
+
+def test_the_alignment_explorer_refuses_an_input_longer_than_any_date_and_says_so_in_the_widget():
+    from attnmarl.explorers.seq2seq import date_box, pretrained_models
+
+    longest = max(len(text) for text, _ in s2s.make_examples(s2s.split_dates()[0], 5000))
+    assert longest <= s2s.MAX_INPUT
+    models = pretrained_models()
+    with pytest.raises(ValueError, match="the text has 10,000 characters; the models read at most 120"):
+        s2s.translate(models["attention"], "1" * 10_000)
+    box = date_box(models, text="21/11/2026")
+    box.text.value = "2026 " * 2000
+    (panel,) = box.explorer.frame["panels"]
+    assert panel["title"] == "cannot translate this input" and "the models read at most 120" in panel["text"]
+
+
+@pytest.mark.parametrize("config,change,message", [
+    (TINY, {"clip_coef": 0.0}, r"clip_coef must be a finite number in \(0, inf\]; got 0.0"),
+    (TINY, {"lr_actor": 2.0}, r"lr_actor must be a finite number in \[0, 1\]; got 2.0"),
+    (TINY, {"log_std_init": -200.0}, r"log_std_init must be a finite number in \[-20, 20\]"),
+    (TINY, {"log_std_init": 100.0}, r"log_std_init must be a finite number in \[-20, 20\]"),
+    (MADDPGConfig(total_steps=10_240), {"lr_critic": 10.0}, r"lr_critic must be a finite number in \[0, 1\]"),
+    (MAACConfig(total_steps=1_100), {"lr_actor": 5.0}, r"lr_actor must be a finite number in \[0, 1\]"),
+])
+def test_configs_that_would_train_nothing_or_diverge_at_once_are_refused(config, change, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(config, **change)
+
+
+def test_more_evaluations_than_updates_are_refused_before_training(tmp_path, capsys):
+    message = usage_error(train_main, ["--config", "pi-spread3-flat", "--steps", "3200", "--evals", "5",
+                                       "--out", str(tmp_path)], capsys)
+    assert ("--evals 5 asks for more evaluations during training than the run has updates (1 updates of 3,200 = "
+            "3,200 env steps)") in message
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="evals 5 asks for more evaluations"):
+        run("pi-spread3-flat", steps=3200, out=tmp_path, evals=5)
+
+
+# ---- third pass: what the fresh probe found -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shapes", [((2, 2), (2, 3), (2, 2)), ((2, 2), (2, 2), (2, 3)), ((2,), (2,), (2,)),
+                                    ((2, 4, 2), (3, 4, 2), (2, 4, 2))])
+def test_self_attention_names_weights_whose_shapes_do_not_fit_together(shapes):
+    W_q, W_k, W_v = (torch.zeros(shape) for shape in shapes)
+    with pytest.raises(ValueError, match=r"W_q, W_k and W_v must have shapes \(d_q, d_in\), \(d_q, d_in\), "
+                                         r"\(d_out, d_in\).*got \["):
+        self_attention(torch.zeros(3, 2), W_q, W_k, W_v)
+
+
+def test_the_seq2seq_explorers_name_a_model_or_examples_they_cannot_use():
+    from attnmarl.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
+
+    with pytest.raises(ValueError, match="model must be a Seq2Seq .*got NoneType"):
+        alignment_frame("21/11/2026", None)
+    models = pretrained_models()
+    for examples in ([], ["21/11/2026"], [("21/11/2026", 2026)]):
+        with pytest.raises(ValueError, match="examples must be a non-empty list of \\(text, target\\) pairs"):
+            alignment_explorer(models, examples)
+    explorer = alignment_explorer(models)
+    with pytest.raises(ValueError, match=r"control 'model' takes one of \['attention', 'no attention'\]; got 'x'"):
+        explorer.update(model="x")
+    assert explorer.settings["model"] == "attention"  # a refused change leaves the explorer as it was
+
+
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_a_toggle_is_set_to_true_or_false_only(value):
+    from attnmarl.explorers.self_attention import alpha_explorer
+
+    with pytest.raises(ValueError, match="control 'scale' takes True or False"):
+        alpha_explorer().update(scale=value)
+
+
+def test_the_scoring_explorer_names_a_query_or_temperature_beyond_float32():
+    from attnmarl.explorers.scoring import scoring_frame
+
+    with pytest.raises(ValueError, match="the query coordinates must be float32 numbers, at most 3.4e\\+38"):
+        scoring_frame(qx=1e300)
+    with pytest.raises(ValueError, match="the temperature tau = 1e-45 is too small"):
+        scoring_frame(tau=1e-45)
+    sharp = scoring_frame(tau=1e-30)  # a small tau that still fits: alpha is the argmax, one-hot
+    assert sharp.panels[1].values.max() == 1.0
+
+
+def test_the_playground_spec_holds_plain_ints_for_numpy_arguments():
+    from attnmarl.playground import playground_html, playground_spec
+
+    spec = playground_spec(m=np.int64(5), seed=np.int32(2))
+    assert type(spec["m"]) is int and type(spec["seed"]) is int
+    assert '"m":5' in playground_html(m=np.int64(5))
+
+
+def test_indexing_a_folder_without_run_summaries_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "notes.json").write_text("{}")
+    message = usage_error(train_main, ["--index", str(tmp_path)], capsys)
+    assert "holds no run summaries (NAME-seedS.json, written by a run); there is nothing to index" in message
+    assert not (tmp_path / "index.json").exists() and not (tmp_path / "README.md").exists()
+
+
+@pytest.mark.parametrize("config", [lambda: MADDPGConfig(minibatch_size=10**9, total_steps=10_240),
+                                    lambda: MAACConfig(minibatch_size=300_000, total_steps=1_100)])
+def test_a_minibatch_larger_than_the_replay_buffer_is_refused(config):
+    with pytest.raises(ValueError, match="minibatch_size = .* is larger than the replay buffer, buffer_size = 200,000"):
+        config()
+
+
+def test_a_replay_minibatch_too_large_to_hold_is_refused_before_it_is_drawn():
+    buffer = ReplayBuffer(10, 3, 18, 5)
+    buffer.add(torch.zeros(1, 3, 18), torch.zeros(1, 3, 5), torch.zeros(1, 3), torch.zeros(1, 3, 18),
+               torch.zeros(1, dtype=torch.bool))
+    with pytest.raises(ValueError, match="a minibatch of observations o would hold n = 1,000,000,000 x m = 3"):
+        buffer.sample(10**9)
+
+
+def test_transfer_names_an_empty_range_of_team_sizes(tmp_path, capsys, no_evaluation):
+    message = usage_error(transfer_main, ["--run", "policy/pi-spread6-entity", "--m", "16-2", "--out",
+                                          str(tmp_path / "t.json")], capsys)
+    assert "--m '16-2' is an empty range: LOW = 16 is greater than HIGH = 2" in message
+
+
+def test_an_output_folder_that_is_a_file_is_named_as_one(tmp_path, capsys):
+    target = tmp_path / "a-file"
+    target.write_text("keep")
+    message = usage_error(train_main, ["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(target)], capsys)
+    assert f"--out = '{target}' is a file, not a folder" in message
+    assert target.read_text() == "keep"

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_bool, check_finite, check_int, check_like, check_real, check_sizes
+from .guards import check_bool, check_finite, check_int, check_like, check_numbers, check_real, check_sizes, is_int
 
 __all__ = [
     "dot_score",
@@ -135,7 +135,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
         raise ValueError(f"scores must be a torch.Tensor; got {type(scores).__name__}")
     if scores.dim() == 0:
         raise ValueError("scores must have at least one dimension (the keys); got a 0-dimensional tensor")
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -scores.dim() <= dim < scores.dim():
+    if not is_int(dim) or not -scores.dim() <= dim < scores.dim():
         raise ValueError(f"dim must be an axis of the {scores.dim()}-dimensional scores, an int from {-scores.dim()} "
                          f"to {scores.dim() - 1}; got {dim!r}")
     if mask is not None:
@@ -237,6 +237,16 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
     return x, mask, unbatched
 
 
+def _check_weights(d_in: int, d_q: int, d_out: int, heads: int = 1, d_proj: int | None = None) -> None:
+    """The sizes of a self-attention layer: positive integers, and no weight tensor beyond
+    :data:`attnmarl.guards.MAX_NUMBERS` entries (``SelfAttention(100000, 100000, 5)`` would ask for 40 GB)."""
+    check_sizes(d_proj=d_proj)
+    check_numbers("W_q and W_k", ("heads", heads), ("d_q", d_q), ("d_in", d_in))
+    check_numbers("W_v", ("heads", heads), ("d_out", d_out), ("d_in", d_in))
+    if d_proj is not None:
+        check_numbers("W_o", ("d_proj", d_proj), ("heads x d_out", heads * d_out))
+
+
 def _init_weight(*shape: int) -> nn.Parameter:
     """A weight matrix initialised like ``nn.Linear`` (uniform in +-1/sqrt(fan_in))."""
     bound = 1.0 / math.sqrt(shape[-1])
@@ -264,6 +274,7 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
         W_q, W_k, W_v = W_q.unsqueeze(0), W_k.unsqueeze(0), W_v.unsqueeze(0)
     for name, weight in (("W_k", W_k), ("W_v", W_v)):
         check_like(name, weight, W_q, "W_q")
+    _check_shapes(W_q, W_k, W_v)
     x, attn_mask, unbatched = _prepare(x, W_q, mask)
     (batch, m, _), (heads, d_q, _), d_out = x.shape, W_q.shape, W_v.shape[1]
     _check_range(x, W_q, W_k, W_v, 1.0 / math.sqrt(d_q) if scale else 1.0)
@@ -273,6 +284,8 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     if attn_mask is not None:
         attn_mask = attn_mask.unsqueeze(1)  # broadcast over heads
     if need_weights:
+        check_numbers("the attention weights alpha", ("batch", batch), ("heads", heads), ("m", m), ("m", m),
+                      hint=" (need_weights=False computes c without them)", minimum=0)
         scores = (q / math.sqrt(d_q) if scale else q) @ k.transpose(-1, -2)  # (batch, l, m, m): <q^i, k^j>
         alpha = masked_softmax(scores, attn_mask)  # eq. (1)
         c = alpha @ v  # eq. (2): (batch, l, m, d_out)
@@ -285,6 +298,16 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     if unbatched:
         return c[0], None if alpha is None else alpha[0]
     return c, alpha
+
+
+def _check_shapes(W_q: Tensor, W_k: Tensor, W_v: Tensor) -> None:
+    """W_q and W_k must be (l, d_q, d_in) and W_v (l, d_out, d_in), one l and one d_in (after a single head's
+    2-D weights gained their l = 1); else ``ValueError`` with the three shapes, not torch's size mismatch."""
+    shapes = [tuple(W.shape) for W in (W_q, W_k, W_v)]
+    if (any(len(shape) != 3 for shape in shapes) or shapes[0] != shapes[1]
+            or shapes[2][0] != shapes[0][0] or shapes[2][2] != shapes[0][2]):
+        raise ValueError(f"W_q, W_k and W_v must have shapes (d_q, d_in), (d_q, d_in), (d_out, d_in) — or, for l "
+                         f"heads, (l, d_q, d_in), (l, d_q, d_in), (l, d_out, d_in); got {shapes}")
 
 
 def _check_range(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, scale: float) -> None:
@@ -342,7 +365,7 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_in: int, d_q: int, d_out: int, scale: bool = False) -> None:
         super().__init__()
-        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out)
+        _check_weights(d_in, d_q, d_out)
         self.d_in, self.d_q, self.d_out, self.scale = d_in, d_q, d_out, check_bool("scale", scale)
         self.W_q = _init_weight(d_q, d_in)
         self.W_k = _init_weight(d_q, d_in)
@@ -372,7 +395,7 @@ class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int = 1, scale: bool = False,
                  d_proj: int | None = None) -> None:
         super().__init__()
-        check_sizes(d_in=d_in, d_q=d_q, d_out=d_out, heads=heads, d_proj=d_proj)
+        _check_weights(d_in, d_q, d_out, heads, d_proj)
         self.d_in, self.d_q, self.d_out, self.heads, self.scale = d_in, d_q, d_out, heads, check_bool("scale", scale)
         self.W_q = _init_weight(heads, d_q, d_in)
         self.W_k = _init_weight(heads, d_q, d_in)
@@ -426,6 +449,7 @@ class AttentionFC(nn.Module):
         super().__init__()
         check_sizes(d_hidden=d_hidden)
         self.attention = MultiHeadSelfAttention(d_in, d_q, d_out, heads=heads, scale=scale)
+        check_numbers("the FC layer's weights", ("d_hidden", d_hidden), ("heads x d_out", heads * d_out))
         self.fc = nn.Linear(heads * d_out, d_hidden)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:

@@ -45,7 +45,7 @@ from .checkpoint_file import (
     sealed_checkpoint,
 )
 from .envs import Policy, make_reference, policy_from_arrays
-from .guards import check_bool, check_seed, write_atomically
+from .guards import WeightsOverflowError, check_bool, check_seed, write_atomically
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE",
            "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
@@ -145,13 +145,15 @@ def _whole_agent(saved: Config, state: dict[str, torch.Tensor], path: str | Path
     return agent
 
 
-def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None, seed: int = 0) -> Policy:
+def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None, seed: int = 0,
+                 source: str | Path | None = None) -> Policy:
     """The mpe2 dict policy of a trained agent: every agent's a^i from its policy, decentralized or
     centralized (the actor is given all m observations and uses what its design allows).
 
     ``deterministic`` (default: ``config.eval_deterministic``) takes the most probable action, or the
     mean mu of a continuous policy; otherwise actions are sampled with a generator seeded by ``seed``
-    (continuous samples clipped to [0, 1]).
+    (continuous samples clipped to [0, 1]). ``source``, the checkpoint the agent was loaded from, is named
+    in the error if its weights are so large that they overflow (:class:`attnmarl.guards.WeightsOverflowError`).
     """
     greedy = config.eval_deterministic if deterministic is None else check_bool("deterministic", deterministic)
     check_seed(seed)
@@ -160,7 +162,12 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
 
     def act(o: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            a, _ = agent.act(torch.from_numpy(o).unsqueeze(0), generator, deterministic=greedy)
+            try:
+                a, _ = agent.act(torch.from_numpy(o).unsqueeze(0), generator, deterministic=greedy)
+            except WeightsOverflowError as error:
+                if source is None:
+                    raise
+                raise WeightsOverflowError(f"the checkpoint {source} cannot act: {error}") from None
         return agent.env_actions(a[0])
 
     return policy_from_arrays(env, act)
@@ -179,7 +186,7 @@ def load_policy(path: str | Path, deterministic: bool | None = None, seed: int =
         evaluate(policy, "simple_spread", N=9)
     """
     agent, config = load_agent_at(path, **env_kwargs)
-    return agent_policy(agent, config, deterministic, seed)
+    return agent_policy(agent, config, deterministic, seed, source=path)
 
 
 def load_agent_at(path: str | Path, **env_kwargs: Any) -> tuple[Agent, Config]:

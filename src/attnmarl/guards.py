@@ -5,9 +5,14 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
 
 - :func:`check_int`, :func:`check_bool`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`,
   :func:`check_real` for sizes, flags, seeds, indices and hyperparameters (a string is never a bool or a
-  number, an integer is never beyond :data:`INT_MAX`), and :func:`cli_int` for the command lines' integer options;
-- :func:`check_finite` for tensors (one reduction, cheap enough for the training loop) and
-  :func:`check_like` for a tensor whose dtype or device differs from the weights it meets;
+  number, an integer is never beyond :data:`INT_MAX`, numpy's integers are integers and no bool is one:
+  :func:`is_int`), and :func:`cli_int` for the command lines' integer options;
+- :func:`check_numbers` for a product of sizes, each allowed on its own, that would allocate gigabytes
+  (more than :data:`MAX_NUMBERS` in one array): refused before the allocation, naming the sizes;
+- :func:`check_finite` for tensors (one reduction, cheap enough for the training loop),
+  :func:`check_like` for a tensor whose dtype or device differs from the weights it meets, and
+  :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
+  weights, whichever is the larger;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
   file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights;
   :func:`seal` stamps a checkpoint's data with a SHA-256 checksum of everything in it (tensors, config,
@@ -41,8 +46,10 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "check_seed", "check_index", "check_real",
-           "check_choice", "check_config_fields", "check_finite", "check_no_overflow", "check_distributions",
+__all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "check_bool", "check_sizes", "cli_int",
+           "check_seed", "check_index", "check_real",
+           "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "check_finite",
+           "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
            "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
@@ -50,7 +57,9 @@ __all__ = ["INT_MAX", "check_int", "check_bool", "check_sizes", "cli_int", "chec
            "check_new_files", "check_run_file", "restore_sigint"]
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """True for an integer, Python's or numpy's (``np.int64(3)``, as numpy arithmetic returns it); False for
+    anything else, bools included (``True`` is an ``int`` to Python, but never a size or a count here)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -61,11 +70,33 @@ INT_MAX = 2**31 - 1
 
 def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -> int:
     """``value`` as an int if it is an integer (not a bool) from ``minimum`` to ``maximum``; else ``ValueError``."""
-    if not _is_int(value) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise ValueError(f"{name} must be {_int_kind(minimum)}; got {value!r}")
     if value > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}; got {value!r}")
     return int(value)
+
+
+MAX_NUMBERS = 100_000_000
+"""The most numbers one array that the package allocates may hold (0.4 GB in float32, 0.8 GB in float64; the
+book's largest hold about a million): a product of sizes beyond it, each size allowed on its own (a layer of
+100,000 x 100,000, a million worlds of 50 agents), would take minutes and gigabytes before failing in
+torch's or numpy's allocator, so it is refused up front by :func:`check_numbers`."""
+
+
+def check_numbers(what: str, *sizes: tuple[str, Any], limit: int = MAX_NUMBERS, hint: str = "",
+                  minimum: int = 1) -> int:
+    """The product of ``sizes`` — ``(name, value)`` pairs, each value an integer >= ``minimum`` (0 for the shape of
+    a tensor, which may be empty) — the number of entries of the array ``what``; ``ValueError`` naming the sizes,
+    their product, its memory and ``limit`` if it exceeds ``limit`` (``hint`` says what to do instead). Called
+    before the array is allocated: each size may be allowed on its own and their product still take gigabytes
+    (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``)."""
+    count = math.prod(check_int(name, value, minimum) for name, value in sizes)
+    if count > limit:
+        shape = " x ".join(f"{name} = {int(value):,}" for name, value in sizes)
+        raise ValueError(f"{what} would hold {shape} = {count:,} numbers ({count * 4 / 1e9:,.1f} GB in float32); "
+                         f"this package allocates at most {limit:,} in one array{hint}")
+    return count
 
 
 def _int_kind(minimum: int) -> str:
@@ -139,7 +170,7 @@ def check_seed(value: Any, name: str = "seed") -> int:
 def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
     """``value`` as an int if it indexes one of ``n`` things, 0 … n - 1. A negative index would silently
     count from the end (-1 = the last), so it is refused like any other out-of-range value."""
-    if not _is_int(value) or not 0 <= value < n:
+    if not is_int(value) or not 0 <= value < n:
         raise ValueError(f"{name} must be an {what} in [0, {n}); got {value!r}")
     return int(value)
 
@@ -167,12 +198,15 @@ def check_choice(name: str, value: Any, options: Iterable[str]) -> None:
         raise ValueError(f"{name} must be one of {options}; got {value!r}")
 
 
-def check_off_policy_budget(total_steps: int, batch_size: int, learning_starts: int, buffer_size: int) -> None:
+def check_off_policy_budget(config: Any) -> None:
     """The budget of an off-policy run (MADDPG, MAAC), after its fields are checked: at least one iteration
     of ``batch_size`` env steps, an update after ``learning_starts`` within the whole iterations of
-    ``total_steps`` (else the run would save an untrained actor), and a replay buffer that holds an
-    iteration; else ``ValueError`` naming the smallest budget that trains."""
-    check_int("learning_starts", learning_starts, minimum=0)
+    ``total_steps`` (else the run would save an untrained actor), a replay buffer that holds an iteration,
+    and a minibatch no larger than the buffer (drawn from it with replacement, a larger one only repeats
+    transitions, and at a billion rows would exhaust memory); else ``ValueError`` naming the smallest budget
+    that trains."""
+    total_steps, batch_size, buffer_size = config.total_steps, config.batch_size, config.buffer_size
+    learning_starts = check_int("learning_starts", config.learning_starts, minimum=0)
     if total_steps < batch_size:
         raise ValueError(f"total_steps = {total_steps} is less than one iteration, num_envs * rollout_steps "
                          f"= {batch_size} env steps")
@@ -184,19 +218,37 @@ def check_off_policy_budget(total_steps: int, batch_size: int, learning_starts: 
                          "learning_starts")
     if buffer_size < batch_size:
         raise ValueError(f"buffer_size = {buffer_size} cannot hold one iteration's {batch_size} transitions")
+    if config.minibatch_size > buffer_size:
+        raise ValueError(f"minibatch_size = {config.minibatch_size:,} is larger than the replay buffer, buffer_size = "
+                         f"{buffer_size:,}: a minibatch is drawn from the buffer's transitions")
+
+
+MAX_BUFFER_NUMBERS = 500_000_000
+"""The most numbers in each of a replay buffer's largest arrays, o and o' (2 GB each in float32): the book's
+largest, MAAC's at 12 collect_treasure agents, holds 322 million."""
+
+
+def check_replay_buffer(capacity: int, m: int, obs_dim: int, action_dim: int) -> None:
+    """The sizes of a replay buffer of ``capacity`` joint transitions: positive integers, and its largest arrays,
+    o and o' (capacity, m, obs_dim), within :data:`MAX_BUFFER_NUMBERS` (:func:`check_numbers`)."""
+    check_int("action_dim", action_dim)
+    check_numbers("the replay buffer's observations o", ("capacity", capacity), ("m", m), ("obs_dim", obs_dim),
+                  limit=MAX_BUFFER_NUMBERS, hint=" of a replay buffer (a smaller buffer_size)")
 
 
 def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]],
                         flags: Iterable[str] = ()) -> None:
     """The table-driven checks of a training config: the fields named in ``sizes`` are positive integers,
     ``config.seed`` is a seed, each (field, low, high, low end open) of ``ranges`` is a finite real there,
-    and the fields named in ``flags`` are bools (``'no'`` is not False)."""
+    and the fields named in ``flags`` are bools (``'no'`` is not False). Each field is then stored as the
+    Python type it was checked as (``np.int64(8)`` as 8), so that the config can be written as JSON."""
     for name in flags:
-        check_bool(name, getattr(config, name))
-    check_sizes(**{name: getattr(config, name) for name in sizes})
-    check_seed(config.seed)
+        setattr(config, name, check_bool(name, getattr(config, name)))
+    for name in sizes:
+        setattr(config, name, check_int(name, getattr(config, name)))
+    config.seed = check_seed(config.seed)
     for name, low, high, low_open in ranges:
-        check_real(name, getattr(config, name), low, high, low_open=low_open)
+        setattr(config, name, check_real(name, getattr(config, name), low, high, low_open=low_open))
 
 
 def check_finite(name: str, x: Tensor) -> None:
@@ -213,20 +265,44 @@ def check_finite(name: str, x: Tensor) -> None:
                      "every entry must be a finite number")
 
 
+class WeightsOverflowError(ValueError):
+    """Finite input overflowed a network because its own weights are too large (:func:`overflow_error`):
+    a caller that knows where the weights came from (a checkpoint's path) adds it to the message."""
+
+
+def overflow_error(where: str, x: Tensor, network: Any, what: str = "the observations") -> ValueError:
+    """The error for finite input ``x`` (``what``) that overflowed ``x``'s dtype inside ``where``, blaming the
+    larger of the two factors: ``x`` itself, or the finite weights of the module ``network`` — huge weights
+    (a checkpoint that was tampered with or came from a run that blew up) make ordinary observations overflow,
+    and the observations are then not the thing to scale down (:class:`WeightsOverflowError`)."""
+    import torch
+
+    limit = torch.finfo(x.dtype).max
+    largest = float(x.detach().abs().amax()) if x.numel() else 0.0
+    weights = [(float(p.detach().abs().amax()), name) for name, p in network.named_parameters() if p.numel()]
+    heaviest, name = max(weights, default=(0.0, ""))
+    if heaviest > largest:
+        return WeightsOverflowError(
+            f"the weights of {where} are finite but too large for {x.dtype}: the largest |weight| is {heaviest:.3g} "
+            f"({name}), while {what}' largest |value| is {largest:.3g}, and the values computed from them exceed "
+            f"{x.dtype}'s largest number, {limit:.3g} (an overflow to inf or NaN); weights this large come from no "
+            "stable training run: the checkpoint (or the code that set them) is at fault, not the input")
+    return ValueError(f"{what} are finite but too large for {where} in {x.dtype}: the largest |value| is "
+                      f"{largest:.3g}, and the values computed from them exceed {x.dtype}'s largest number, "
+                      f"{limit:.3g} (an overflow to inf or NaN); scale {what} down (normalise them) or compute in "
+                      "float64")
+
+
 def check_no_overflow(where: str, y: Tensor, x: Tensor, network: Any, what: str = "the observations") -> Tensor:
-    """``y`` if it is finite; else ``ValueError`` saying that finite input ``x`` (``what``, already checked
-    finite) overflowed its dtype inside ``where`` — not NaN handed on as an answer, nor blamed on a mask.
-    One reduction over ``y``; returns ``y`` so that it can wrap an expression. When the module ``network``
-    itself holds NaN or infinite weights (a diverged run), the overflow is not the cause: ``y`` is returned
-    for the checks that name non-finite outputs."""
+    """``y`` if it is finite; else the :func:`overflow_error` saying that finite input ``x`` (``what``, already
+    checked finite) or the network's finite weights overflowed the dtype inside ``where`` — not NaN handed on
+    as an answer, nor blamed on a mask. One reduction over ``y``; returns ``y`` so that it can wrap an
+    expression. When the module ``network`` itself holds NaN or infinite weights (a diverged run), the overflow
+    is not the cause: ``y`` is returned for the checks that name non-finite outputs."""
     import torch
 
     if not bool(torch.isfinite(y).all()) and all(bool(torch.isfinite(p).all()) for p in network.parameters()):
-        largest = float(x.detach().abs().amax()) if x.numel() else 0.0
-        raise ValueError(f"{what} are finite but too large for {where} in {x.dtype}: the largest |value| is "
-                         f"{largest:.3g}, and the values computed from them exceed {x.dtype}'s largest number, "
-                         f"{torch.finfo(x.dtype).max:.3g} (an overflow to inf or NaN); scale {what} down (normalise "
-                         "them) or compute in float64")
+        raise overflow_error(where, x, network, what)
     return y
 
 
@@ -383,6 +459,8 @@ def check_writable_folder(folder: str | Path, name: str = "out") -> Path:
     if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
         raise ValueError(f"{name} must name a folder; got {folder!r}")
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{name} = {str(folder)!r} is a file, not a folder; give a folder to write in")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):

@@ -117,8 +117,8 @@ def export_flat_actor(path: str | Path) -> dict[str, Any]:
 
 def playground_spec(m: int = 6, seed: int = 0, policy: str = "entity") -> dict[str, Any]:
     """Everything the page needs: constants, weights, and the starting settings."""
-    check_int("m", m, minimum=M_RANGE[0], maximum=M_RANGE[1])
-    check_seed(seed)
+    m = check_int("m", m, minimum=M_RANGE[0], maximum=M_RANGE[1])  # a plain int (np.int64 is no JSON)
+    seed = check_seed(seed)
     if policy not in ("entity", "flat", "greedy"):
         raise ValueError(f"policy must be 'entity', 'flat' or 'greedy'; got {policy!r}")
     entity = export_entity_actor(shipped_checkpoint(*ENTITY_ACTOR[:2], seed=ENTITY_ACTOR[2]))

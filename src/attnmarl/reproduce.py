@@ -49,7 +49,16 @@ from tqdm.auto import tqdm
 
 from . import train
 from .checkpoints import shipped_runs
-from .guards import check_int, check_writable_folder, cli_int, restore_sigint, write_atomically, write_json_atomically
+from .guards import (
+    MAX_THREADS,
+    check_int,
+    check_writable_folder,
+    cli_int,
+    cli_threads,
+    restore_sigint,
+    write_atomically,
+    write_json_atomically,
+)
 
 __all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "rerun", "verdict", "reproduce", "main"]
 
@@ -79,6 +88,9 @@ def select_runs(chapters: list[str] | None = None, configs: list[str] | None = N
         if not path.exists():
             raise ValueError(f"no index.json in {str(index)!r} (python -m attnmarl.train --index DIR writes one)")
         listed = [{**entry, "chapter": Path(index).resolve().name} for entry in _index_entries(path)]
+        if not listed:
+            raise ValueError(f"{path} lists no runs: there is nothing to re-run (python -m attnmarl.train --index "
+                             f"{index} indexes the runs the folder holds)")
     else:
         unknown = sorted(set(chapters or ()) - set(CHAPTERS))
         if unknown:
@@ -284,7 +296,7 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
     returns it (``report.json``'s content). Runs already reproduced in ``out`` are kept, not run again."""
     check_int("retries", retries, minimum=0)
     if cpus is not None:
-        check_int("cpus", cpus)
+        check_int("cpus", cpus, maximum=MAX_THREADS)
     ray = _ray()
     _check_reachable(address)
     created = not Path(out).exists()
@@ -351,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=cli_int(0), metavar="S", help="only these seeds (default: all)")
     parser.add_argument("--address", help="an existing Ray cluster: auto, HOST:PORT or ray://HOST:10001 "
                         "(default: start a Ray on this machine)")
-    parser.add_argument("--cpus", type=cli_int(), help="cores of the local Ray (default: all of this machine's)")
+    parser.add_argument("--cpus", type=cli_threads(), help="cores of the local Ray (default: all of this machine's)")
     parser.add_argument("--retries", type=cli_int(0), default=2, help="retries of a failed run (default: 2)")
     parser.add_argument("--out", default="reproduction", help="output folder (default: reproduction)")
     args = parser.parse_args(argv)

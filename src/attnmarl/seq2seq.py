@@ -230,6 +230,9 @@ SRC_VOCAB = Vocab("".join(MONTHS) + "".join(WEEKDAYS) + "".join(ORDINAL_WORDS) +
                   + "0123456789 ,./")
 TGT_VOCAB = Vocab("0123456789-/")
 T_OUT = len("yyyy-mm-dd/yyyy-mm-dd") + 1  # the longest output and its <eos>
+MAX_INPUT = 120
+"""The longest text :func:`translate` reads, in characters: the longest input of the data set (a range of two
+long dates) has 103; a longer one is no date the models know, and its alignment would be too wide to show."""
 
 
 def encode_batch(texts: list[str], vocab: Vocab, add_eos: bool = False) -> tuple[Tensor, Tensor]:
@@ -531,11 +534,17 @@ def translate(model: Seq2Seq, text: str) -> tuple[str, Tensor | None, list[str],
 
     Returns (output string, alpha (T_out, T_in) or None, input tokens, output tokens); the output
     tokens are the decoded tokens up to and including the first <eos> (T_out of them), the input
-    tokens are the characters of ``text`` (T_in). Raises ValueError on an empty string or a
-    character outside the source vocabulary.
+    tokens are the characters of ``text`` (T_in). Raises ValueError on an empty string, a string of more
+    than :data:`MAX_INPUT` characters or a character outside the source vocabulary.
     """
+    if not isinstance(model, Seq2Seq):
+        raise ValueError(f"model must be a Seq2Seq (for example seq2seq.load_pretrained(True)); got "
+                         f"{type(model).__name__}")
     if not isinstance(text, str):
         raise ValueError(f"text must be a string; got {type(text).__name__}")
+    if len(text) > MAX_INPUT:
+        raise ValueError(f"the text has {len(text):,} characters; the models read at most {MAX_INPUT} (a date or a "
+                         "range of two dates, as in the data set, whose longest input has 103)")
     src, src_mask = encode_batch([text], SRC_VOCAB)
     ids, alpha = greedy_translate(model, src, src_mask)
     ids_list = ids[0].tolist()

@@ -220,10 +220,28 @@ def budget(config: Config) -> str:
 
 def evaluation_count(num_updates: int, evals: int) -> int:
     """How many mpe2 evaluations :func:`run` makes for ``evals`` asked: one after every
-    ``num_updates // evals`` updates (at least one) and one at the end, so fewer than asked when
-    ``evals`` exceeds ``num_updates`` and sometimes one more when it does not divide it."""
+    ``num_updates // evals`` updates (at least one) and one at the end, so sometimes one more than asked
+    when ``evals`` does not divide ``num_updates`` (more than ``num_updates`` is refused: :func:`check_evals`)."""
     every = max(1, num_updates // max(1, evals))
     return num_updates // every + (1 if num_updates % every else 0)
+
+
+DEFAULT_EVALS = 20
+"""Evaluations during training when none are asked for (fewer if the run has fewer updates)."""
+
+
+def check_evals(config: Config, evals: int | None, name: str = "evals") -> int:
+    """``evals`` if a run of ``config`` can make that many evaluations during training: an integer from 0 to its
+    number of updates (it evaluates at most once per update); else ``ValueError`` naming the run's budget.
+    ``None`` means :data:`DEFAULT_EVALS`, or one per update if the run has fewer."""
+    if evals is None:
+        return min(DEFAULT_EVALS, config.num_updates)
+    check_int(name, evals, minimum=0)
+    if evals > config.num_updates:
+        raise ValueError(f"{name} {evals} asks for more evaluations during training than the run has updates "
+                         f"({budget(config)}); a run evaluates at most once per update: give {name} <= "
+                         f"{config.num_updates:,}, or more steps")
+    return int(evals)
 
 
 def existing_run(out: str | Path, name: str, seed: int) -> str | None:
@@ -260,7 +278,7 @@ def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any
     return {"mean": float(per_episode.mean()), "sem": sem, "per_agent": [float(r) for r in returns.mean(axis=0)]}
 
 
-def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int = 20,
+def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int | None = None,
         eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
         progress: bool = True, replace_run: bool = False, compile_nets: bool = False) -> dict[str, Any]:
     """Train config ``name``, evaluate it, write ``NAME-seedS.{pt,csv,json}`` to ``out``; returns the summary.
@@ -271,7 +289,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
     (unless ``replace_run``) raise
     ``ValueError`` before training starts."""
     config = named_config(name, seed, steps)
-    check_int("evals", evals, minimum=0)
+    evals = check_evals(config, evals)
     check_episodes("eval_episodes", eval_episodes)
     check_episodes("final_episodes", final_episodes)
     check_bool("replace_run", replace_run)
@@ -502,7 +520,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=cli_int(0), default=0)
     parser.add_argument("--steps", type=cli_int(), default=None, help="env steps (default: the config's budget)")
     parser.add_argument("--out", default="runs", help="output directory (default: runs)")
-    parser.add_argument("--evals", type=cli_int(0), default=20, help="mpe2 evaluations during training")
+    parser.add_argument("--evals", type=cli_int(0), default=None,
+                        help=f"mpe2 evaluations during training (default: {DEFAULT_EVALS}, or one per update if fewer)")
     parser.add_argument("--eval-episodes", type=cli_episodes(), default=20,
                         help="episodes per evaluation during training")
     parser.add_argument("--final-episodes", type=cli_episodes(), default=FINAL_EPISODES,
@@ -522,6 +541,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.index is not None:
         if not args.index.strip():
             parser.error("--index must name a folder of runs; got ''")
+        if Path(args.index).is_dir() and not any(Path(args.index).glob("*-seed*.json")):
+            parser.error(f"--index: {args.index} holds no run summaries (NAME-seedS.json, written by a run); there is "
+                         "nothing to index")
         try:
             runs = write_index(args.index)
         except ValueError as error:
@@ -532,6 +554,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
     try:  # what run() would refuse, as a usage error before anything starts
         config = named_config(args.config, args.seed, args.steps)
+        args.evals = check_evals(config, args.evals, "--evals")
         check_writable_folder(args.out, "--out")
         check_init_actor(config)
         if args.compile:

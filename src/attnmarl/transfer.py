@@ -124,6 +124,8 @@ def parse_ms(text: str) -> list[int]:
             ms = [int(part) for part in text.split(",")]
     except ValueError:
         raise ValueError(f"--m takes a range 'LOW-HIGH' or a list '3,6,12' of ints; got {text!r}") from None
+    if not ms and "-" in text:
+        raise ValueError(f"--m {text!r} is an empty range: LOW = {low} is greater than HIGH = {high}")
     if not ms or min(ms) < 2:
         raise ValueError(f"--m must list numbers of agents of at least 2; got {text!r}")
     if len(set(ms)) != len(ms):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from attnmarl.guards import is_int
 from attnmarl.svg import render_panels
 from attnmarl.viz import Frame, frame_spec
 
@@ -106,8 +107,17 @@ def _check_choice(name: str, default: Any, values: list, static: list) -> None:
         raise ValueError(f"control {name!r}: static values {static} must be among its values {values}")
 
 
+def _check_setting(control: Control, value: Any) -> None:
+    """A new setting of ``control``: one of a dropdown's choices, True or False for a toggle (a slider's
+    numbers are checked by the frame function, which may take values between its stops)."""
+    if isinstance(control, Dropdown) and value not in control.values:
+        raise ValueError(f"control {control.name!r} takes one of {control.values}; got {value!r}")
+    if isinstance(control, Toggle) and not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"control {control.name!r} takes True or False; got {value!r}")
+
+
 def _is_int_range(values: list) -> bool:
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values) or len(values) < 2:
+    if not all(is_int(v) for v in values) or len(values) < 2:
         return False
     steps = np.diff(values)
     return bool(np.all(steps == steps[0]) and steps[0] > 0)
@@ -136,6 +146,9 @@ class Explorer:
         unknown = set(changes) - set(self.settings)
         if unknown:
             raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.settings)}")
+        for control in self.controls:
+            if control.name in changes:
+                _check_setting(control, changes[control.name])
         settings = {**self.settings, **changes}
         self.frame = frame_spec(self.frame_fn(**settings))  # a refused change leaves the settings as they were
         self.settings = settings

@@ -66,7 +66,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
-from ..envs.scenarios import port_kwargs
+from ..envs.scenarios import given_port_kwargs
 from ..guards import check_choice, check_config_fields, check_finite, check_off_policy_budget
 from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
@@ -137,7 +137,7 @@ class MAACConfig:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
         if not isinstance(self.scenario_kwargs, dict):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
-        port_kwargs(self.scenario, **self.scenario_kwargs)
+        self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)  # names, types ('no' is no bool)
         check_choice("critic", self.critic, MAAC_CRITICS)
         if self.scenario_kwargs.get("continuous_actions", False) is not False:
             raise ValueError("MAAC's critic has one output per discrete action: scenario_kwargs must not set "
@@ -146,7 +146,7 @@ class MAACConfig:
         if self.d % self.heads:
             raise ValueError(f"d = {self.d} must be a multiple of heads = {self.heads} (each head has d / heads "
                              "dimensions)")
-        check_off_policy_budget(self.total_steps, self.batch_size, self.learning_starts, self.buffer_size)
+        check_off_policy_budget(self)
 
     @property
     def batch_size(self) -> int:
@@ -168,8 +168,8 @@ _SIZES = ("num_envs", "rollout_steps", "total_steps", "d", "heads", "actor_hidde
           "minibatch_size", "updates_per_iteration")
 """The fields of :class:`MAACConfig` that must be positive integers."""
 
-_RANGES = (("gamma", 0.0, 1.0, False), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, math.inf, False),
-           ("lr_critic", 0.0, math.inf, False), ("critic_weight_decay", 0.0, math.inf, False),
+_RANGES = (("gamma", 0.0, 1.0, False), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, 1.0, False),
+           ("lr_critic", 0.0, 1.0, False), ("critic_weight_decay", 0.0, math.inf, False),
            ("temperature", 0.0, math.inf, False), ("attention_reg", 0.0, math.inf, False),
            ("policy_reg", 0.0, math.inf, False), ("max_grad_norm_actor", 0.0, math.inf, True),
            ("max_grad_norm_critic", 0.0, math.inf, True))

@@ -43,15 +43,15 @@ import torch
 from torch import Tensor, nn
 
 from ..envs import make_batched
-from ..envs.scenarios import port_kwargs
+from ..envs.scenarios import given_port_kwargs
 from ..guards import (
     check_choice,
     check_config_fields,
     check_finite,
-    check_int,
+    check_numbers,
     check_off_policy_budget,
     check_real,
-    check_sizes,
+    check_replay_buffer,
 )
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
@@ -122,7 +122,7 @@ class MADDPGConfig:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
         if not isinstance(self.scenario_kwargs, dict):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
-        port_kwargs(self.scenario, **self.scenario_kwargs)  # names and types of the arguments ('no' is no bool)
+        self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)  # names, types ('no' is no bool)
         check_choice("critic", self.critic, Q_CRITICS)
         check_choice("actor", self.actor, MADDPG_ACTORS)
         if not isinstance(self.scenario_kwargs, dict) or self.scenario_kwargs.get("continuous_actions") is not True:
@@ -130,7 +130,7 @@ class MADDPGConfig:
                              f"discrete choice): scenario_kwargs must have continuous_actions=True; got "
                              f"{self.scenario_kwargs!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
-        check_off_policy_budget(self.total_steps, self.batch_size, self.learning_starts, self.buffer_size)
+        check_off_policy_budget(self)
 
     @property
     def batch_size(self) -> int:
@@ -148,8 +148,8 @@ _SIZES = ("num_envs", "rollout_steps", "total_steps", "d_x", "heads", "d_q", "d_
           "updates_per_iteration")
 """The fields of :class:`MADDPGConfig` that must be positive integers."""
 
-_RANGES = (("gamma", 0.0, 1.0, True), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, math.inf, False),
-           ("lr_critic", 0.0, math.inf, False), ("noise_std", 0.0, math.inf, False),
+_RANGES = (("gamma", 0.0, 1.0, True), ("tau", 0.0, 1.0, True), ("lr_actor", 0.0, 1.0, False),
+           ("lr_critic", 0.0, 1.0, False), ("noise_std", 0.0, math.inf, False),
            ("noise_final", 0.0, math.inf, False), ("actor_reg", 0.0, math.inf, False),
            ("max_grad_norm", 0.0, math.inf, True))
 """(field, low, high, low end open) of the real-valued fields."""
@@ -233,7 +233,7 @@ class ReplayBuffer:
     overwritten first. Shapes per transition: o and o' (m, obs_dim), a (m, action_dim), r (m,)."""
 
     def __init__(self, capacity: int, m: int, obs_dim: int, action_dim: int) -> None:
-        check_sizes(capacity=capacity, m=m, obs_dim=obs_dim, action_dim=action_dim)
+        check_replay_buffer(capacity, m, obs_dim, action_dim)
         self.capacity = capacity
         self.o = torch.zeros(capacity, m, obs_dim)
         self.a = torch.zeros(capacity, m, action_dim)
@@ -266,7 +266,7 @@ class ReplayBuffer:
 
     def sample(self, n: int, generator: torch.Generator | None = None) -> tuple[Tensor, ...]:
         """n transitions drawn uniformly with replacement from those stored: (o, a, r, o', terminated)."""
-        check_int("n", n)
+        check_numbers("a minibatch of observations o", ("n", n), ("m", self.o.shape[1]), ("obs_dim", self.o.shape[2]))
         if self.size == 0:
             raise ValueError("cannot sample from an empty replay buffer")
         rows = torch.randint(self.size, (n,), generator=generator)

@@ -52,8 +52,8 @@ from torch import Tensor, nn
 
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
-from ..envs.scenarios import port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_sizes
+from ..envs.scenarios import given_port_kwargs
+from ..guards import check_choice, check_config_fields, check_finite, check_numbers, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from .compile import compile_in_place
 
@@ -134,7 +134,7 @@ class MAPPOConfig:
         """Refuse a config that would train something other than it says (a ``ValueError`` naming the field)."""
         if not isinstance(self.scenario_kwargs, dict):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
-        port_kwargs(self.scenario, **self.scenario_kwargs)  # names and types of the arguments ('no' is no bool)
+        self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)  # names, types ('no' is no bool)
         check_choice("critic", self.critic, CRITICS)
         check_choice("actor", self.actor, ACTORS)
         check_choice("entity_frame", self.entity_frame, ("egocentric", "absolute"))
@@ -168,12 +168,12 @@ _SIZES = ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_mini
           "d_out", "depth", "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
 """The fields of :class:`MAPPOConfig` that must be positive integers (sizes and counts)."""
 
-_RANGES = (("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False), ("lr_actor", 0.0, math.inf, False),
-           ("lr_critic", 0.0, math.inf, False), ("clip_coef", 0.0, math.inf, False),
+_RANGES = (("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False), ("lr_actor", 0.0, 1.0, False),
+           ("lr_critic", 0.0, 1.0, False), ("clip_coef", 0.0, math.inf, True),
            ("ent_coef", 0.0, math.inf, False), ("max_grad_norm", 0.0, math.inf, True),
-           ("log_std_init", -math.inf, math.inf, False))
-"""(field, low, high, low end open) of the real-valued fields: gamma in (0, 1], gae_lambda in [0, 1], rates and
-coefficients >= 0 (a learning rate of 0 freezes that network), max_grad_norm > 0, all finite."""
+           ("log_std_init", -20.0, 20.0, False))
+"""(field, low, high, low end open): gamma in (0, 1], gae_lambda in [0, 1], rates in [0, 1] (0 freezes that network),
+clip_coef and max_grad_norm > 0 (0 = no update), log sigma in [-20, 20] (sigma a float32), all finite."""
 
 _FLAGS = ("anneal_lr", "adv_norm_per_agent", "eval_deterministic")
 """The fields that must be bools (a string such as 'no' would act as True)."""
@@ -482,8 +482,8 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     T, E, m, D = config.rollout_steps, config.num_envs, spec.m, spec.obs_dim
     if config.batch_size // config.num_minibatches * m < 2:
         raise ValueError(f"a minibatch of {config.batch_size // config.num_minibatches} env step with m = {m} agent "
-                         "holds one advantage, which cannot be normalised (its std is undefined); use at least 2 "
-                         "env steps per minibatch")
+                         "holds one advantage, which cannot be normalised; use at least 2 env steps per minibatch")
+    check_numbers("the rollout's observations", ("rollout_steps", T), ("num_envs", E), ("m", m), ("obs_dim", D))
     o_buf = torch.zeros(T, E, m, D)
     a_buf = torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
                         dtype=torch.float32 if spec.continuous else torch.long)

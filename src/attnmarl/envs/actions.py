@@ -26,7 +26,9 @@ def check_actions(actions: np.ndarray, leading_shape: tuple[int, ...], continuou
     ``leading_shape`` is ``(num_envs, n_agents)`` for a batched env or ``(n_agents,)`` for one env.
     Discrete actions must be integers in ``[0, 5)``; continuous ones must be finite and in
     ``[0, 1]`` and are cast to float32, the dtype of mpe2's ``Box`` action space (mpe2 itself would
-    clip out-of-range continuous actions with a warning; here they are an error).
+    clip out-of-range continuous actions with a warning; here, and in every policy played on mpe2 by
+    :func:`attnmarl.envs.reference.play`, they are an error, so a port and mpe2 never score the same
+    actions differently; the book's trained policies act within [0, 1]).
     """
     actions = np.asarray(actions)
     expected = leading_shape + ((N_MOVES,) if continuous else ())

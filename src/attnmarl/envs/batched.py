@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_int, check_seed
+from ..guards import check_int, check_numbers, check_seed
 from .actions import N_MOVES, action_force, check_actions
 from .physics import WorldParams, world_step
 from .reference import make_reference
@@ -60,6 +60,8 @@ class BatchedEnv(ABC):
         self.action_spaces: dict[str, spaces.Space] = {a: reference.action_space(a) for a in self.agents}
         self.obs_dims: tuple[int, ...] = tuple(self.observation_spaces[a].shape[0] for a in self.agents)
         self.obs_dim = max(self.obs_dims)
+        check_numbers(f"the observations of {num_envs:,} {self.scenario} worlds", ("num_envs", num_envs),
+                      ("agents", self.n_agents), ("obs_dim", self.obs_dim), hint=" (fewer worlds or agents)")
         self.n_actions = N_MOVES
         self.continuous_actions: bool = self.kwargs["continuous_actions"]
         self.max_cycles: int = self.kwargs["max_cycles"]

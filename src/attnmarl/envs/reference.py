@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_seed
+from ..guards import check_seed, is_int
 from .actions import check_actions
 from .scenarios import reference_kwargs, reference_module
 
@@ -92,8 +92,9 @@ def check_policy_fits(policy: Policy, env) -> None:
 def play(env, policy: Policy, obs: dict[str, np.ndarray]) -> tuple:
     """One step of an mpe2 env with ``policy``'s actions for ``obs`` (what ``env.step`` returns), after
     checking them: a dict with one action for every agent, each of its agent's action space — an integer
-    move in range, or a continuous action of the right shape without NaN (mpe2 would fail deep inside,
-    with a bare ``KeyError`` or ``AssertionError``; out-of-range continuous actions it clips, with a warning)."""
+    move in range, or a continuous action of the right shape, finite and within the space's bounds (mpe2 would
+    fail deep inside, with a bare ``KeyError`` or ``AssertionError``, and clip out-of-range continuous actions
+    with only a warning; the batched ports refuse them too, :func:`attnmarl.envs.actions.check_actions`)."""
     if not callable(policy):
         raise ValueError(f"policy must be a function from the observation dict to the action dict; got "
                          f"{type(policy).__name__}")
@@ -105,13 +106,18 @@ def play(env, policy: Policy, obs: dict[str, np.ndarray]) -> tuple:
     for agent, action in actions.items():
         space = env.action_space(agent)
         if isinstance(space, spaces.Discrete):
-            fits = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) or (
+            fits = is_int(action) or (
                 isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer))
             fits = fits and space.start <= int(action) < space.start + space.n
         else:
             array = np.asarray(action)
             fits = (array.shape == space.shape and np.issubdtype(array.dtype, np.number)
-                    and bool(np.isfinite(array).all()))
+                    and not np.iscomplexobj(array) and bool(np.isfinite(array).all()))
+            if fits and not (np.all(array >= space.low) and np.all(array <= space.high)):
+                raise ValueError(f"the policy's action for {agent}, {action!r}, lies outside its action space {space} "
+                                 f"({describe(env)}): values from {array.min():g} to {array.max():g}; mpe2 would clip "
+                                 "it silently to the bounds, and the batched ports refuse it, so clip it in the policy "
+                                 "if that is what it means")
         if not fits:
             raise ValueError(f"the policy's action for {agent}, {action!r}, is not in its action space {space} "
                              f"({describe(env)})")

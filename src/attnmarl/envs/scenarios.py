@@ -13,7 +13,7 @@ import re
 from types import ModuleType
 from typing import Any
 
-from ..guards import INT_MAX, check_bool, check_real
+from ..guards import INT_MAX, check_bool, check_real, is_int
 
 # mpe2 imports pygame; rendering to "rgb_array" needs no display, and a dummy video driver keeps
 # pygame from looking for one on a headless machine.
@@ -61,25 +61,28 @@ MAX_ENTITIES = 100
 uses at most a few dozen): beyond this an environment takes minutes to build and step."""
 
 
-def _check_argument(name: str, key: str, value: Any, annotation: str) -> None:
+def _check_argument(name: str, key: str, value: Any, annotation: str) -> Any:
     """One mpe2 argument against the type its ``raw_env`` declares (``'bool'``, ``'float'``, ``'int'``,
-    ``'int | None'``, ``'str | None'``): a string is never a flag or a number (``'false'`` would act as True)."""
+    ``'int | None'``, ``'str | None'``), returned as that Python type: a string is never a flag or a number
+    (``'false'`` would act as True), and numpy's integers count as ints (``N=np.int64(3)`` is ``N=3``)."""
     if value is None and "None" in str(annotation):
-        return
+        return value
     kind = str(annotation).split(" |")[0]
     if kind == "bool":
-        check_bool(f"{name}: {key}", value)
-    elif kind == "float":
-        check_real(f"{name}: {key}", value)
-    elif kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
+        return check_bool(f"{name}: {key}", value)
+    if kind == "float":
+        return check_real(f"{name}: {key}", value)
+    if kind == "int":
+        if not is_int(value):
             raise ValueError(f"{name}: {key} must be an int, got {value!r}")
         minimum = _COUNT_MINIMUM.get(key, 0)
         if not minimum <= value <= INT_MAX:
             raise ValueError(f"{name}: {key} must be >= {minimum}" + (f" and <= {INT_MAX:,}" if value > 0 else "")
                              + f", got {value}")
-    elif kind == "str" and not isinstance(value, str):
+        return int(value)
+    if kind == "str" and not isinstance(value, str):
         raise ValueError(f"{name}: {key} must be a string or None; got {value!r}")
+    return value
 
 
 def scenario_name(scenario: str) -> str:
@@ -114,7 +117,7 @@ def reference_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
     bound.apply_defaults()
     resolved = dict(bound.arguments)
     for key, value in resolved.items():
-        _check_argument(name, key, value, signature.parameters[key].annotation)
+        resolved[key] = _check_argument(name, key, value, signature.parameters[key].annotation)
     if name == "collect_treasure" and resolved["num_deposits"] > 6:
         raise ValueError(
             f"collect_treasure: num_deposits must be <= 6 (mpe2 has 6 colours), got {resolved['num_deposits']}"
@@ -143,3 +146,11 @@ def port_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
         )
     resolved = reference_kwargs(name, **kwargs)
     return {key: resolved[key] for key in PORT_ARGUMENTS[name]}
+
+
+def given_port_kwargs(scenario: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments ``kwargs`` given for a batched port, checked by :func:`port_kwargs` and as the Python types
+    mpe2 declares (``{"N": np.int64(3)}`` becomes ``{"N": 3}``, which a config can store and JSON write);
+    only those given, without the defaults."""
+    resolved = port_kwargs(scenario, **kwargs)
+    return {key: resolved[key] for key in kwargs}

@@ -37,7 +37,7 @@ from attnmarl.envs import (
 )
 from attnmarl.envs.actions import DISCRETE_DIRECTION
 from attnmarl.envs.reference import play
-from attnmarl.guards import check_index, check_int, check_seed
+from attnmarl.guards import check_index, check_int, check_seed, is_int
 from attnmarl.viz import Arena, Frame, Heatmap, Text, sup
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
@@ -273,7 +273,7 @@ def _screen_color(rgb: np.ndarray) -> str:
 
 def check_step(episode: Episode, t: int) -> int:
     """``t`` as an int if it is a step of ``episode``, 0 … T (a negative t would count from the end)."""
-    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 0 <= t <= episode.steps:
+    if not is_int(t) or not 0 <= t <= episode.steps:
         raise ValueError(f"t must be an int in [0, {episode.steps}], got {t!r}")
     return int(t)
 
@@ -320,7 +320,7 @@ def episode_frame(scenario: str = "simple_spread", t: int = 8, i: int = 0) -> Fr
     array index, from 0) ringed, and agent ``i``'s observation cut into entity tokens."""
     episode = _explorer_episode(scenario)
     m = len(episode.agents)
-    if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and i >= m:
+    if is_int(i) and i >= m:
         message = (f"{scenario} has m = {m} agents,\ni = 1 … {m}:\n"
                    + "\n".join(f"  {k + 1}: {choice_label(a)}" for k, a in enumerate(episode.agents)))
         return Frame([arena_panel(episode, t, title=f"t = {t}"), Text(message, title=f"there is no agent {i + 1}")],

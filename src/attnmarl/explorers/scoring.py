@@ -89,6 +89,9 @@ def score_alpha(name: str, q: Tensor, tau: float = 1.0, keys: Tensor = KEYS,
     if not (isinstance(tau, Real) and math.isfinite(tau) and tau > 0):
         raise ValueError(f"the temperature tau must be a positive number; got {tau!r}")
     s = score(name, q, keys)
+    if s.isfinite().all() and not (s / tau).isfinite().all():
+        raise ValueError(f"the temperature tau = {tau!r} is too small: the scores divided by it exceed {s.dtype}'s "
+                         f"largest number, {torch.finfo(s.dtype).max:.3g}; take a larger tau")
     return s, masked_softmax(s / tau, mask)
 
 
@@ -103,6 +106,10 @@ def scoring_frame(score: str = "dot", qx: float = 1.0, qy: float = 0.5, tau: flo
     """One query q = (qx, qy) among :data:`KEYS`: the points, and alpha as a 1 x m row."""
     if not all(isinstance(v, Real) and math.isfinite(v) for v in (qx, qy)):
         raise ValueError(f"the query coordinates must be finite numbers; got qx={qx!r}, qy={qy!r}")
+    largest = float(torch.finfo(torch.float32).max)
+    if max(abs(qx), abs(qy)) > largest:
+        raise ValueError(f"the query coordinates must be float32 numbers, at most {largest:.3g} in size; got "
+                         f"qx={qx!r}, qy={qy!r}")
     q = torch.tensor([[float(qx), float(qy)]])
     s, alpha = score_alpha(score, q, tau)
     s, alpha = s[0].numpy(), alpha.numpy()

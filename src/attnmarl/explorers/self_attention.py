@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
-from attnmarl.guards import check_int, check_seed
+from attnmarl.guards import check_int, check_seed, is_int
 from attnmarl.viz import Frame, Heatmap, Points, sup
 from attnmarl.widgets import Explorer, Slider, Toggle
 
@@ -25,7 +25,7 @@ def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: flo
 
     The first m of a fixed list of 16, so changing m adds or removes inputs without moving the others.
     """
-    if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or not 1 <= m <= 16:
+    if not is_int(m) or not 1 <= m <= 16:
         raise ValueError(f"the examples hold between 1 and 16 inputs; got m = {m!r}")
     check_seed(seed)
     generator = torch.Generator().manual_seed(10_000 + seed)

@@ -129,6 +129,9 @@ def alignment_explorer(models: dict[str, s2s.Seq2Seq] | None = None,
     (default: :func:`pretrained_models`): the alignment heatmap and the translation."""
     models = _checked(pretrained_models() if models is None else models)
     examples = showcase_examples() if examples is None else examples
+    if not isinstance(examples, list) or not examples or not all(
+            isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(t, str) for t in pair) for pair in examples):
+        raise ValueError(f"examples must be a non-empty list of (text, target) pairs of strings; got {examples!r:.80}")
 
     def frame(example: int = 0, model: str = "attention") -> Frame:
         text, target = examples[check_index("example", example, len(examples), "example index")]

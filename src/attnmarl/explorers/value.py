@@ -27,7 +27,7 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..analysis import value_sensitivity
 from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
-from ..guards import check_distributions, check_index
+from ..guards import check_distributions, check_index, is_int
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
@@ -239,7 +239,7 @@ def freeze_state(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int =
     state: the recorded episode, and a one-environment port holding the state of step ``t`` (copied
     with :meth:`BatchedEnv.load_state` and checked to give mpe2's observation)."""
     episode = trained_episode(agent, config, seed)
-    if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= episode.steps:
+    if not is_int(t) or not 0 <= t <= episode.steps:
         raise ValueError(f"t must be an int in [0, {episode.steps}], got {t!r}")
     env = make_reference(config.scenario, **config.scenario_kwargs)
     policy = agent_policy(agent, config, deterministic=True)

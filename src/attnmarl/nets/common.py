@@ -15,11 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_finite, check_like, check_sizes
+from ..guards import check_finite, check_like, check_numbers, check_sizes, is_int
 
 __all__ = ["AgentLinear", "AgentHeads", "check_obs", "check_types", "type_features", "n_type_features",
            "linear", "mlp"]
@@ -43,12 +42,12 @@ def check_obs(o: Tensor, m: int, obs_dim: int, weight: Tensor | None = None) -> 
 
 def check_types(agent_types: Sequence[int] | None, m: int) -> tuple[int, ...]:
     """Agent types as a tuple of m ints numbering the types 0, 1, ... (all 0 by default)."""
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+    if not is_int(m) or m < 1:
         raise ValueError(f"m (the number of agents) must be a positive int; got {m!r}")
     if agent_types is not None and not isinstance(agent_types, (str, bytes)):
         agent_types = list(agent_types)
     if agent_types is not None and (isinstance(agent_types, (str, bytes)) or not all(
-            isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_)) for t in agent_types)):
+            is_int(t) for t in agent_types)):
         raise ValueError(f"agent_types must be a sequence of m ints (for example [0, 0, 1]); got {agent_types!r}")
     types = tuple(int(t) for t in agent_types) if agent_types is not None else (0,) * m
     if len(types) != m:
@@ -69,7 +68,7 @@ def type_features(o: Tensor, agent_types: tuple[int, ...]) -> Tensor:
 
 def linear(d_in: int, d_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
     """A linear layer with orthogonal weights of the given gain and zero bias (as in CleanRL's PPO)."""
-    check_sizes(d_in=d_in, d_out=d_out)
+    check_numbers("a linear layer's weights", ("d_out", d_out), ("d_in", d_in))
     layer = nn.Linear(d_in, d_out)
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
@@ -108,11 +107,9 @@ class AgentLinear(nn.Module):
         if m > MAX_AGENTS:
             raise ValueError(f"m = {m} agents: each has its own layer, initialised in turn, so building time grows "
                              f"with m (tens of seconds at a few thousand); this package builds at most {MAX_AGENTS}")
-        if m * d_out * d_in > MAX_LAYER_WEIGHTS:
-            raise ValueError(f"m = {m} layers of {d_out} x {d_in} would hold {m * d_out * d_in:,} weights "
-                             f"({m * d_out * d_in * 4 / 1e9:,.1f} GB in float32, each layer initialised in turn); "
-                             f"this package builds at most {MAX_LAYER_WEIGHTS:,} per layer (fewer agents, or the "
-                             "attention networks, whose size does not grow with m)")
+        check_numbers("the weights of m unshared layers, initialised one by one,", ("m", m), ("d_out", d_out),
+                      ("d_in", d_in), limit=MAX_LAYER_WEIGHTS, hint=" of them (fewer agents, or the attention "
+                      "networks, whose size does not grow with m)")
         self.m, self.d_in, self.d_out = m, d_in, d_out
         self.W = nn.Parameter(torch.empty(m, d_out, d_in))
         self.b = nn.Parameter(torch.zeros(m, d_out))

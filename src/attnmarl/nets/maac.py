@@ -43,7 +43,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_no_overflow, check_sizes
+from ..guards import check_no_overflow, check_numbers, check_sizes
 from .common import AgentLinear, check_types, linear, n_type_features, type_features
 from .qnets import q_tokens
 
@@ -123,7 +123,8 @@ class MAACAttentionCritic(_MAACCritic):
 
     def __init__(self, m: int, obs_dim: int, n_actions: int, agent_types: Sequence[int] | None = None,
                  d: int = 128, heads: int = 4) -> None:
-        check_sizes(heads=heads, d=d)
+        check_sizes(heads=heads)
+        check_numbers("the attention critic's W_q and W_k", ("d", d), ("d", d))
         if d % heads:
             raise ValueError(f"d = {d} must be a multiple of heads = {heads} (each head has d / heads dimensions)")
         super().__init__(m, obs_dim, n_actions, agent_types, d, d)

@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from ..attention import masked_softmax
 from ..envs.tokens import TokenLayout, token_layout
-from ..guards import check_like, check_no_overflow, check_sizes
+from ..guards import check_like, check_no_overflow, check_numbers, check_sizes, overflow_error
 from .central import AttentionNet, ConcatNet
 from .common import check_obs, check_types, linear, mlp
 
@@ -142,6 +142,8 @@ class EntityAttention(nn.Module):
                  kind_widths: Sequence[int] | None = None) -> None:
         super().__init__()
         check_sizes(d_tokens=d_tokens, d_y=d_y, d=d, heads=heads, d_ff=d_ff)
+        for rows, cols in ((("d", d), ("d_tokens", d_tokens)), (("2 d", 2 * d), ("d", d)), (("d_ff", d_ff), ("d", d))):
+            check_numbers("a weight matrix of the entity actor", rows, cols)
         if d % heads:
             raise ValueError(f"d = {d} must be divisible by the number of heads ({heads})")
         if kind_widths is not None and sum(kind_widths) + len(kind_widths) != d_tokens:
@@ -261,7 +263,8 @@ class EntityAttention(nn.Module):
         for t_k, (block, flag) in zip(t, columns):
             var = ((t_k @ gram[block, block] + 2 * gram[block, flag]) * t_k).sum(-1) + gram[flag, flag]
             if not torch.isfinite(var.sum()):  # else a huge token would silently get sigma = inf, weight 0
-                raise ValueError(_overflow_message(parts))
+                raise overflow_error("the entity actor (a token's layer-norm variance)", torch.cat(
+                    [part.reshape(-1) for part in parts]), self, "the observations' token features")
             inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps))  # (N, n_k)
             raw = u[..., block] @ t_k.transpose(1, 2) + u[..., flag, None]  # (N, l, n_k)
             scores.append(raw * inv_sigma[-1].unsqueeze(1))
@@ -281,14 +284,6 @@ class EntityAttention(nn.Module):
                       dim=-1)  # sum_n (alpha_n / sigma_n) [t_n; 1], in embed's column order: (N, l, d_tokens)
         attended = torch.addmm(o_bias, r.flatten(1), O.T)  # W_o [W_v,h sum_n alpha_n z_n for each head]: (N, d)
         return self._head(e_self.view(*lead, d), attended.view(*lead, d))
-
-
-def _overflow_message(parts: Sequence[Tensor]) -> str:
-    largest = max(float(part.detach().abs().amax()) for part in parts if part.numel())
-    dtype = parts[0].dtype
-    return (f"finite but too large inputs overflow {dtype} inside the entity actor: a token's layer-norm variance "
-            f"exceeds {torch.finfo(dtype).max:.3g} (largest |feature| {largest:.3g}); scale the observations "
-            "down or compute in float64")
 
 
 class EntityActor(nn.Module):
