@@ -80,7 +80,7 @@ def quick_book(tmp_path_factory) -> QuickBook:
             nbformat.write(notebook, path)
     finally:
         for key, value in saved.items():
-            os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
     config = yaml.safe_load((work / "_config.yml").read_text())
     config["execute"]["execute_notebooks"] = "off"  # already executed above, in quick mode
     (work / "_config.yml").write_text(yaml.safe_dump(config))
