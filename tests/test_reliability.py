@@ -56,7 +56,7 @@ from attnmarl.train import main as train_main
 from attnmarl.transfer import main as transfer_main
 from attnmarl.versus import main as versus_main
 from attnmarl.viz import Arena, Frame, Heatmap, Points, frame_spec
-from attnmarl.widgets import Explorer, Slider
+from attnmarl.widgets import Dropdown, Explorer, Slider
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
                    d_out=4, critic_hidden=8, actor_hidden=8, entity_d=8, entity_ff=8)
@@ -1343,3 +1343,129 @@ def test_an_output_folder_that_is_a_file_is_named_as_one(tmp_path, capsys):
     message = usage_error(train_main, ["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(target)], capsys)
     assert f"--out = '{target}' is a file, not a folder" in message
     assert target.read_text() == "keep"
+
+
+# ---- fourth pass: an independent probe of ~260 inputs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
+def test_masked_softmax_names_scores_that_are_not_floating_point(dtype):
+    with pytest.raises(ValueError, match=f"scores must be a floating-point tensor .* got dtype {dtype}"):
+        masked_softmax(torch.ones(2, 3, dtype=dtype))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_non_finite_attention_weights_are_named_as_weights_not_blamed_on_x(bad, need_weights):
+    layer = MultiHeadSelfAttention(4, 3, 2, heads=2)
+    with torch.no_grad():
+        layer.W_k[1, 2, 0] = bad
+    with pytest.raises(ValueError, match=r"the layer's weights W_k holds") as error:
+        layer(torch.randn(1, 3, 4), need_weights=need_weights)
+    assert "x is finite but too large" not in str(error.value)
+
+
+@pytest.mark.parametrize("kwargs, m, message", [
+    (None, 3, "scenario_kwargs must be a dict of the scenario's arguments"),
+    ([("N", 3)], 3, "scenario_kwargs must be a dict"),
+    ({"N": 3}, 4, r"m = 4, but simple_spread with \{'N': 3\} has 3 agents"),
+    ({"N": 3}, 2, r"m = 2, but simple_spread with \{'N': 3\} has more agents"),
+    ({"N": 6}, 5, r"m = 5, but simple_spread with \{'N': 6\} has more agents"),
+])
+def test_the_entity_actor_names_scenario_arguments_and_team_sizes_that_disagree(kwargs, m, message):
+    obs_dim = 18 if kwargs in (None, [("N", 3)]) or kwargs["N"] == 3 else 36
+    with pytest.raises(ValueError, match=message):
+        EntityActor("simple_spread", kwargs, m, obs_dim, 5)
+    assert EntityActor("simple_spread", {"N": 3}, 3, 18, 5)(torch.zeros(1, 3, 18)).shape == (1, 3, 5)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float16, torch.float64, torch.bfloat16])
+def test_a_checkpoint_whose_weights_have_another_dtype_is_refused_not_converted(tmp_path, dtype):
+    """torch's load_state_dict copies integer or half-precision tensors into float32 parameters without a
+    word; a resealed file (checksum right, dtypes wrong) must still be refused, naming the entry."""
+    data = torch.load(shipped_checkpoint("policy", "pi-spread3-entity"), weights_only=True)
+    data.pop("checksum")
+    key = next(iter(data["state_dict"]))
+    data["state_dict"][key] = data["state_dict"][key].to(dtype)
+    path = tmp_path / "retyped.pt"
+    torch.save(seal(data), path)
+    for load in (load_checkpoint, load_agent, load_policy):
+        with pytest.raises(ValueError, match=f"state_dict entry '{re.escape(key)}' has dtype {dtype}"):
+            load(path)
+
+
+def test_a_seq2seq_checkpoint_with_integer_weights_is_refused(tmp_path):
+    data = torch.load(Path(s2s.__file__).parent / "assets" / "seq2seq" / "attention.pt", weights_only=True)
+    data.pop("checksum")
+    key = next(iter(data["state_dict"]))
+    data["state_dict"][key] = data["state_dict"][key].long()
+    path = tmp_path / "attention.pt"
+    torch.save(seal(data), path)
+    with pytest.raises(ValueError, match="has dtype torch.int64; the networks' weights are torch.float32"):
+        s2s.load_checkpoint(path)
+
+
+@pytest.mark.parametrize("values", [(1e300, 1e-300, 0.0), (-1e308, 1e308, -1e308), (1e308, 0.0, -1e-310)])
+def test_maacs_measure_refuses_a_ratio_that_overflows(values):
+    from attnmarl.explorers.scale import maac_improvement
+
+    with pytest.raises(ValueError, match="MAAC's measure overflows"):
+        maac_improvement(*values)
+    assert maac_improvement(0.0, -1.0, -2.0) == 1.0
+
+
+@pytest.mark.parametrize("draw, message", [
+    (lambda d: d.attention_view([[0.5, 0.5], [1.0]]), "α must be numbers in a rectangular array"),
+    (lambda d: d.attention_output(["a", "b"]), "α must be numbers in a rectangular array"),
+    (lambda d: d.attention_weights([1.0, "two"]), "the scores must be numbers in a rectangular array"),
+    (lambda d: d.attention_weights(list(range(100))), r"the scores of shape \(100,\) is more than a figure can show"),
+    (lambda d: d.sequence_mapping(10**6), "m = 1000000 inputs is more than a figure can show"),
+    (lambda d: d.multi_head(3, 500, 2), "l = 500 heads is more than a figure can show"),
+    (lambda d: d.maac_critic(10**5, 5, 2), "m = 100000 agents is more than a figure can show"),
+])
+def test_diagrams_name_input_they_cannot_draw_instead_of_numpy_or_drawing_for_seconds(draw, message):
+    from attnmarl import diagrams
+
+    with pytest.raises(ValueError, match=message):
+        draw(diagrams)
+    assert diagrams.sequence_mapping(diagrams.MAX_DRAWN) is not None
+
+
+@pytest.mark.parametrize("row, col", [(-1, 0), (0, -1), (24, 3), (3, 1000), (2.0, 3)])
+def test_a_glimpse_outside_the_image_is_refused_not_clipped(row, col):
+    from attnmarl.explorers.map import glimpse_box
+
+    with pytest.raises(ValueError, match=r"(row|col) must be an index of a pixel (row|column) in \[0, 24\)"):
+        glimpse_box(row, col)
+    assert glimpse_box(0, 0) == (0, 0, 4, 4)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Slider("x", [0.0, float("nan")]), "its values must be finite numbers; got nan"),
+    (lambda: Slider("x", [1.0, float("inf")]), "its values must be finite numbers; got inf"),
+    (lambda: Slider("x", ["a", "b"]), "its values must be finite numbers; got 'a'"),
+    (lambda: Slider("x", [True, False]), "its values must be finite numbers; got True"),
+    (lambda: Slider("x", [1, 1, 2]), r"offers a value more than once: \[1, 1, 2\]"),
+    (lambda: Dropdown("x", [1, 2]), r"its values must be strings \(the names of its options\); got 1"),
+    (lambda: Dropdown("x", ["a", "a"]), "offers a value more than once"),
+])
+def test_controls_refuse_values_the_page_cannot_tell_apart(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+@pytest.mark.parametrize("examples, buckets, message", [
+    ([], s2s.LENGTH_BUCKETS, r"examples must be a non-empty list of \(text, target\) pairs"),
+    ("3 May 1987", s2s.LENGTH_BUCKETS, "examples must be a non-empty list"),
+    ([("3 May 1987", "1987-05-03")], (30, 10), "buckets must be increasing positive ints"),
+    ([("3 May 1987", "1987-05-03")], (10, 10), "buckets must be increasing positive ints"),
+    ([("3 May 1987", "1987-05-03")], (0, 10), "buckets must be increasing positive ints"),
+    ([("3 May 1987", "1987-05-03")], (10.5,), "buckets must be increasing positive ints"),
+])
+def test_seq2seq_accuracy_names_empty_examples_and_buckets_out_of_order(examples, buckets, message):
+    model = s2s.load_pretrained(True)
+    with pytest.raises(ValueError, match=message):
+        s2s.evaluate(model, examples, buckets=buckets)
+    rows = s2s.evaluate(model, [("3 May 1987", "1987-05-03")], buckets=(5, 20))
+    assert [row["length"] for row in rows][-1] == "all" and rows[0]["n"] == 1
+
+

@@ -135,6 +135,9 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
         raise ValueError(f"scores must be a torch.Tensor; got {type(scores).__name__}")
     if scores.dim() == 0:
         raise ValueError("scores must have at least one dimension (the keys); got a 0-dimensional tensor")
+    if not scores.is_floating_point():
+        raise ValueError(f"scores must be a floating-point tensor (a softmax's weights are fractions); got dtype "
+                         f"{scores.dtype}: convert them, for example scores.float()")
     if not is_int(dim) or not -scores.dim() <= dim < scores.dim():
         raise ValueError(f"dim must be an axis of the {scores.dim()}-dimensional scores, an int from {-scores.dim()} "
                          f"to {scores.dim() - 1}; got {dim!r}")
@@ -329,6 +332,8 @@ def _check_range(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, scale: float)
     flat = x.detach().reshape(-1)
     if fits(math.sqrt(float(torch.dot(flat, flat)))):  # an inf or NaN norm fails, and falls through
         return
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):  # NaN or infinite weights are not x's fault
+        check_finite(f"the layer's weights {name}", W.detach())
     largest = float(flat.abs().amax())
     if not fits(largest):
         raise ValueError(f"x is finite but too large for attention in {x.dtype}: its largest |x| is {largest:.3g}, so "

@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -258,10 +259,29 @@ class Diagram:
 
 # ---- checks on what the figures are given ----------------------------------------------------------
 
+MAX_DRAWN = 64
+"""The most boxes a figure draws in one row (inputs, agents, heads, keys): a wider figure is unreadable, and
+one of 10^5 inputs takes seconds and ~100 MB of SVG."""
+
+
 def _count(n: int, name: str, what: str) -> int:
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"{name} must be a whole number of {what}, at least 1; got {n!r}")
+    if what != "dimensions" and n > MAX_DRAWN:
+        raise ValueError(f"{name} = {n} {what} is more than a figure can show (at most {MAX_DRAWN} in a row)")
     return int(n)
+
+
+def _array(values: Any, what: str) -> np.ndarray:
+    """``values`` as a float array, or ``ValueError`` naming ``what`` (not numpy's message about sequences)."""
+    try:
+        a = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be numbers in a rectangular array (one per input); "
+                         f"got {values!r:.120}") from None
+    if a.ndim and max(a.shape) > MAX_DRAWN:
+        raise ValueError(f"{what} of shape {a.shape} is more than a figure can show (at most {MAX_DRAWN} in a row)")
+    return a
 
 
 def _index(i: int, m: int) -> int:
@@ -272,7 +292,7 @@ def _index(i: int, m: int) -> int:
 
 
 def _scores(scores: Sequence[float] | np.ndarray) -> np.ndarray:
-    s = np.asarray(scores, dtype=float)
+    s = _array(scores, "the scores")
     if s.ndim != 1 or s.size == 0:
         raise ValueError(f"the scores of one query must be a vector (m,), one per key; got shape {s.shape}")
     if not np.all(np.isfinite(s)):
@@ -282,7 +302,7 @@ def _scores(scores: Sequence[float] | np.ndarray) -> np.ndarray:
 
 def _alpha(alpha: Sequence | np.ndarray, ndim: int) -> np.ndarray:
     """α as given: one row αⁱ (ndim 1) or the matrix of all rows (ndim 2, square); each row a distribution."""
-    a = np.asarray(alpha, dtype=float)
+    a = _array(alpha, "α")
     if ndim == 1 and (a.ndim != 1 or a.size == 0):
         raise ValueError(f"αⁱ must be a vector (m,), one weight per input; got shape {a.shape}")
     if ndim == 2 and (a.ndim != 2 or a.shape[0] != a.shape[1] or a.size == 0):

@@ -376,18 +376,21 @@ def load_trusted(path: str | Path, what: str) -> Any:
 
 
 def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:
-    """Raise ``ValueError`` if a checkpoint's state dict holds a non-tensor or a NaN or infinite weight
-    (a diverged run must not load and play as if it were trained)."""
+    """Raise ``ValueError`` if a checkpoint's state dict holds a non-tensor, a tensor that is not float32 (the
+    dtype of every network here: torch's ``load_state_dict`` would silently convert integer or half-precision
+    weights) or a NaN or infinite weight (a diverged run must not load and play as if it were trained)."""
     import torch
 
     for key, tensor in state.items():
         if not isinstance(tensor, torch.Tensor):
             raise ValueError(f"{path}: state_dict entry {key!r} is a {type(tensor).__name__}, not a tensor")
-        if tensor.is_floating_point():
-            try:
-                check_finite(key, tensor)
-            except ValueError as error:
-                raise ValueError(f"{path} holds non-finite weights: {error}") from None
+        if tensor.dtype != torch.float32:
+            raise ValueError(f"{path}: state_dict entry {key!r} has dtype {tensor.dtype}; the networks' weights are "
+                             "torch.float32, and loading would convert them silently")
+        try:
+            check_finite(key, tensor)
+        except ValueError as error:
+            raise ValueError(f"{path} holds non-finite weights: {error}") from None
 
 
 def _feed(hasher: Any, value: Any) -> None:

@@ -45,6 +45,7 @@ import io
 import json
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -67,6 +68,7 @@ from attnmarl.guards import (
     cli_episodes,
     cli_int,
     cli_threads,
+    is_int,
     load_trusted,
     run_command,
     save_files,
@@ -508,6 +510,13 @@ def evaluate(model: Seq2Seq, examples: list[tuple[str, str]], buckets: tuple[int
     open), and a last row "all": ``length``, ``n``, ``exact`` (share of outputs equal to the
     target), ``token`` (share of the target's positions, its <eos> included, predicted right).
     """
+    if not isinstance(examples, Sequence) or isinstance(examples, str) or not examples:
+        raise ValueError(f"examples must be a non-empty list of (text, target) pairs; got {examples!r:.80}")
+    if (not isinstance(buckets, Sequence) or not all(is_int(b) and b >= 1 for b in buckets)
+            or list(buckets) != sorted(set(buckets))):
+        raise ValueError(f"buckets must be increasing positive ints, the upper edges of the length buckets; "
+                         f"got {buckets!r}")
+    check_int("batch_size", batch_size)
     exact, token, lengths = [], [], []
     for start in range(0, len(examples), batch_size):
         src, src_mask, _, tgt = make_batch(examples[start:start + batch_size])

@@ -21,6 +21,7 @@ import html
 import inspect
 import itertools
 import json
+import math
 import os
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -64,6 +65,7 @@ class _Choice:
         self.values = list(self.values)
         if not self.values:
             raise ValueError(f"control {self.name!r} has no values")
+        _check_values(self, self.values)
         self.static = list(self.static) if self.static is not None else self.values
         self.default = self.values[0] if self.default is None else self.default
         _check_choice(self.name, self.default, self.values, self.static)
@@ -96,6 +98,23 @@ class Toggle:
 
 
 Control = Slider | Dropdown | Toggle
+
+
+def _check_values(control: _Choice, values: list) -> None:
+    """A slider's values are finite numbers, a dropdown's strings, each offered once (a NaN stop or a
+    repeated one cannot be told apart on the page, and a static face keys its frames by value)."""
+    if isinstance(control, Dropdown):
+        wrong = [v for v in values if not isinstance(v, str)]
+        kind = "strings (the names of its options)"
+    else:
+        wrong = [v for v in values if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                                             np.floating))
+                 or not math.isfinite(v)]
+        kind = "finite numbers"
+    if wrong:
+        raise ValueError(f"control {control.name!r}: its values must be {kind}; got {wrong[0]!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"control {control.name!r} offers a value more than once: {values}")
 
 
 def _check_choice(name: str, default: Any, values: list, static: list) -> None:

@@ -40,6 +40,8 @@ def overlay(image: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 def glimpse_box(row: int, col: int) -> tuple[int, int, int, int]:
     """The pixels a glimpse at (row, col) sees, as a box (top, left, height, width): the trunk's 7 x 7
     receptive field centred on the glimpsed position, cut at the image's edges."""
+    row = check_index("row", row, vision.SIZE, "index of a pixel row")
+    col = check_index("col", col, vision.SIZE, "index of a pixel column")
     half = vision.RECEPTIVE_FIELD // 2
     top, left = max(row - half, 0), max(col - half, 0)
     bottom, right = min(row + half, vision.SIZE - 1), min(col + half, vision.SIZE - 1)

@@ -17,6 +17,7 @@ and one entity network run at every m.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,11 @@ def maac_improvement(with_attention: float, without: float, bottom: float) -> fl
     if without <= bottom:
         raise ValueError(f"MAAC's measure divides by the concatenation critic's return above the bottom of the "
                          f"range, {without:.3f} - {bottom:.3f} <= 0: undefined")
-    return (with_attention - without) / (without - bottom)
+    gain = (with_attention - without) / (without - bottom)
+    if not math.isfinite(gain):
+        raise ValueError(f"MAAC's measure overflows: ({with_attention:.3g} - {without:.3g}) / ({without:.3g} - "
+                         f"{bottom:.3g}) is beyond a float's range; the returns are not on one scale")
+    return gain
 
 
 def curriculum_curve(seed: int) -> dict[str, np.ndarray]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -317,7 +317,17 @@ class EntityActor(nn.Module):
         if frame == "absolute" and scenario != "simple_spread":
             raise ValueError(f"absolute tokens are built for simple_spread only, not {scenario!r}")
         self.frame = frame
-        layouts = [token_layout(scenario, i, **scenario_kwargs) for i in range(m)]
+        if not isinstance(scenario_kwargs, Mapping):
+            raise ValueError(f"scenario_kwargs must be a dict of the scenario's arguments (for example {{'N': 3}}); "
+                             f"got {scenario_kwargs!r}")
+        layouts = [_layout(scenario, scenario_kwargs, i, m) for i in range(m)]
+        try:  # an agent beyond the m given: the scenario has more agents than the actor would serve
+            token_layout(scenario, m, **scenario_kwargs)
+        except ValueError:
+            pass
+        else:
+            raise ValueError(f"m = {m}, but {scenario} with {dict(scenario_kwargs)} has more agents; give the m of "
+                             "the scenario the actor is built for")
         if any(layout.padded_dim != obs_dim for layout in layouts):
             raise ValueError(f"{scenario} {scenario_kwargs} has observations of width {layouts[0].padded_dim}, "
                              f"not obs_dim = {obs_dim}")
@@ -374,6 +384,17 @@ class EntityActor(nn.Module):
         """Outputs (batch, m, d_y) by :meth:`EntityAttention.folded`: the same numbers as
         :meth:`outputs_and_alpha`, without alpha, 2-3 times faster to train at m = 12."""
         return self._groups.join([net.folded(parts) for net, parts in zip(self.nets, self.kind_tokens(o))])
+
+
+def _layout(scenario: str, scenario_kwargs: Mapping[str, Any], i: int, m: int) -> TokenLayout:
+    """Agent i's token layout, or ``ValueError`` saying that the scenario has fewer than m agents."""
+    try:
+        return token_layout(scenario, i, **scenario_kwargs)
+    except ValueError as error:
+        if i == 0 or "agent index" not in str(error):
+            raise
+        raise ValueError(f"m = {m}, but {scenario} with {dict(scenario_kwargs)} has {i} agents; give the m of the "
+                         "scenario the actor is built for") from None
 
 
 def _kind_blocks(layout: TokenLayout) -> list[tuple[list[int], int, int]]:
