@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -1469,3 +1470,29 @@ def test_seq2seq_accuracy_names_empty_examples_and_buckets_out_of_order(examples
     assert [row["length"] for row in rows][-1] == "all" and rows[0]["n"] == 1
 
 
+
+@pytest.mark.parametrize("source, renamed, seeds", [
+    (("qnet", "q-tag-attention", 0), "q-tag-attention-seed5.pt", ["--seeds", "5"]),
+    (("qnet", "q-tag-attention", 0), "q-tag-concat-seed0.pt", []),
+    (("qnet", "q-spread3-attention", 2), "q-tag-attention-seed2.pt", ["--seeds", "2"]),
+])
+def test_versus_refuses_a_checkpoint_renamed_from_another_run_or_seed(tmp_path, capsys, no_evaluation, source,
+                                                                       renamed, seeds):
+    """A copied file would be scored and written under the name it was given, not the run it holds."""
+    shutil.copy(shipped_checkpoint(*source), tmp_path / renamed)
+    run = str(tmp_path / renamed.rsplit("-seed", 1)[0])
+    message = usage_error(versus_main, ["--run", run, *seeds, "--out", str(tmp_path / "v.json")], capsys)
+    assert f"holds the run {source[1]}-seed{source[2]} (its own record), not {renamed[:-3]}" in message
+    assert not (tmp_path / "v.json").exists()
+
+
+@pytest.mark.parametrize("renamed, seeds", [("pi-spread3-entity-seed4.pt", ["--seeds", "4"]),
+                                            ("pi-spread6-entity-seed0.pt", [])])
+def test_transfer_refuses_a_checkpoint_renamed_from_another_run_or_seed(tmp_path, capsys, no_evaluation, renamed,
+                                                                         seeds):
+    shutil.copy(shipped_checkpoint("policy", "pi-spread3-entity"), tmp_path / renamed)
+    run = str(tmp_path / renamed.rsplit("-seed", 1)[0])
+    message = usage_error(transfer_main, ["--run", run, *seeds, "--m", "3", "--out", str(tmp_path / "t.json")],
+                          capsys)
+    assert f"holds the run pi-spread3-entity-seed0 (its own record), not {renamed[:-3]}" in message
+    assert not (tmp_path / "t.json").exists()

@@ -45,12 +45,12 @@ from .checkpoint_file import (
     sealed_checkpoint,
 )
 from .envs import Policy, make_reference, policy_from_arrays
-from .guards import WeightsOverflowError, check_bool, check_seed, write_atomically
+from .guards import WeightsOverflowError, check_bool, check_run_file, check_seed, write_atomically
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE",
            "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
            "load_checkpoint", "seal_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy",
-           "load_policy", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
+           "load_policy", "load_run", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
 
 Config = MAPPOConfig | MADDPGConfig | MAACConfig
 Agent = MAPPOAgent | MADDPGAgent | MAACAgent
@@ -113,6 +113,20 @@ def load_checkpoint(path: str | Path) -> tuple[Config, dict[str, torch.Tensor], 
     data = read_checkpoint(path)
     config = config_from(FORMATS[data["format"]], path, data["config"])
     return config, data["state_dict"], data["metadata"]
+
+
+def load_run(path: str | Path, run: str, seed: int) -> Config:
+    """The config of ``path``, the checkpoint that ``--run run --seeds seed`` names (``NAME-seedS.pt``, with
+    NAME the last part of ``run``), if it exists (:func:`attnmarl.guards.check_run_file`) and holds that run.
+    A checkpoint renamed or copied from another seed or run would be scored under a name that is not its
+    own; its config and metadata say which run it is, and ``ValueError`` names both."""
+    config, _, metadata = load_checkpoint(check_run_file(path, run, seed))
+    name, stored_seed = metadata.get("name"), metadata.get("seed", config.seed)
+    if config.seed != seed or stored_seed != seed or name not in (None, Path(run).name):
+        raise ValueError(f"{path} holds the run {name or Path(run).name}-seed{config.seed} (its own record), not "
+                         f"{Path(run).name}-seed{seed} as its file name says: a renamed or copied checkpoint would "
+                         "be scored under another run's name; give the run and seed it was trained as")
+    return config
 
 
 def load_agent(path: str | Path, config: Config | None = None) -> tuple[Agent, Config]:

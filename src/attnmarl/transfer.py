@@ -23,10 +23,10 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from .checkpoints import ASSETS, load_checkpoint, load_policy
+from .checkpoints import ASSETS, load_checkpoint, load_policy, load_run
 from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
 from .envs.scenarios import reference_kwargs
-from .guards import check_int, check_run_file, check_writable_file, cli_episodes, cli_int, run_command, save_result
+from .guards import check_int, check_writable_file, cli_episodes, cli_int, run_command, save_result
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
            "check_transferable", "parse_ms", "main"]
@@ -93,11 +93,14 @@ def trained_m(scenario: str, scenario_kwargs: dict[str, Any]) -> int:
     return kwargs["num_collectors"] + kwargs["num_deposits"]
 
 
-def check_transferable(path: str | Path, scenario: str, ms: list[int]) -> tuple[Path, Any]:
+def check_transferable(path: str | Path, scenario: str, ms: list[int], run: str | None = None,
+                       seed: int | None = None) -> tuple[Path, Any]:
     """The checkpoint at ``path`` and its config, if it can be scored at every m of ``ms`` beside the
     discrete baselines of ``scenario``; else ``ValueError`` saying what it was built for: its scenario, its
-    team and action space, and whether its actor runs at other team sizes (only the entity actor does)."""
-    config, _, _ = load_checkpoint(path)
+    team and action space, and whether its actor runs at other team sizes (only the entity actor does).
+    With ``run`` and ``seed`` (``--run``, ``--seeds``), the file must also hold that run (:func:`load_run`)."""
+    path = Path(path)
+    config = load_checkpoint(path)[0] if run is None else load_run(path, run, seed)
     built = (f"{path.name} was built for {config.scenario} with {config.scenario_kwargs}, "
              f"{'continuous' if config.scenario_kwargs.get('continuous_actions') else 'discrete'} actions, "
              f"{'an' if config.actor[:1] in 'aeiou' else 'a'} {config.actor} actor")
@@ -150,8 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         for m in ms:
             team_kwargs(args.scenario, m)
         out = check_writable_file(args.out, "--out", replace=args.replace)
-        checked = {(run, seed): check_transferable(check_run_file(ASSETS / f"{run}-seed{seed}.pt", run, seed),
-                                                   args.scenario, ms)
+        checked = {(run, seed): check_transferable(ASSETS / f"{run}-seed{seed}.pt", args.scenario, ms, run, seed)
                    for run in args.run for seed in args.seeds}
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))

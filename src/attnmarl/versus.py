@@ -24,9 +24,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .checkpoints import load_checkpoint, load_policy
+from .checkpoints import load_policy, load_run
 from .envs import Policy, chase_policy, episode_returns, make_reference, mixed_teams, random_policy, scenario_name
-from .guards import check_run_file, check_writable_file, cli_episodes, cli_int, run_command, save_result
+from .guards import check_writable_file, cli_episodes, cli_int, run_command, save_result
 
 __all__ = ["ROLES", "reference_teams", "versus_scores", "main"]
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     paths = {(run, seed): Path(f"{run}-seed{seed}.pt") for run in args.run for seed in args.seeds}
     try:  # everything that could stop the command after the games, checked before them
         out = check_writable_file(args.out, "--out", replace=args.replace)
-        configs = {key: load_checkpoint(check_run_file(path, *key))[0] for key, path in paths.items()}
+        configs = {key: load_run(path, *key) for key, path in paths.items()}
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     built = {str(paths[key]): f"{config.scenario} {config.scenario_kwargs}" for key, config in configs.items()}
