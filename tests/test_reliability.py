@@ -1496,3 +1496,25 @@ def test_transfer_refuses_a_checkpoint_renamed_from_another_run_or_seed(tmp_path
                           capsys)
     assert f"holds the run pi-spread3-entity-seed0 (its own record), not {renamed[:-3]}" in message
     assert not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.parametrize("episodes", [10**6, 10**9, 2**31 - 1])
+def test_evaluations_of_more_episodes_than_the_command_lines_allow_are_refused_up_front(episodes):
+    """evaluate(…, episodes=10**9) ran for ever and relational.evaluate allocated a batch of that many games."""
+    from attnmarl import relational
+
+    with pytest.raises(ValueError, match="episodes must be at most 100,000"):
+        evaluate(random_policy("simple_spread", seed=0), "simple_spread", episodes=episodes)
+    with pytest.raises(ValueError, match="episodes must be at most 100,000"):
+        relational.evaluate(relational.RelationalAgent(), episodes=episodes)
+
+
+@pytest.mark.parametrize("kwargs", [{"bound": -1.0}, {"bound": 0.0}, {"spread": -1.2}, {"spread": float("nan")},
+                                    {"bound": "2.5"}])
+def test_example_inputs_refuse_a_bound_or_spread_that_is_not_positive(kwargs):
+    """A negative bound clamped every input to the same point, -1: alpha then looked uniform for no reason."""
+    from attnmarl.explorers.self_attention import example_inputs
+
+    with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be a"):
+        example_inputs(4, 2, 0, **kwargs)
+    assert example_inputs(4, 2, 0).unique(dim=0).shape[0] == 4

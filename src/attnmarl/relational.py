@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import MultiHeadSelfAttention
-from attnmarl.guards import check_finite, check_int, check_seed
+from attnmarl.guards import check_episodes, check_finite, check_int, check_seed
 
 __all__ = ["COLOURS", "K", "HORIZON", "STEP", "REACH", "MOVES", "FetchState", "reset", "tokens", "step",
            "RelationalAgent", "rollout", "evaluate", "train", "TRAIN_UPDATES"]
@@ -177,7 +177,7 @@ def evaluate(agent: RelationalAgent, episodes: int = 1000, seed: int = 12345, gr
     """Play ``episodes`` new episodes, greedily (the most probable action) or sampling: ``success`` (share
     that reach the goal object), ``steps`` (mean steps taken), ``alpha_goal`` (mean weight alpha^0 on the goal
     object while running) and ``alpha_other`` (mean weight on each other object)."""
-    check_int("episodes", episodes)
+    check_episodes("episodes", episodes)
     check_seed(seed)
     state = reset(episodes, torch.Generator().manual_seed(seed))
     goal = state.goal

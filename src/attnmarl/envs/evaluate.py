@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import check_int, check_seed
+from ..guards import check_episodes, check_seed
 from .reference import Policy, check_policy_fits, make_reference, mixed_teams, play
 
 
@@ -17,7 +17,7 @@ def episode_returns(
     seed ``seed + k``; ``policy`` maps the observation dict to the action dict. A policy that says it was
     built for another scenario, team or action space (:func:`attnmarl.envs.reference.check_policy_fits`)
     raises ``ValueError`` before the first episode."""
-    check_int("episodes", episodes)
+    check_episodes("episodes", episodes)
     check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
     check_policy_fits(policy, env)
