@@ -1518,3 +1518,28 @@ def test_example_inputs_refuse_a_bound_or_spread_that_is_not_positive(kwargs):
     with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be a"):
         example_inputs(4, 2, 0, **kwargs)
     assert example_inputs(4, 2, 0).unique(dim=0).shape[0] == 4
+
+
+def test_a_set_of_files_that_cannot_be_written_anywhere_goes_whole_to_standard_error(tmp_path, monkeypatch, capsys):
+    """The last resort printed only the first file, decoded with replacement characters: a run's checkpoint
+    came out as garbled bytes and its curve and summary were lost. Now every file is printed, a binary one in
+    base64, and a half-written rescue folder is removed."""
+    import base64
+
+    checkpoint = bytes(range(256)) * 8
+    files = {tmp_path / "run-seed0.pt": checkpoint, tmp_path / "run-seed0.csv": b"env_steps\n3200\n",
+             tmp_path / "run-seed0.json": b'{"score": 1.5}'}
+    monkeypatch.setattr(guards, "write_atomically", lambda files: (_ for _ in ()).throw(OSError(28, "full")))
+    rescue = tmp_path / "rescue"
+    monkeypatch.setattr(guards.tempfile, "mkdtemp", lambda **kwargs: str(rescue.mkdir() or rescue))
+    monkeypatch.setattr(Path, "write_bytes", lambda self, data: (_ for _ in ()).throw(OSError(28, "full")))
+    with pytest.raises(OSError, match=r"every file was printed to standard error above, each after a line "
+                                      r"'==> NAME <==' \(binary files as base64"):
+        guards.save_files(files)
+    err = capsys.readouterr().err
+    parts = re.split(r"^==> (\S+?)(?: \(base64\))? <==\n", err, flags=re.M)[1:]
+    printed = dict(zip(parts[::2], parts[1::2]))
+    assert set(printed) == {"run-seed0.pt", "run-seed0.csv", "run-seed0.json"}
+    assert base64.decodebytes(printed["run-seed0.pt"].encode()) == checkpoint
+    assert printed["run-seed0.csv"] == "env_steps\n3200\n" and json.loads(printed["run-seed0.json"]) == {"score": 1.5}
+    assert not rescue.exists()

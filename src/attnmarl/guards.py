@@ -29,12 +29,14 @@ half of one; :func:`write_json_atomically` does so for one JSON file.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
 import os
 import pickle
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -505,7 +507,7 @@ def check_writable_file(path: str | Path, name: str = "--out", replace: bool = T
 def save_files(files: Mapping[str | Path, bytes], name: str = "--out") -> None:
     """Write a set of files as one unit (:func:`write_atomically`, in the order given) and never lose
     them: if the write fails (a full disk, a folder removed meanwhile), the same files go to a new folder
-    in the temporary folder instead — or, failing that too, the first of them to standard error — and
+    in the temporary folder instead — or, failing that too, to standard error (binary ones in base64) — and
     ``OSError`` says where, so that the work that computed them need not be done again."""
     try:
         write_atomically({path: (lambda handle, data=data: handle.write(data)) for path, data in files.items()})
@@ -513,15 +515,45 @@ def save_files(files: Mapping[str | Path, bytes], name: str = "--out") -> None:
     except OSError as error:
         reason = error.strerror or str(error)
     targets = ", ".join(repr(str(path)) for path in files)
+    kept = None
     try:
         kept = Path(tempfile.mkdtemp(prefix="attnmarl-kept-"))
         for path, data in files.items():
             (kept / Path(path).name).write_bytes(data)
         where = f"the results are kept in {kept}"
     except OSError:
-        sys.stderr.write(next(iter(files.values())).decode(errors="replace"))
-        where = "the result was printed to standard error above"
+        if kept is not None:  # a half-kept folder would look like the results
+            shutil.rmtree(kept, ignore_errors=True)
+        sys.stderr.write(_printable(files))
+        where = ("the result was printed to standard error above" if len(files) == 1 and _text(files) else
+                 "every file was printed to standard error above, each after a line '==> NAME <==' (binary files "
+                 "as base64: decode them with `base64 -d`)")
     raise OSError(f"could not write {name} = {targets} ({reason}); {where}")
+
+
+def _text(files: Mapping[str | Path, bytes]) -> bool:
+    """True if every file is UTF-8 text."""
+    try:
+        for data in files.values():
+            data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _printable(files: Mapping[str | Path, bytes]) -> str:
+    """The files as text for standard error, the last place left to keep them: one text file as it is; else
+    each after a line naming it, a binary one (a checkpoint) in base64, so that none is lost or garbled."""
+    if len(files) == 1 and _text(files):
+        return next(iter(files.values())).decode()
+    parts = []
+    for path, data in files.items():
+        if _text({path: data}):
+            header, body = f"==> {Path(path).name} <==", data.decode()
+        else:
+            header, body = f"==> {Path(path).name} (base64) <==", base64.encodebytes(data).decode()
+        parts.append(f"{header}\n{body}" + ("" if body.endswith("\n") else "\n"))
+    return "".join(parts)
 
 
 def save_result(path: str | Path, data: Any, name: str = "--out") -> None:
