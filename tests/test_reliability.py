@@ -1543,3 +1543,24 @@ def test_a_set_of_files_that_cannot_be_written_anywhere_goes_whole_to_standard_e
     assert base64.decodebytes(printed["run-seed0.pt"].encode()) == checkpoint
     assert printed["run-seed0.csv"] == "env_steps\n3200\n" and json.loads(printed["run-seed0.json"]) == {"score": 1.5}
     assert not rescue.exists()
+
+
+@pytest.mark.parametrize("score, label", [(1e308, "1e+308"), (-3e12, "−3e+12"), (123456.0, "1.23e+05"),
+                                          (99999.0, "99999.00"), (-0.5, "−0.50")])
+def test_a_huge_score_in_a_diagram_is_printed_short_enough_for_its_box(score, label):
+    """attention_weights([1e308, 1e308, 0]) printed each score as 309 digits in a box 58 px wide."""
+    from attnmarl import diagrams
+
+    svg = str(diagrams.attention_weights([score, 0.0])._repr_svg_())
+    assert f">{label}<" in svg
+    assert max(len(text) for text in re.findall(r">([^<>]*)</text>", svg)) < 80
+
+
+@pytest.mark.parametrize("fill", [float("nan"), float("inf"), "0"])
+def test_padding_entity_tokens_refuses_a_fill_that_is_not_a_finite_number(fill):
+    from attnmarl.explorers.scale import pad_spread_tokens
+
+    with pytest.raises(ValueError, match="fill must be a"):
+        pad_spread_tokens(torch.randn(1, 3, 6, 4), 6, fill=fill)
+    padded, mask = pad_spread_tokens(torch.randn(1, 3, 6, 4), 6, fill=-1.0)
+    assert padded[~mask].eq(-1.0).all() and mask.sum() == 18

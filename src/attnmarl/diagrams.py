@@ -63,8 +63,9 @@ def _fmt(v: float) -> str:
 
 
 def _number(v: float) -> str:
-    """A number as the figures print it: two decimals and a true minus sign."""
-    return f"{v:.2f}".replace("-", "−")
+    """A number as the figures print it: two decimals (three significant digits from 10^5 on, so that a
+    huge score fits its box: 1e+308 has 309 digits) and a true minus sign."""
+    return (f"{v:.2f}" if abs(v) < 1e5 else f"{v:.3g}").replace("-", "−")
 
 
 def _plain(label: str) -> str:

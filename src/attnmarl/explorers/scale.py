@@ -230,6 +230,7 @@ def pad_spread_tokens(tokens: Tensor, m_max: int, fill: float = 0.0) -> tuple[Te
                          f"got {shape}")
     batch, m, n, d_tokens = tokens.shape
     check_int("m_max", m_max, maximum=MAX_AGENTS)
+    fill = check_real("fill", fill)  # NaN in the empty slots would be refused by the attention that reads them
     if n != 2 * m:
         raise ValueError(f"simple_spread tokens of {m} agents number 2m = {2 * m}, not {n}")
     if m_max < m:
