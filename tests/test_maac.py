@@ -1,6 +1,7 @@
 """MAAC (attnmarl.algos.maac) and its critics (attnmarl.nets.maac): shapes, agent i left out of its own keys,
 the swap check, the counterfactual baseline, a smoke run through the CLI, checkpoints, bad configs."""
 import json
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -248,3 +249,51 @@ def test_maacs_measure_is_the_relative_gain_of_the_normalised_reward():
         maac_improvement(1.0, -3.0, -2.5)  # the concatenation critic below the bottom
     with pytest.raises(ValueError, match="finite number"):
         maac_improvement(float("nan"), 0.0, -1.0)
+
+
+# ---- the shipped runs (chapter 10) ------------------------------------------------------------------------
+
+
+def test_every_maac_point_ships_three_seeds_whose_pair_differs_only_in_the_critic():
+    """Chapter 10's MAAC runs: m = 4, 8, 12, both critics, seeds 0-2, 2 million agent-decisions each, the
+    final score on 200 mpe2 episodes; the two critics' configs differ in nothing else."""
+    from attnmarl.checkpoints import shipped_curve
+    from attnmarl.explorers.scale import MAAC_MS, maac_runs
+    from attnmarl.transfer import team_kwargs
+
+    assert MAAC_MS == (4, 8, 12)
+    for m in MAAC_MS:
+        pair = {critic: maac_runs(m, critic) for critic in ("concat", "attention")}
+        for critic, runs in pair.items():
+            assert sorted(r["seed"] for r in runs) == [0, 1, 2], (m, critic)
+            for r in runs:
+                assert r["critic"] == critic and r["scenario"] == "collect_treasure"
+                team = team_kwargs("collect_treasure", m)
+                assert {k: r["scenario_kwargs"][k] for k in team} == team
+                assert not r["scenario_kwargs"].get("continuous_actions", False)
+                assert abs(m * r["env_steps"] - 2_000_000) <= m * 100, (m, critic)  # within one iteration
+                assert bool(r["checkpoint"]) == (r["seed"] == 0)
+                curve = shipped_curve("maac", r["name"], r["seed"])
+                assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == 200
+                assert curve["eval_return"][-1] == pytest.approx(r["final_return"], abs=1e-3)
+        concat, attention = (dict(pair[c][0]["config"]) for c in ("concat", "attention"))
+        assert concat.pop("critic") == "concat" and attention.pop("critic") == "attention"
+        assert concat == attention
+
+
+def maac_checkpoints() -> list[dict]:
+    from attnmarl.checkpoints import shipped_runs
+
+    return [r for r in shipped_runs("maac") if r["checkpoint"]]
+
+
+@pytest.mark.parametrize("run", maac_checkpoints(), ids=lambda r: r["checkpoint"])
+def test_a_shipped_maac_checkpoint_holds_its_score_on_unseen_episodes(run):
+    """The seed-0 checkpoint of every MAAC point, loaded with load_policy and played on 60 mpe2 episodes
+    that the shipped score did not use (seeds from 1000): the score agrees with the shipped one within
+    three standard errors of their difference."""
+    from attnmarl.checkpoints import shipped_checkpoint
+
+    policy = load_policy(shipped_checkpoint("maac", run["name"], run["seed"]))
+    mean, sem = evaluate(policy, "collect_treasure", 60, seed=1000, **run["scenario_kwargs"])
+    assert abs(mean - run["final_return"]) <= 3 * math.hypot(sem, run["final_sem"]), (mean, sem)

@@ -62,8 +62,9 @@ from .guards import (
 
 __all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "rerun", "verdict", "reproduce", "main"]
 
-CHAPTERS = ("value", "policy", "qnet", "scale")
-"""The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents)."""
+CHAPTERS = ("value", "policy", "qnet", "scale", "maac")
+"""The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
+and MAAC's runs in it)."""
 
 THRESHOLD = 3.0
 """A run reproduces when its score is within this many combined standard errors of the shipped score."""
