@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 import zipfile
@@ -65,6 +66,12 @@ SPREAD3 = shipped_checkpoint("policy", "pi-spread3-entity")  # discrete, entity 
 MU3 = shipped_checkpoint("policy", "mu-spread3-attention")  # continuous, centralized attention actor
 Q3 = shipped_checkpoint("qnet", "q-spread3-attention")  # MADDPG, continuous
 
+
+@pytest.fixture(autouse=True)
+def private_temporary_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results kept when the disk fails go to the temporary folder (:func:`attnmarl.guards.save_files`): a
+    folder of pytest's own for each test here, so that the suite leaves nothing behind in /tmp."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tempdir")))
 
 def usage_error(main, argv, capsys) -> str:
     """The message of the usage error (exit status 2) ``main(argv)`` ends in."""
