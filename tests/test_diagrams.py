@@ -212,11 +212,11 @@ def test_the_critics_share_phi_and_keep_one_head_per_agent(m):
 
 @pytest.mark.parametrize("m", [2, 3, 5])
 def test_concatenation_critic_wires_every_slot_to_every_head(m):
-    """Fig. 17.7: head gⁱ reads all of [f¹; …; fᵐ]: an arrow from each of the m slots (m² in all)."""
+    """Fig. 17.7: head gⁱ reads all of [x¹; …; xᵐ]: an arrow from each of the m slots (m² in all)."""
     root = parse(concatenation_critic(m, 6 * m, 32))
     boxes = boxes_by_label(root)
-    slots = [boxes[f"f{diagrams.sup(j)}"][1] for j in range(1, m + 1)]  # [0] is fʲ itself, [1] its slot
-    assert f"[f¹; …; fᵐ] ∈ ℝ{diagrams.sup(32 * m)}" in texts(root)
+    slots = [boxes[f"x{diagrams.sup(j)}"][1] for j in range(1, m + 1)]  # [0] is xʲ itself, [1] its slot
+    assert f"[x¹; …; xᵐ] ∈ ℝ{diagrams.sup(32 * m)}" in texts(root)
     for i in range(1, m + 1):
         starts = sources_of(root, boxes[f"g{diagrams.sup(i)}"][0])
         assert len(starts) == m and all(inside(s, [slot]) for s, slot in zip(sorted(starts), slots))

@@ -37,7 +37,7 @@ Point = tuple[float, float]
 
 # The colour of each kind of quantity, the same in every figure (matplotlib's tab10 hues).
 OBSERVATION = "#8c6d1f"  # oⁱ
-INPUT = "#1f77b4"  # xⁱ, fⁱ: what a layer reads
+INPUT = "#1f77b4"  # xⁱ: what a layer reads
 QUERY = "#e07000"  # qⁱ, W_q
 KEY = "#2ca02c"  # kⁱ, W_k
 VALUE = "#9467bd"  # vⁱ, W_v (the attention value vectors)
@@ -506,18 +506,20 @@ def multi_head(m: int, l: int, d_out: int) -> Diagram:
 
 
 def _critic_inputs(d: Diagram, xs: Sequence[float], ys: Sequence[float], feature: str,
-                   actions: bool = False) -> list[Box]:
-    """The common start of figs. 17.7–17.9: oⁱ (or the pair [oⁱ; aⁱ]) → the shared network φ → a feature
-    per agent."""
-    m = len(xs)
+                   actions: bool = False, agents: Sequence[int] | None = None) -> list[Box]:
+    """The common start of figs. 17.7–17.9 (and of MAAC's critic): oʲ (or the pair [oʲ; aʲ]) → the shared
+    network φ → a feature per agent, for agents 1, …, m or the given ``agents``, one per column ``xs``."""
+    agents = range(1, len(xs) + 1) if agents is None else agents
+    def names(symbol: str) -> list[str]:
+        return [f"{symbol}{sup(j)}" for j in agents]
     if actions:
         observations = [Box(pair[0].x, pair[0].y, pair[1].x + pair[1].w - pair[0].x, pair[0].h) for pair in
                         (d.concatenation((x, ys[2]), [o, a], [OBSERVATION, ACTION], segment=38, size=FONT)
-                         for x, o, a in zip(xs, _names("o", m), _names("a", m)))]
+                         for x, o, a in zip(xs, names("o"), names("a")))]
     else:
-        observations = _row(d, xs, ys[2], _names("o", m), OBSERVATION)
-    phis = _row(d, xs, ys[1], ["φ"] * m, SHARED)
-    features = _row(d, xs, ys[0], _names(feature, m), INPUT)
+        observations = _row(d, xs, ys[2], names("o"), OBSERVATION)
+    phis = _row(d, xs, ys[1], ["φ"] * len(xs), SHARED)
+    features = _row(d, xs, ys[0], names(feature), INPUT)
     for chain in zip(observations, phis, features):
         for a, b in zip(chain, chain[1:]):
             d.arrow(a.top, b.bottom)
@@ -538,7 +540,7 @@ def _critic_legend(d: Diagram, y: float) -> None:
 
 
 def concatenation_critic(m: int, d_o: int, d_x: int) -> Diagram:
-    """Fig. 17.7: fⁱ = φ(oⁱ) by one shared φ, [f¹; …; fᵐ] concatenated, and m unshared heads v̂ⁱ = gⁱ([f¹; …; fᵐ]).
+    """Fig. 17.7: xⁱ = φ(oⁱ) by one shared φ, [x¹; …; xᵐ] concatenated, and m unshared heads v̂ⁱ = gⁱ([x¹; …; xᵐ]).
 
     The source draws φ as a CNN; the book's is an MLP (an MPE observation is a short vector).
     """
@@ -546,11 +548,11 @@ def concatenation_critic(m: int, d_o: int, d_x: int) -> Diagram:
     d = Diagram("The concatenation critic: every head reads all m features", "17.7",
                 f"m = {m}; φ is an MLP here, a CNN in the source")
     ys = [HEADER + 24 + 64 * k for k in range(6)]
-    left = _row_labels(d, {ys[0]: "values v̂ⁱ", ys[1]: "heads gⁱ(·; wⁱ)", ys[2]: f"[f¹; …; fᵐ] ∈ ℝ{sup(m * d_x)}",
-                           ys[3]: f"features fⁱ ∈ ℝ{sup(d_x)}", ys[4]: "shared φ", ys[5]: f"oⁱ ∈ ℝ{sup(d_o)}"})
+    left = _row_labels(d, {ys[0]: "values v̂ⁱ", ys[1]: "heads gⁱ(·; wⁱ)", ys[2]: f"[x¹; …; xᵐ] ∈ ℝ{sup(m * d_x)}",
+                           ys[3]: f"features xⁱ ∈ ℝ{sup(d_x)}", ys[4]: "shared φ", ys[5]: f"oⁱ ∈ ℝ{sup(d_o)}"})
     xs = _columns(m, 96, left)
-    features = _critic_inputs(d, xs, ys[3:], "f")
-    parts = d.concatenation(((xs[0] + xs[-1]) / 2, ys[2]), _names("f", m), [INPUT] * m, segment=40, size=FONT)
+    features = _critic_inputs(d, xs, ys[3:], "x")
+    parts = d.concatenation(((xs[0] + xs[-1]) / 2, ys[2]), _names("x", m), [INPUT] * m, segment=40, size=FONT)
     heads = _critic_outputs(d, xs, ys[1], ys[0])
     for feature, part in zip(features, parts):
         d.arrow(feature.top, part.bottom, INPUT)
@@ -641,15 +643,7 @@ def maac_critic(m: int, n_actions: int, l: int, i: int = 1) -> Diagram:
     query = d.box((x_i, ys[3]), query_name, QUERY)
     d.arrow(own_input.top, encoder.bottom)
     d.arrow(encoder.top, query.bottom)
-    keys = []
-    for x, j in zip(x_others, others):
-        pair = d.concatenation((x, ys[5]), [f"o{sup(j)}", f"a{sup(j)}"], [OBSERVATION, ACTION], segment=38,
-                               size=FONT)
-        phi = d.box((x, ys[4]), "φ", SHARED)
-        key = d.box((x, ys[3]), f"x{sup(j)}", INPUT)
-        d.arrow((x, pair[0].y), phi.bottom)
-        d.arrow(phi.top, key.bottom)
-        keys.append(key)
+    keys = _critic_inputs(d, x_others, ys[3:], "x", actions=True, agents=others)
     joined = d.concatenation((x_i + 19, ys[2]), [query_name, f"c{sup(i)}"], [QUERY, OUTPUT], segment=38,
                              size=FONT)
     d.arrow(query.top, joined[0].bottom, QUERY, dashed=True)

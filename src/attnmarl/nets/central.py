@@ -7,8 +7,8 @@ outputs. Both shapes here compute all m outputs in one pass, and the chapters gi
 different sizes: a value v_hat^i (the critics, chapter 7), the logits of pi^i or the mean of mu^i
 (the centralized policies, chapter 8).
 
-- :class:`ConcatNet` (fig. 17.7): a shared feature extractor f^i = phi(o^i), the m features
-  concatenated, and m unshared heads y^i = g^i([f^1; ...; f^m]). Its input size, and so its
+- :class:`ConcatNet` (fig. 17.7): a shared feature extractor x^i = phi(o^i), the m features
+  concatenated, and m unshared heads y^i = g^i([x^1; ...; x^m]). Its input size, and so its
   parameter count, grows with m, and y^i depends on where in the concatenation each observation sits.
 - :class:`AttentionNet` (fig. 17.8): a shared encoder x^i = phi(o^i), multi-head self-attention
   (x^1..x^m) -> (c^1..c^m), and m unshared heads y^i = g^i(h^i) where h^i = FC([x^i; c^i]).
@@ -33,7 +33,7 @@ __all__ = ["ConcatNet", "AttentionBlock", "AttentionNet"]
 
 
 class ConcatNet(nn.Module):
-    """Fig. 17.7: f^i = phi(o^i) shared, y^i = g^i([f^1; ...; f^m]) with m unshared heads.
+    """Fig. 17.7: x^i = phi(o^i) shared, y^i = g^i([x^1; ...; x^m]) with m unshared heads.
 
     ``forward(o)`` maps observations (batch, m, obs_dim) to outputs (batch, m, d_y). Head i's first
     layer has m * d_x inputs, so the parameters grow as m^2 d_x d_hidden, and which weights read
@@ -51,8 +51,8 @@ class ConcatNet(nn.Module):
 
     def forward(self, o: Tensor) -> Tensor:
         check_obs(o, self.m, self.obs_dim, self.heads.out.W)
-        f = self.phi(type_features(o, self.agent_types))  # (batch, m, d_x)
-        y = self.heads(f.flatten(1))  # [f^1; ...; f^m]: (batch, m d_x) -> (batch, m, d_y)
+        x = self.phi(type_features(o, self.agent_types))  # (batch, m, d_x)
+        y = self.heads(x.flatten(1))  # [x^1; ...; x^m]: (batch, m d_x) -> (batch, m, d_y)
         return check_no_overflow(type(self).__name__, y, o, self)
 
 

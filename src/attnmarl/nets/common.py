@@ -98,7 +98,7 @@ class AgentLinear(nn.Module):
 
     ``W`` is (m, d_out, d_in) and ``b`` (m, d_out). The input is either (batch, m, d_in) — a separate
     h^i for each agent — or (batch, d_in), one input that all m layers read (the concatenation
-    critic's [f^1; ...; f^m]). The output is (batch, m, d_out).
+    critic's [x^1; ...; x^m]). The output is (batch, m, d_out).
     """
 
     def __init__(self, m: int, d_in: int, d_out: int, gain: float = math.sqrt(2)) -> None:

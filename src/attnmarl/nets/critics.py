@@ -22,7 +22,7 @@ __all__ = ["ConcatCritic", "AttentionCritic"]
 
 
 class ConcatCritic(ConcatNet):
-    """The concatenation critic of fig. 17.7: f^i = phi(o^i) shared, v_hat^i = g^i([f^1; ...; f^m]).
+    """The concatenation critic of fig. 17.7: x^i = phi(o^i) shared, v_hat^i = g^i([x^1; ...; x^m]).
 
     ``forward(o)`` maps observations (batch, m, obs_dim) to values (batch, m).
     """
