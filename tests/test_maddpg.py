@@ -280,3 +280,19 @@ def test_every_q_network_config_ships_three_seeds_and_its_pair_differs_only_in_t
     assert versus["episodes"] == 200 and set(versus["references"]) == {"chase script", "random"}
     with pytest.raises(ValueError, match=r"no shipped table 'nope.json' in 'qnet'; shipped tables: \['tag-versus"):
         shipped_table("qnet", "nope.json")
+
+
+def test_config_differences_lists_exactly_the_changed_fields_and_breaks_lines_only_between_them():
+    """What chapters 7-9 print to show that two compared runs differ only where the text says."""
+    from attnmarl.train import CONFIGS, config_differences
+
+    assert config_differences("q-spread3-concat", "q-spread3-attention") == \
+        "q-spread3-concat vs q-spread3-attention: critic = 'concat'"
+    assert config_differences("q-spread3-concat", "q-spread3-concat").endswith(": no difference")
+    text = config_differences("q-tag-attention", "q-spread3-attention", width=40)
+    fields = [field.strip() for line in text.splitlines()[1:] for field in line.split(";") if field.strip()]
+    tag, spread = vars(CONFIGS["q-tag-attention"]), vars(CONFIGS["q-spread3-attention"])
+    assert [field.split(" = ")[0] for field in fields] == [k for k in tag if tag[k] != spread[k]]
+    assert "scenario = 'simple_tag'" in fields and "scenario_kwargs = {'continuous_actions': True}" in fields
+    with pytest.raises(ValueError, match="configs of two algorithms share no fields"):
+        config_differences("q-spread3-concat", "spread3-concat")

@@ -218,6 +218,23 @@ def named_config(name: str, seed: int = 0, steps: int | None = None) -> Config:
     return config
 
 
+def config_differences(name: str, base: str, width: int = 92) -> str:
+    """What the config ``name`` changes from the config ``base``, one ``field = value`` per field that
+    differs, wrapped at ``width`` characters: how a chapter shows that two runs it compares differ only
+    where its text says they do."""
+    config, reference = named_config(name), named_config(base)
+    if type(config) is not type(reference):
+        raise ValueError(f"{name!r} is a {type(config).__name__} and {base!r} a {type(reference).__name__}: "
+                         f"configs of two algorithms share no fields to compare")
+    changed = [f"{key} = {value!r}" for key, value in vars(config).items() if getattr(reference, key) != value]
+    lines = [f"{name} vs {base}:"]
+    for item in changed or ["no difference"]:  # a new line between fields, never inside a value
+        if len(lines[-1]) + 1 + len(item) + 1 > width and lines[-1].strip():
+            lines.append("   ")
+        lines[-1] += f" {item};"
+    return "\n".join(lines).removesuffix(";")
+
+
 def budget(config: Config) -> str:
     """The budget a run of ``config`` trains, exactly: ``1,562 updates of 3,200 = 4,998,400 env steps``."""
     unit = "updates" if isinstance(config, MAPPOConfig) else "iterations"
