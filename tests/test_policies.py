@@ -148,22 +148,25 @@ def test_the_folded_entity_actor_equals_the_reference_in_outputs_and_gradients(c
 
 
 def test_the_folded_form_masks_tokens_like_the_reference():
-    """A mask hides the same tokens in both forms (the folded one lists tokens kind by kind): the
-    outputs agree, and hidden tokens change nothing."""
+    """A mask hides the same tokens in both forms (the folded one lists tokens kind by kind, feature-major):
+    the outputs agree, and hidden tokens change nothing."""
     actor, o = perturbed_actor(*FOLDED_CASES["spread m=3"])
     net, tokens, parts = actor.nets[0], actor.tokens(o)[0], actor.kind_tokens(o)[0]
-    assert [p.shape[2] for p in parts] == [1, 3, 2]  # self, landmarks, other agents (layout order here)
-    mask = torch.rand(tokens.shape[:-1], generator=torch.Generator().manual_seed(0)) > 0.4
+    assert [p.shape[:2] for p in parts] == [(4, 1), (2, 3), (4, 2)]  # self, landmarks, other agents: (w_k, n_k)
+    mask = torch.rand(tokens.shape[:-1], generator=torch.Generator().manual_seed(0)) > 0.4  # (batch, m_type, n)
     mask[..., 0] = True
+    feature_major = mask.permute(2, 1, 0)  # (n, m_type, batch), the folded form's order
     y_reference, _ = net(tokens, mask)
-    torch.testing.assert_close(net.folded(parts, mask), y_reference, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(net.folded(parts, feature_major), y_reference, rtol=1e-12, atol=1e-12)
     scrambled = [p.clone() for p in parts]
-    scrambled[1][~mask[..., 1:4]] = 1e3  # whatever a hidden landmark holds
-    torch.testing.assert_close(net.folded(scrambled, mask), y_reference, rtol=1e-12, atol=1e-12)
+    scrambled[1][:, ~feature_major[1:4]] = 1e3  # whatever a hidden landmark holds
+    torch.testing.assert_close(net.folded(scrambled, feature_major), y_reference, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="self token"):
-        net.folded(parts, ~mask)
+        net.folded(parts, ~feature_major)
     with pytest.raises(ValueError, match="mask must be a bool tensor"):
-        net.folded(parts, mask.double())
+        net.folded(parts, feature_major.double())
+    with pytest.raises(ValueError, match=r"mask must be a bool tensor of shape \(6, 3, 8\)"):
+        net.folded(parts, mask)  # the token-major order of the reference form
 
 
 def test_the_folded_form_refuses_tokens_it_was_not_built_for():

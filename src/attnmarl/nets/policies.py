@@ -219,9 +219,12 @@ class EntityAttention(nn.Module):
         """The same y as :meth:`forward`, computed from each kind's raw features without forming any
         d-wide per-token tensor. Returns y (batch, m_type, d_y).
 
-        ``parts[k]`` holds the tokens of kind k, (batch, m_type, n_k, w_k), in the order of
-        ``kind_widths``; the self token (kind 0) comes first. ``mask`` (batch, m_type, n), True = a
-        real token, lists the tokens in the same order: parts[0]'s, then parts[1]'s, ...
+        ``parts[k]`` holds the tokens of kind k feature-major, (w_k, n_k, m_type, batch), in the order
+        of ``kind_widths``; the self token (kind 0) comes first. Feature-major because every feature
+        then is one long array over tokens and rows, and each per-token step below is one vectorised
+        pass (token-major, (..., n_k, w_k), every step is a loop over 2-4 numbers, several times
+        slower on a CPU). ``mask`` (n, m_type, batch), True = a real token, lists the tokens in the
+        same order: parts[0]'s, then parts[1]'s, ...
 
         Why it is exact: a token's embedding is affine in its features, e_n = E_k t_n + b_k, so after
         the layer norm z_n = gamma (e_n - mu_n) / sigma_n + beta, where, with C = [E_k, b_k] centred
@@ -237,12 +240,12 @@ class EntityAttention(nn.Module):
             raise ValueError(f"expected tokens of {len(columns)} kinds, got {len(parts)}")
         for part, width in zip(parts, self.kind_widths):
             check_like("tokens", part, self.embed.weight)
-            if part.dim() != 4 or part.shape[-1] != width or part.shape[:2] != parts[0].shape[:2]:
-                raise ValueError(f"each kind's tokens must be (batch, m_type, n_k, w_k) with w_k = {width}; "
-                                 f"got {tuple(part.shape)}")
-        *lead, _, _ = parts[0].shape
+            if part.dim() != 4 or part.shape[0] != width or part.shape[2:] != parts[0].shape[2:]:
+                raise ValueError(f"each kind's tokens must be feature-major, (w_k, n_k, m_type, batch) with "
+                                 f"w_k = {width}; got {tuple(part.shape)}")
+        m_type, batch = parts[0].shape[2:]
         d, l = self.d, self.heads
-        d_head = d // l
+        d_head, d_tokens = d // l, self.embed.in_features
         W = self.embed.weight  # (d, d_tokens)
         C = W - W.mean(0)  # every kind's [E_k, b_k], centred over the d outputs
         gram = C.T @ C / d
@@ -255,35 +258,36 @@ class EntityAttention(nn.Module):
         U = (K.transpose(1, 2) @ W_q).flatten(0, 1) / math.sqrt(d_head)  # (l d_tokens, d)
         O = torch.einsum("dlj,ljt->dlt", W_o, V).flatten(1)  # (d, l d_tokens)
         o_bias = self.W_o((W_v @ beta).flatten())  # W_o [W_v,h beta for each head] + b_o: (d,)
-        t = [part.reshape(-1, part.shape[-2], part.shape[-1]) for part in parts]  # (N, n_k, w_k)
+        t = [part.flatten(2) for part in parts]  # (w_k, n_k, N), N = m_type * batch
         block, flag = columns[0]
-        e_self = t[0][:, 0] @ W[:, block].T + W[:, flag]  # (N, d)
-        u = (self.ln_attn(e_self) @ U.T).view(-1, l, U.shape[0] // l)  # (N, l, d_tokens), scaled
+        e_self = torch.addmm(W[:, flag], t[0][:, 0].T, W[:, block].T)  # (N, d)
+        u = (U @ self.ln_attn(e_self).T).view(l, d_tokens, -1)  # (l, d_tokens, N), scaled
         scores, inv_sigma = [], []
         for t_k, (block, flag) in zip(t, columns):
-            var = ((t_k @ gram[block, block] + 2 * gram[block, flag]) * t_k).sum(-1) + gram[flag, flag]
+            features = t_k.flatten(1)  # (w_k, n_k N)
+            var = ((gram[block, block] @ features + 2 * gram[block, flag, None]) * features).sum(0) + gram[flag, flag]
             if not torch.isfinite(var.sum()):  # else a huge token would silently get sigma = inf, weight 0
                 raise overflow_error("the entity actor (a token's layer-norm variance)", torch.cat(
                     [part.reshape(-1) for part in parts]), self, "the observations' token features")
-            inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps))  # (N, n_k)
-            raw = u[..., block] @ t_k.transpose(1, 2) + u[..., flag, None]  # (N, l, n_k)
-            scores.append(raw * inv_sigma[-1].unsqueeze(1))
-        scores = torch.cat(scores, dim=-1)  # (N, l, n)
+            inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps).view(t_k.shape[1:]))  # (n_k, N)
+            raw = (u[:, block, None] * t_k).sum(1) + u[:, flag, None]  # (l, n_k, N)
+            scores.append(raw * inv_sigma[-1])
+        scores = torch.cat(scores, dim=1)  # (l, n, N)
         if mask is not None:
-            n = scores.shape[-1]
-            if mask.shape != (*lead, n) or mask.dtype != torch.bool:
-                raise ValueError(f"mask must be a bool tensor of shape {(*lead, n)} (batch, m_type, n); "
+            n = scores.shape[1]
+            if mask.shape != (n, m_type, batch) or mask.dtype != torch.bool:
+                raise ValueError(f"mask must be a bool tensor of shape {(n, m_type, batch)} (n, m_type, batch); "
                                  f"got {mask.dtype} {tuple(mask.shape)}")
-            if not mask[..., 0].all():
+            if not mask[0].all():
                 raise ValueError("mask hides a self token (token 0): every agent's own token must be real")
-            scores = scores.masked_fill(~mask.reshape(-1, 1, n), float("-inf"))
-        exp = (scores - scores.amax(-1, keepdim=True).detach()).exp()  # softmax written out: with n of 5-30
-        alpha = (exp / exp.sum(-1, keepdim=True)).split([t_k.shape[1] for t_k in t], dim=-1)  # torch's is slower
-        weighted = [a_k * s_k.unsqueeze(1) for a_k, s_k in zip(alpha, inv_sigma)]  # alpha_n / sigma_n
-        r = torch.cat([a_k @ t_k for a_k, t_k in zip(weighted, t)] + [a_k.sum(-1, keepdim=True) for a_k in weighted],
-                      dim=-1)  # sum_n (alpha_n / sigma_n) [t_n; 1], in embed's column order: (N, l, d_tokens)
-        attended = torch.addmm(o_bias, r.flatten(1), O.T)  # W_o [W_v,h sum_n alpha_n z_n for each head]: (N, d)
-        return self._head(e_self.view(*lead, d), attended.view(*lead, d))
+            scores = scores.masked_fill(~mask.reshape(1, n, -1), float("-inf"))
+        exp = (scores - scores.amax(1, keepdim=True).detach()).exp()  # softmax over the n tokens
+        alpha = (exp / exp.sum(1, keepdim=True)).split([t_k.shape[1] for t_k in t], dim=1)
+        weighted = [a_k * s_k for a_k, s_k in zip(alpha, inv_sigma)]  # alpha_n / sigma_n: (l, n_k, N)
+        r = torch.cat([(a_k[:, None] * t_k).sum(2) for a_k, t_k in zip(weighted, t)] + [a_k.sum(1, keepdim=True)
+                       for a_k in weighted], dim=1)  # sum_n (alpha_n / sigma_n) [t_n; 1], embed's column order
+        attended = torch.addmm(o_bias, r.view(l * d_tokens, -1).T, O.T)  # W_o [W_v,h sum_n alpha_n z_n]: (N, d)
+        return self._head(e_self, attended).view(m_type, batch, -1).transpose(0, 1)
 
 
 class EntityActor(nn.Module):
@@ -343,11 +347,12 @@ class EntityActor(nn.Module):
             self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks]))
             self._gather.append(index)
             rows = members[:, None, None] * obs_dim  # where agent i's o^i starts in o.flatten(1)
-            self._kind_gather.append([(rows + index[:, tokens, start:start + width], None)
+            self._kind_gather.append([(_feature_major(rows + index[:, tokens, start:start + width]), None)
                                       for tokens, start, width in blocks])
         if frame == "absolute":
             self._absolute = _absolute_spread_index(m, obs_dim)
-            self._kind_gather = [[tuple(table[:, tokens, start:start + width] for table in self._absolute)
+            self._kind_gather = [[tuple(_feature_major(table[:, tokens, start:start + width])
+                                        for table in self._absolute)
                                   for tokens, start, width in _kind_blocks(layouts[0])]]
 
     def tokens(self, o: Tensor) -> list[Tensor]:
@@ -367,15 +372,16 @@ class EntityActor(nn.Module):
         return self._groups.join(ys), list(alphas)
 
     def kind_tokens(self, o: Tensor) -> list[list[Tensor]]:
-        """For each type, its tokens kind by kind: (batch, m_type, n_k, w_k), raw features only (the
-        input of :meth:`EntityAttention.folded`); the same numbers as :meth:`tokens` without the zeros."""
+        """For each type, its tokens kind by kind, feature-major: (w_k, n_k, m_type, batch), raw features only
+        (the input of :meth:`EntityAttention.folded`); the same numbers as :meth:`tokens` without the zeros."""
         check_obs(o, self.m, self.obs_dim, self.nets[0].W_y.weight)
         table = o.flatten(1)  # o^1, ..., o^m side by side; in world coordinates, then a zero and a one
         if self.frame == "absolute":
             table = torch.cat([table, o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
+        table = table.T.contiguous()  # one row per column of the table: a gathered row is a feature's batch
 
-        def gather(index: Tensor) -> Tensor:  # one column copy per kind: (batch, m_type, n_k, w_k)
-            return table.index_select(1, index.flatten()).view(-1, *index.shape)
+        def gather(index: Tensor) -> Tensor:  # one row copy per kind: (w_k, n_k, m_type, batch)
+            return table.index_select(0, index.flatten()).view(*index.shape, -1)
 
         return [[gather(main) if offset is None else gather(main) + gather(offset) for main, offset in kinds]
                 for kinds in self._kind_gather]
@@ -395,6 +401,12 @@ def _layout(scenario: str, scenario_kwargs: Mapping[str, Any], i: int, m: int) -
             raise
         raise ValueError(f"m = {m}, but {scenario} with {dict(scenario_kwargs)} has {i} agents; give the m of the "
                          "scenario the actor is built for") from None
+
+
+def _feature_major(index: Tensor) -> Tensor:
+    """A gather index (m_type, n_k, w_k) reordered to (w_k, n_k, m_type), as :meth:`EntityActor.kind_tokens`
+    lays the tokens out."""
+    return index.permute(2, 1, 0).contiguous()
 
 
 def _kind_blocks(layout: TokenLayout) -> list[tuple[list[int], int, int]]:
