@@ -211,6 +211,7 @@ RETIRED_SYMBOLS = {
     r"\bQ\^i\b": "an action value is q-hat^i",
     r"\by\^i = r\^i": "a TD target is G^i (y^i are logits)",
     r"\bz\^j = \[o\^j": "the token of a pair is [o^j; a^j]",
+    r"\bz_n\b|\bz_\{\\text\{self": "a layer-normalised token embedding is e-bar_n (z^i is the FC layer's output)",
 }
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 
