@@ -1571,3 +1571,34 @@ def test_padding_entity_tokens_refuses_a_fill_that_is_not_a_finite_number(fill):
         pad_spread_tokens(torch.randn(1, 3, 6, 4), 6, fill=fill)
     padded, mask = pad_spread_tokens(torch.randn(1, 3, 6, 4), 6, fill=-1.0)
     assert padded[~mask].eq(-1.0).all() and mask.sum() == 18
+
+
+# ---- fourth pass: a fresh probe of every family ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("target,error,message", [
+    (lambda d: {d: b"x"}, guards.FolderGivenError, "cannot write '{d}': it is a folder"),
+    (lambda d: {d / "missing" / "x.json": b"x"}, guards.MissingFileError, "its folder '{d}/missing' does not exist"),
+    (lambda d: {d / "a" / "x.json": b"x"}, guards.MissingFileError, "its folder '{d}/a' does not exist"),
+    (lambda d: {d / "x.json": b"1", str(d / "x.json"): b"2"}, ValueError, "name '{d}/x.json' twice"),
+    (lambda d: {d / "x.json": b"1", f"{d}/./x.json": b"2"}, ValueError, "twice"),
+    (lambda d: {d / "x.json": b"1", d / "a" / ".." / "x.json": b"2"}, ValueError, "twice"),
+])
+def test_a_set_of_files_that_cannot_be_written_is_refused_naming_the_target_before_any_is_written(tmp_path, target,
+                                                                                                  error, message):
+    """A folder, a missing folder or a file named twice failed inside tempfile or os.replace, naming the
+    temporary file (or, named twice, one file silently replaced the other)."""
+    (tmp_path / "a").write_text("a file where a folder should be")
+    files = target(tmp_path)
+    with pytest.raises(error, match=re.escape(message.format(d=tmp_path))):
+        guards.write_atomically({path: (lambda handle, data=data: handle.write(data)) for path, data in files.items()})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]  # nothing written, no temporary file left
+
+
+def test_a_checkpoint_saved_to_a_folder_or_a_missing_folder_is_refused_in_the_packages_words(tmp_path):
+    agent, config = load_agent(SPREAD3)
+    with pytest.raises(ValueError, match="it is a folder; give the path of a file in it"):
+        save_checkpoint(tmp_path, agent, config)
+    with pytest.raises(ValueError, match="its folder .*missing' does not exist"):
+        save_checkpoint(tmp_path / "missing" / "x.pt", agent, config)
+    with pytest.raises(OSError, match=r"does not exist.*\); the results are kept in"):  # still kept, not lost
+        guards.save_files({tmp_path / "missing" / "x.json": b"{}"})

@@ -53,8 +53,9 @@ __all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "ch
            "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "check_finite",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
-           "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
-           "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
+           "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "seal", "check_seal",
+           "check_writable_folder", "check_writable_file", "save_files", "save_result", "run_command",
+           "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
            "check_new_files", "check_run_file", "restore_sigint"]
 
@@ -344,6 +345,11 @@ class MissingFileError(FileNotFoundError, ValueError):
     for one, and a ``ValueError`` (bad input: a path to nothing) for everything that catches those."""
 
 
+class FolderGivenError(IsADirectoryError, ValueError):
+    """A folder given where a file is to be written: an ``IsADirectoryError`` for code that handles failed writes
+    (:func:`save_files` keeps the results elsewhere), and a ``ValueError`` (bad input) for everything else."""
+
+
 def load_trusted(path: str | Path, what: str) -> Any:
     """``torch.load(path, weights_only=True)`` on the CPU, with errors that say what is wrong with the file.
 
@@ -597,8 +603,10 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
     complete are they renamed over their targets (``os.replace``, atomic on one file system), in the
     order given. A process killed before the renames leaves the old files (and perhaps a ``.tmp`` file,
     which nothing reads); killed between two renames, the first files are new and the rest old — put
-    last the file that says the others are complete.
+    last the file that says the others are complete. A target named twice, a folder, or one in a folder that
+    does not exist is refused before anything is written (:func:`_check_targets`).
     """
+    _check_targets(list(files))
     staged: list[tuple[str, Path]] = []
     mode = 0o666 & ~_umask()  # what open() would have given the file (mkstemp's is 0o600)
     try:
@@ -617,6 +625,27 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
         for temporary, _ in staged:
             if os.path.exists(temporary):
                 os.remove(temporary)
+
+
+def _check_targets(targets: list[str | Path]) -> None:
+    """Refuse, before anything is written, a set of files that cannot be written as one: a target named twice
+    (as ``"a/x"`` and ``Path("a/x")``, say: one would silently replace the other) is a ``ValueError``; a target
+    that is a folder (:class:`FolderGivenError`), or whose folder does not exist (:class:`MissingFileError`), an
+    ``OSError`` and a ``ValueError`` naming it (not the temporary file's name): :func:`save_files` answers the
+    ``OSError`` by keeping the files elsewhere."""
+    seen: dict[str, str | Path] = {}
+    for target in targets:
+        key = os.path.realpath(target)
+        if key in seen:
+            raise ValueError(f"the files to write name {str(target)!r} twice (also as {str(seen[key])!r}); each file "
+                             "of a set is written once")
+        seen[key] = target
+        path = Path(target)
+        if path.is_dir():
+            raise FolderGivenError(f"cannot write {str(path)!r}: it is a folder; give the path of a file in it")
+        if not path.parent.is_dir():
+            raise MissingFileError(f"cannot write {str(path)!r}: its folder {str(path.parent)!r} does not exist "
+                                    "(or is not a folder)")
 
 
 def write_json_atomically(path: str | Path, data: Any) -> None:
