@@ -1602,3 +1602,34 @@ def test_a_checkpoint_saved_to_a_folder_or_a_missing_folder_is_refused_in_the_pa
         save_checkpoint(tmp_path / "missing" / "x.pt", agent, config)
     with pytest.raises(OSError, match=r"does not exist.*\); the results are kept in"):  # still kept, not lost
         guards.save_files({tmp_path / "missing" / "x.json": b"{}"})
+
+
+@pytest.mark.parametrize("other", [shipped_checkpoint("policy", "pi-spread3-flat"), MU3, Q3,
+                                   shipped_checkpoint("policy", "pi-spread6-entity")])
+def test_an_agent_saved_under_a_config_that_does_not_describe_it_is_refused_not_written(tmp_path, other):
+    """The file was written, and every load then refused it: the agent's weights were in an unloadable file."""
+    agent, _ = load_agent(SPREAD3)  # MAPPO, entity actor, m = 3
+    _, config = load_agent(other)
+    state = torch.random.get_rng_state()
+    with pytest.raises(ValueError, match=r"the agent is not the one its config describes .* weight\(s\) differ"):
+        save_checkpoint(tmp_path / "mixed.pt", agent, config)
+    assert not (tmp_path / "mixed.pt").exists()
+    assert torch.equal(torch.random.get_rng_state(), state)  # the check spends no random draws
+
+
+@pytest.mark.parametrize("metadata,entry", [
+    ({"score": np.float64(-7.5)}, r"metadata\['score'\] is np.float64\(-7.5\) of type float64 \(convert it with"),
+    ({"seeds": [0, np.int64(1)]}, r"metadata\['seeds'\]\[1\] is np.int64\(1\) of type int64"),
+    ({"note": object()}, r"metadata\['note'\] is <object object"),
+    ({"when": __import__("datetime").date(2026, 1, 1)}, r"metadata\['when'\] is .* of type date"),
+    ({"table": {(0, 1): 2.0}}, r"metadata\['table'\] has the key \(0, 1\) of type tuple"),
+])
+def test_metadata_that_would_make_a_checkpoint_unloadable_is_refused_before_it_is_written(tmp_path, metadata, entry):
+    """A numpy number in the metadata was saved, then refused by torch.load(weights_only=True): the run was lost."""
+    agent, config = load_agent(SPREAD3)
+    with pytest.raises(ValueError, match=entry + ".*a checkpoint holds plain data only"):
+        save_checkpoint(tmp_path / "x.pt", agent, config, **metadata)
+    assert not (tmp_path / "x.pt").exists()
+    save_checkpoint(tmp_path / "x.pt", agent, config, score=-7.5, seeds=[0, 1], note=None, table={"a": (1, 2.0)})
+    assert load_checkpoint(tmp_path / "x.pt")[2]["table"] == {"a": (1, 2.0)}
+

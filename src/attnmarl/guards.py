@@ -53,7 +53,8 @@ __all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "ch
            "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "check_finite",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
-           "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "seal", "check_seal",
+           "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
+           "check_seal",
            "check_writable_folder", "check_writable_file", "save_files", "save_result", "run_command",
            "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
@@ -399,6 +400,36 @@ def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:
             check_finite(key, tensor)
         except ValueError as error:
             raise ValueError(f"{path} holds non-finite weights: {error}") from None
+
+
+_PLAIN = (str, int, float, bool, type(None))
+"""The scalars a checkpoint's config and metadata may hold, exactly (numpy's ``np.float64`` is a ``float`` to
+Python, but ``torch.load(weights_only=True)`` refuses to unpickle it)."""
+
+
+def check_plain(name: str, value: Any) -> None:
+    """Raise ``ValueError`` naming the entry unless ``value`` is plain data that ``torch.load(weights_only=True)``
+    reads back: str, int, float, bool and None (of exactly those types), tensors, and lists, tuples and dicts of
+    them. Checked before a checkpoint is written: a numpy number or any other object in its metadata would be
+    saved without complaint and then refused by every load, the run's weights with it."""
+    import torch
+
+    if type(value) in _PLAIN or isinstance(value, torch.Tensor):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            check_plain(f"{name}[{i}]", item)
+    elif type(value) is dict:
+        for key, item in value.items():
+            if type(key) not in _PLAIN:
+                raise ValueError(f"{name} has the key {key!r} of type {type(key).__name__}; a checkpoint holds plain "
+                                 "data only, with strings or numbers as keys")
+            check_plain(f"{name}[{key!r}]", item)
+    else:
+        hint = " (convert it with float() or int())" if isinstance(value, (np.generic, np.ndarray)) else ""
+        raise ValueError(f"{name} is {value!r:.60} of type {type(value).__name__}{hint}; a checkpoint holds plain data "
+                         "only (str, int, float, bool, None, tensors, lists and dicts of them), else torch.load("
+                         "weights_only=True) would refuse the file once written")
 
 
 def _feed(hasher: Any, value: Any) -> None:
