@@ -1633,3 +1633,45 @@ def test_metadata_that_would_make_a_checkpoint_unloadable_is_refused_before_it_i
     save_checkpoint(tmp_path / "x.pt", agent, config, score=-7.5, seeds=[0, 1], note=None, table={"a": (1, 2.0)})
     assert load_checkpoint(tmp_path / "x.pt")[2]["table"] == {"a": (1, 2.0)}
 
+
+@pytest.mark.parametrize("slot,message", [(1.5, "slot must be an environment index in \\[0, 2\\); got 1.5"),
+                                          (True, "got True"), (-1, "got -1"), (2, "got 2"), ("0", "got '0'")])
+def test_load_state_names_a_slot_that_is_not_one_of_the_worlds(slot, message):
+    """A float slot failed in numpy's indexing; True loaded the state into world 1 without a word."""
+    env = make_batched("simple_spread", 2, N=3)
+    reference = make_reference("simple_spread", N=3)
+    reference.reset(seed=0)
+    before = env.agent_pos.copy()
+    with pytest.raises(ValueError, match=message):
+        env.load_state(slot, reference)
+    assert np.array_equal(env.agent_pos, before)
+    env.load_state(np.int64(1), reference)
+    assert np.allclose(env.agent_pos[1], [a.state.p_pos for a in reference.unwrapped.world.agents])
+
+
+@pytest.mark.parametrize("reference", ["simple_spread", None, make_batched("simple_spread", 1, N=3)])
+def test_load_state_names_a_reference_that_is_not_an_mpe2_environment(reference):
+    with pytest.raises(ValueError, match=r"reference_env must be an mpe2 environment \(make_reference\('simple_"):
+        make_batched("simple_spread", 2, N=3).load_state(0, reference)
+
+
+@pytest.mark.parametrize("flag", ["no", "False", 0, 1, None])
+def test_the_greedy_baseline_takes_true_or_false_for_continuous_actions(flag):
+    """continuous_actions='no' built a continuous policy, as any non-empty string is truthy."""
+    from attnmarl.envs import greedy_assignment_policy
+
+    with pytest.raises(ValueError, match=f"continuous_actions must be True or False; got {flag!r}"):
+        greedy_assignment_policy(continuous_actions=flag)
+
+
+@pytest.mark.parametrize("scenario,kwargs", [("simple_tag", {}), ("collect_treasure", {}),
+                                             ("simple_spread", {"continuous_actions": True})])
+def test_the_greedy_baselines_name_observations_that_are_not_simple_spreads(scenario, kwargs):
+    """On simple_tag's observations of 14 and 16 numbers the policy failed in np.stack ('all input arrays
+    must have the same shape')."""
+    from attnmarl.envs import greedy_assignment_policy, steered_assignment_policy
+
+    for policy in (greedy_assignment_policy(), steered_assignment_policy()):
+        message = "needs simple_spread observations" if scenario != "simple_spread" else "is not in its action space"
+        with pytest.raises(ValueError, match=message):
+            evaluate(policy, scenario, 1, **kwargs)
