@@ -1675,3 +1675,100 @@ def test_the_greedy_baselines_name_observations_that_are_not_simple_spreads(scen
         message = "needs simple_spread observations" if scenario != "simple_spread" else "is not in its action space"
         with pytest.raises(ValueError, match=message):
             evaluate(policy, scenario, 1, **kwargs)
+
+
+INDEX_ENTRY = {"name": "spread3-concat", "seed": 0, "command": "python -m attnmarl.train --config spread3-concat "
+               "--seed 0 --out runs", "final_return": -7.0, "final_sem": 0.1, "final_episodes": 200,
+               "cpu_seconds": 60.0}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"command": "python -m attnmarl.train --config nope --seed 0"}, "cannot re-run it: unknown config 'nope'"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --seed 1"}, "trains spread3-concat-seed1, another"),
+    ({"command": "python -m attnmarl.train --config spread3-attention --seed 0"}, "trains spread3-attention-seed0"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --steps 5"}, "cannot re-run it: total_steps = 5 is"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --seed -1"}, "cannot re-run it: argument --seed"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --bogus 1"}, "unrecognized arguments: --bogus"),
+    ({"command": "python -m attnmarl.train --list --config x"}, "cannot re-run it: argument --config: not allowed"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --steps 3200 --evals 9"}, "--evals 9 asks for"),
+])
+def test_reproduce_reports_a_recorded_command_that_cannot_re_run_its_run_as_failed_without_running_it(
+        tmp_path, capsys, monkeypatch, change, message):
+    """Such a run failed only in its Ray task, after Ray started (another seed: after hours of training, as 'its
+    recorded command made ...'); now it is failed at once, and the others still run."""
+    from attnmarl import reproduce
+
+    monkeypatch.setattr(reproduce, "_connect", lambda *args: pytest.fail("started Ray for a run that cannot run"))
+    (tmp_path / "index.json").write_text(json.dumps([{**INDEX_ENTRY, **change}]))
+    assert reproduce.main(["--index", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    (row,) = json.loads((tmp_path / "out" / "report.json").read_text())["runs"]
+    assert row["verdict"] == "failed" and row["reproduced"] is None and message in row["error"]
+    assert f"{tmp_path.name}/spread3-concat-seed0: not run: its recorded command" in capsys.readouterr().out
+    assert "| failed |" in (tmp_path / "out" / "report.md").read_text()
+    assert reproduce.unrunnable(INDEX_ENTRY) is None
+
+
+@pytest.mark.parametrize("entries,message", [
+    ([INDEX_ENTRY, INDEX_ENTRY], "entries 0 and 1 of .*index.json are both run spread3-concat-seed0"),
+    ([{**INDEX_ENTRY, "final_return": math.nan}], "has no valid 'final_return' \\(got nan\\)"),
+    ([{**INDEX_ENTRY, "final_sem": -0.1}], "has no valid 'final_sem' \\(got -0.1\\)"),
+    ([{**INDEX_ENTRY, "final_sem": math.inf}], "has no valid 'final_sem'"),
+    ([{**INDEX_ENTRY, "final_episodes": 0}], "has no valid 'final_episodes'"),
+    ([{**INDEX_ENTRY, "cpu_seconds": -5}], "has no valid 'cpu_seconds'"),
+    ([{**INDEX_ENTRY, "seed": -1}], "has no valid 'seed'"),
+])
+def test_reproduce_refuses_an_index_with_a_run_twice_or_a_score_no_run_can_have(tmp_path, capsys, entries, message):
+    """A run listed twice trained twice into the same files; a NaN score was reported as 'differs', a NaN error
+    as 'reproduces'."""
+    from attnmarl import reproduce
+
+    (tmp_path / "index.json").write_text(json.dumps(entries))
+    with pytest.raises(ValueError, match=message):
+        reproduce.select_runs(index=tmp_path)
+    assert re.search(message, usage_error(reproduce.main, ["--index", str(tmp_path), "--out", str(tmp_path / "o")],
+                                          capsys))
+
+
+@pytest.mark.parametrize("shipped,reproduced", [((1.0, math.nan), (1.0, 0.1)), ((1.0, 0.1), (math.nan, 0.1)),
+                                                ((1.0, -0.1), (1.0, 0.1)), ((math.inf, 0.1), (1.0, 0.1))])
+def test_there_is_no_verdict_on_a_score_that_is_not_a_number(shipped, reproduced):
+    from attnmarl.reproduce import verdict
+
+    as_result = lambda pair: {"final_return": pair[0], "final_sem": pair[1]}  # noqa: E731
+    with pytest.raises(ValueError, match="is not a finite score with a standard error >= 0; there is no verdict"):
+        verdict(as_result(shipped), as_result(reproduced))
+    assert verdict(as_result((1.0, 0.1)), as_result((1.0, 0.0))) == (0.0, "reproduces")
+
+
+@pytest.mark.parametrize("content", ["{oops", "[]", '{"final_return": "high"}', ""])
+def test_a_damaged_summary_kept_by_an_earlier_reproduction_is_named(tmp_path, content):
+    """A restart stopped at json's bare 'Expecting property name ...', without the file's name."""
+    from attnmarl import reproduce
+
+    (tmp_path / "index.json").write_text(json.dumps([INDEX_ENTRY]))
+    (runs,) = reproduce.select_runs(index=tmp_path)
+    kept = tmp_path / "out" / tmp_path.name / "spread3-concat-seed0.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text(content)
+    with pytest.raises(ValueError, match=f"{re.escape(str(kept))}, the summary of a run reproduced by an earlier "
+                                         "start, is damaged: .*; remove .*spread3-concat-seed0.\\* to reproduce"):
+        reproduce._kept(tmp_path / "out", runs)
+
+
+def test_an_index_of_runs_is_not_replaced_by_an_empty_one_when_every_summary_is_damaged(tmp_path, capsys):
+    """train --index on a folder whose summaries were all damaged replaced its index.json, the last whole copy of
+    the runs' scores and configs, by []."""
+    shutil.copy(attnmarl.checkpoints.ASSETS / "value" / "spread3-concat-seed0.json", tmp_path)
+    shutil.copy(attnmarl.checkpoints.ASSETS / "value" / "spread3-concat-seed0.csv", tmp_path)
+    index = write_index(tmp_path)  # a summary and its curve, without a checkpoint
+    before = (tmp_path / "index.json").read_text()
+    assert len(index) == 1
+    for damage in ("{", "[]", '{"name": 3}'):
+        (tmp_path / "spread3-concat-seed0.json").write_text(damage)
+        kept = r"index.json lists 1 run\(s\): it is left as it was, not replaced by an index of none"
+        with pytest.warns(UserWarning, match="left out of the index"), pytest.raises(ValueError, match=kept):
+            write_index(tmp_path)
+        message = usage_error(train_main, ["--index", str(tmp_path)], capsys)
+        assert "it is left as it was" in message
+        assert (tmp_path / "index.json").read_text() == before
+
