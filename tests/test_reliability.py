@@ -1772,3 +1772,59 @@ def test_an_index_of_runs_is_not_replaced_by_an_empty_one_when_every_summary_is_
         assert "it is left as it was" in message
         assert (tmp_path / "index.json").read_text() == before
 
+
+@pytest.mark.parametrize("examples,message", [
+    ([(1, 2)], r"pairs of strings; examples\[0\] is \(1, 2\)"),
+    ([("12/03/2020", "2020-03-12"), ("12/03/2020",)], r"pairs of strings; examples\[1\] is \('12/03/2020',\)"),
+    ([("12/03/2020", None)], r"examples must be a non-empty list of \(text, target\) pairs of strings; examples\[0\]"),
+    ([("", "2020-03-12")], r"examples\[0\] = \('', '2020-03-12'\): cannot encode an empty string"),
+    ([("12/03/2020", "")], r"examples\[0\] = .*: cannot encode an empty string"),
+    ([("12/03/2020", "2020-03-12"), ("1" * 500, "2020")], r"examples\[1\] = .*: the text has 500 characters; the "
+                                                          r"models read at most 120"),
+    ([("12/03/2020", "2020-03-1Z")], r"examples\[0\] = .*: characters \['Z'\]"),
+    ("12/03/2020", "examples must be a non-empty list"),
+])
+def test_seq2seq_examples_that_cannot_be_translated_or_scored_are_named_by_their_index(examples, message):
+    """Integer pairs failed in the encoder with a TypeError; an empty target said only 'cannot encode an empty
+    string', and a 500-character text was scored although translate refuses it."""
+    from attnmarl.explorers.seq2seq import alignment_explorer, pretrained_models
+
+    models = pretrained_models()
+    for call in (lambda: s2s.evaluate(models["attention"], examples), lambda: alignment_explorer(models, examples),
+                 lambda: s2s.check_examples(examples)):
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_the_alignment_explorer_refuses_its_examples_before_any_frame_is_drawn():
+    """A 10,000-character example made an explorer whose frame then failed when the slider reached it."""
+    from attnmarl.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
+
+    models = pretrained_models()
+    with pytest.raises(ValueError, match=r"examples\[1\] = .*the text has 10,000 characters"):
+        alignment_explorer(models, [("12/03/2020", "2020-03-12"), ("1" * 10_000, "x")])
+    for target in (123, b"2020-03-12", ["2020"]):
+        with pytest.raises(ValueError, match="target must be the expected translation, a string"):
+            alignment_frame("12/03/2020", models["attention"], target)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"batch_size": 0}, "batch_size must be a positive integer; got 0"),
+    ({"batch_size": 2.5}, "batch_size must be a positive integer"),
+    ({"lr": math.nan}, r"lr must be a finite number in \(0, 1\]; got nan"),
+    ({"lr": 0.0}, r"lr must be a finite number in \(0, 1\]"), ({"lr": "1e-3"}, "lr must be a real number"),
+    ({"progress": "no"}, "progress must be True or False"),
+])
+def test_seq2seq_training_names_its_bad_arguments_before_a_step(kwargs, message):
+    """batch_size = 0 said 'cannot encode an empty batch', lr = NaN torch's 'Invalid learning rate: nan'."""
+    with pytest.raises(ValueError, match=message):
+        s2s.train(s2s.new_model(True), s2s.split_dates()[0], steps=1, **kwargs)
+    with pytest.raises(ValueError, match="model must be a Seq2Seq"):
+        s2s.train("model", s2s.split_dates()[0], steps=1)
+
+
+@pytest.mark.parametrize("n", [-1, -100, 2.0, "5"])
+def test_a_number_of_seq2seq_examples_that_is_not_a_count_is_refused_not_read_as_none(n):
+    with pytest.raises(ValueError, match=f"n must be a non-negative integer; got {n!r}"):
+        s2s.make_examples(s2s.split_dates()[0], n)
+    assert s2s.make_examples(s2s.split_dates()[0], 0) == []
