@@ -1828,3 +1828,17 @@ def test_a_number_of_seq2seq_examples_that_is_not_a_count_is_refused_not_read_as
     with pytest.raises(ValueError, match=f"n must be a non-negative integer; got {n!r}"):
         s2s.make_examples(s2s.split_dates()[0], n)
     assert s2s.make_examples(s2s.split_dates()[0], 0) == []
+
+
+@pytest.mark.parametrize("alpha", [np.array([0.5, 0.6]), np.array([-0.5, 1.5]), torch.tensor([0.2, 0.2]),
+                                   [0.0, 0.0, 0.0], np.array([[0.5, 0.5], [0.2, 0.9]])])
+def test_weights_that_are_not_a_distribution_are_refused_one_row_or_many(alpha):
+    """check_distributions let every 1-D input through (its row sum is a scalar, which argwhere read as no row):
+    the scoring explorer's entropy of [0.5, 0.6] was 0.65."""
+    from attnmarl.explorers.scoring import entropy
+
+    not_one = r"must be distributions over its last axis .*(it is not one|the first \(1,\))"
+    with pytest.raises(ValueError, match=not_one):
+        entropy(alpha)
+    assert entropy(np.array([0.5, 0.5])) == pytest.approx(math.log(2))
+

@@ -320,13 +320,15 @@ def check_distributions(name: str, p: Any, atol: float = 1e-4) -> np.ndarray:
     if not np.isfinite(p).all():
         raise ValueError(f"{name} holds {int(np.isnan(p).sum())} NaN and {int(np.isinf(p).sum())} infinite "
                          "value(s); attention weights are finite numbers")
-    sums = p.sum(-1)
-    bad = np.argwhere((p < 0).any(-1) | (np.abs(sums - 1) > atol))
+    rows = p.reshape(-1, p.shape[-1])  # one row per distribution, a 1-D p included (its sum is no array to index)
+    sums = rows.sum(-1)
+    bad = np.flatnonzero((rows < 0).any(-1) | (np.abs(sums - 1) > atol))
     if bad.size:
-        row = tuple(int(i) for i in bad[0])
-        raise ValueError(f"{name} must be distributions over its last axis (weights >= 0 that sum to 1); "
-                         f"{len(bad)} row(s) are not, the first {row} with sum {float(sums[row]):.4g} and smallest "
-                         f"weight {float(p[row].min()):.4g}")
+        first = bad[0]
+        row = tuple(int(i) for i in np.unravel_index(first, p.shape[:-1]))
+        which = f"{len(bad)} row(s) are not, the first {row}" if row else "it is not one"
+        raise ValueError(f"{name} must be distributions over its last axis (weights >= 0 that sum to 1); {which} "
+                         f"with sum {float(sums[first]):.4g} and smallest weight {float(rows[first].min()):.4g}")
     return p
 
 
