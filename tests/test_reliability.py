@@ -1842,3 +1842,45 @@ def test_weights_that_are_not_a_distribution_are_refused_one_row_or_many(alpha):
         entropy(alpha)
     assert entropy(np.array([0.5, 0.5])) == pytest.approx(math.log(2))
 
+
+@pytest.mark.parametrize("module", [torch.nn.Linear(3, 3), None, MultiHeadSelfAttention(4, 2, 2, heads=2)])
+def test_from_torch_multihead_names_a_module_that_is_not_torchs_multihead_attention(module):
+    from attnmarl.attention import from_torch_multihead
+
+    with pytest.raises(ValueError, match="mha must be a torch.nn.MultiheadAttention; got"):
+        from_torch_multihead(module)
+
+
+@pytest.mark.parametrize("panels,got", [(["text"], r"\['str'\]"), ("abc", "str"), ([Points(np.zeros((1, 2)), ["a"]),
+                                         {"type": "heatmap"}], r"\['dict'\]"), (None, "NoneType")])
+def test_a_frame_of_things_that_are_not_panels_is_refused_when_made(panels, got):
+    """Frame(['text']) was made, and failed when drawn in dataclasses.asdict."""
+    with pytest.raises(ValueError, match=rf"a frame's panels must be a list of panels \(Heatmap, .*\); got {got}"):
+        Frame(panels)
+
+
+@pytest.mark.parametrize("values", [[[1, 2], [3]], [["a", "b"]], [[{}, 1]], [[1, [2, 3]]]])
+def test_a_heatmap_of_ragged_or_non_numeric_values_is_named_in_the_packages_words(values):
+    """Was numpy's 'setting an array element with a sequence ... inhomogeneous shape'."""
+    with pytest.raises(ValueError, match="heatmap values must be a matrix of numbers, rows of equal length"):
+        Heatmap(values, ["a"], ["x", "y"])
+
+
+@pytest.mark.parametrize("filename", ["../policy/index.json", "/etc/hostname", "", ".", "..", "sub/x.json", 3])
+def test_a_shipped_table_is_a_file_of_its_own_folder(filename):
+    """shipped_table('scale', '../policy/index.json') returned policy's index as a table of scale."""
+    from attnmarl.checkpoints import shipped_table
+
+    with pytest.raises(ValueError, match="filename must be the name of a table in 'scale', without a folder"):
+        shipped_table("scale", filename)
+    assert "baselines" in shipped_table("scale", "zero-shot.json")
+
+
+@pytest.mark.parametrize("batch", [2, 4])
+def test_a_query_key_mask_without_the_batch_dimension_is_named_with_how_to_give_it(batch):
+    x = torch.randn(batch, 3, 3)
+    with pytest.raises(ValueError, match=r"a query-key mask such as causal_mask\(m\) is given per batch element: "
+                                         r"mask.expand\(batch, m, m\)"):
+        SelfAttention(3, 3, 3)(x, mask=attnmarl.attention.causal_mask(3))
+    c, alpha = SelfAttention(3, 3, 3)(x, mask=attnmarl.attention.causal_mask(3).expand(batch, 3, 3))
+    assert torch.all(alpha[:, 0, 1:] == 0)

@@ -284,6 +284,9 @@ def shipped_checkpoint(folder: str, name: str, seed: int = 0) -> Path:
 def shipped_table(folder: str, filename: str) -> dict[str, Any]:
     """A JSON table shipped beside a folder's runs (for example ``scale/zero-shot.json``, written by
     ``python -m attnmarl.transfer``, or ``qnet/tag-versus.json``, by ``python -m attnmarl.versus``)."""
+    if not isinstance(filename, str) or Path(filename).name != filename or filename in ("", ".", ".."):
+        raise ValueError(f"filename must be the name of a table in {folder!r}, without a folder; got {filename!r} "
+                         "(another folder's file would be returned as this folder's table)")
     path = _asset_folder(folder) / filename
     if not path.exists():
         tables = sorted(p.name for p in path.parent.glob("*.json")  # not the index, not a run's summary
