@@ -25,6 +25,9 @@ import pytest
 import torch
 
 import attnmarl
+import attnmarl.hard_attention
+import attnmarl.relational
+import attnmarl.vision
 from attnmarl import guards
 from attnmarl import seq2seq as s2s
 from attnmarl.algos import mappo
@@ -1884,3 +1887,43 @@ def test_a_query_key_mask_without_the_batch_dimension_is_named_with_how_to_give_
         SelfAttention(3, 3, 3)(x, mask=attnmarl.attention.causal_mask(3))
     c, alpha = SelfAttention(3, 3, 3)(x, mask=attnmarl.attention.causal_mask(3).expand(batch, 3, 3))
     assert torch.all(alpha[:, 0, 1:] == 0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: attnmarl.vision.SpatialAttentionCNN(attention="no"), lambda: attnmarl.relational.RelationalAgent("False"),
+    lambda: attnmarl.relational.evaluate(attnmarl.relational.RelationalAgent(), 2, greedy="no"),
+    lambda: attnmarl.relational.rollout(attnmarl.relational.RelationalAgent(),
+                                        attnmarl.relational.reset(2, torch.Generator()), greedy=1),
+    lambda: attnmarl.hard_attention.train("soft", steps=1, progress="no"),
+])
+def test_chapter_5s_models_take_true_or_false_for_their_flags(make):
+    """attention='no' built the attention model and greedy='no' played greedily: a string is truthy."""
+
+    with pytest.raises(ValueError, match="must be True or False; got"):
+        make()
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: attnmarl.vision.make_images(10**9, 0), r"the images would hold n = 1,000,000,000 x height = 24"),
+    (lambda: attnmarl.hard_attention.sample_batch(10**9, torch.Generator()), "the batch's key draws would hold"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, batch_size=10**9), "the batch's key draws would hold"),
+    (lambda: attnmarl.hard_attention.KeyValueReader(d=0), "d must be a positive integer; got 0"),
+    (lambda: attnmarl.hard_attention.train("soft", steps="5"), "steps must be a positive integer; got '5'"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, lr=math.nan), r"lr must be a finite number in \(0, 1\]"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, n_pairs=2.0), "n_pairs must be between 1 and N_KEYS"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, seed=-1), "seed must be a non-negative integer"),
+    (lambda: attnmarl.hard_attention.reinforce_surrogate(torch.ones(3), torch.zeros(3), math.nan),
+     "baseline must be a finite number; got nan"),
+    (lambda: attnmarl.vision.accuracy(torch.zeros(3, 10), torch.zeros(4, dtype=torch.long)),
+     r"logits must be \(B, classes\) and labels \(B,\) for B >= 1 images; got \(3, 10\) and \(4,\)"),
+    (lambda: attnmarl.vision.accuracy(torch.zeros(0, 10), torch.zeros(0, dtype=torch.long)), "for B >= 1 images"),
+])
+def test_chapter_5s_sizes_and_numbers_are_named_before_numpy_or_torch_fail(call, message):
+    """make_images(10**9) and a batch of 10**9 dictionaries failed in the allocators; d = 0 built a model of empty
+    embeddings; a NaN baseline made every gradient NaN; accuracy of 3 logits for 4 labels was torch's size error."""
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=message):
+        call()
+    assert time.perf_counter() - start < 2.0
+    assert attnmarl.hard_attention.sample_batch(0, torch.Generator())[0].shape == (0, attnmarl.hard_attention.N_PAIRS)
