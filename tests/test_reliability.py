@@ -1927,3 +1927,24 @@ def test_chapter_5s_sizes_and_numbers_are_named_before_numpy_or_torch_fail(call,
         call()
     assert time.perf_counter() - start < 2.0
     assert attnmarl.hard_attention.sample_batch(0, torch.Generator())[0].shape == (0, attnmarl.hard_attention.N_PAIRS)
+
+
+@pytest.mark.parametrize("episodes,message", [(0, "episodes must be a positive integer; got 0"),
+                                              (10**6, "episodes must be at most 100,000"),
+                                              (2.0, "episodes must be a positive integer; got 2.0")])
+def test_the_explorers_statistics_take_a_number_of_episodes_they_can_play(episodes, message):
+    """relevance(episodes=10**6) played on for hours; episodes = 0 gave NaN statistics (entity_attention_statistics)
+    or numpy's 'need at least one array to concatenate' (attention_concentration)."""
+    from attnmarl.explorers.policy import entity_attention_statistics
+    from attnmarl.explorers.scale import attention_concentration
+    from attnmarl.explorers.value import relevance
+
+    agent, config = load_agent(SPREAD3)
+    value_agent, value_config = load_agent(shipped_checkpoint("value", "spread3-attention"))
+    for call in (lambda: entity_attention_statistics(agent, config, episodes),
+                 lambda: attention_concentration(agent, config, episodes),
+                 lambda: relevance(value_agent, value_config, episodes)):
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=message):
+            call()
+        assert time.perf_counter() - start < 2.0
