@@ -14,7 +14,8 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
   :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
   weights, whichever is the larger;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
-  file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights;
+  file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights, and
+  :func:`check_plain` a config or metadata that such a load would refuse once the file is written;
   :func:`seal` stamps a checkpoint's data with a SHA-256 checksum of everything in it (tensors, config,
   metadata) and :func:`check_seal` refuses a file whose contents no longer match it (a flipped byte
   inside a tensor loads without complaint from torch).
@@ -24,7 +25,8 @@ work whose results could not be saved, :func:`save_files` and :func:`save_result
 files could not be written, :func:`run_command` ends a command line stopped by Ctrl-C or a refusal in one line, and
 :func:`write_atomically` writes each file to a temporary file in the same folder and renames it over the
 old one only once it is complete, so a killed process leaves either the old file or the new one, never
-half of one; :func:`write_json_atomically` does so for one JSON file.
+half of one (a folder as a target, a missing folder or a file named twice is refused before anything is
+written); :func:`write_json_atomically` does so for one JSON file.
 """
 from __future__ import annotations
 
