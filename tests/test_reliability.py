@@ -25,6 +25,9 @@ import pytest
 import torch
 
 import attnmarl
+import attnmarl.hard_attention
+import attnmarl.relational
+import attnmarl.vision
 from attnmarl import guards
 from attnmarl import seq2seq as s2s
 from attnmarl.algos import mappo
@@ -1571,3 +1574,377 @@ def test_padding_entity_tokens_refuses_a_fill_that_is_not_a_finite_number(fill):
         pad_spread_tokens(torch.randn(1, 3, 6, 4), 6, fill=fill)
     padded, mask = pad_spread_tokens(torch.randn(1, 3, 6, 4), 6, fill=-1.0)
     assert padded[~mask].eq(-1.0).all() and mask.sum() == 18
+
+
+# ---- fourth pass: a fresh probe of every family ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("target,error,message", [
+    (lambda d: {d: b"x"}, guards.FolderGivenError, "cannot write '{d}': it is a folder"),
+    (lambda d: {d / "missing" / "x.json": b"x"}, guards.MissingFileError, "its folder '{d}/missing' does not exist"),
+    (lambda d: {d / "a" / "x.json": b"x"}, guards.MissingFileError, "its folder '{d}/a' does not exist"),
+    (lambda d: {d / "x.json": b"1", str(d / "x.json"): b"2"}, ValueError, "name '{d}/x.json' twice"),
+    (lambda d: {d / "x.json": b"1", f"{d}/./x.json": b"2"}, ValueError, "twice"),
+    (lambda d: {d / "x.json": b"1", d / "a" / ".." / "x.json": b"2"}, ValueError, "twice"),
+])
+def test_a_set_of_files_that_cannot_be_written_is_refused_naming_the_target_before_any_is_written(tmp_path, target,
+                                                                                                  error, message):
+    """A folder, a missing folder or a file named twice failed inside tempfile or os.replace, naming the
+    temporary file (or, named twice, one file silently replaced the other)."""
+    (tmp_path / "a").write_text("a file where a folder should be")
+    files = target(tmp_path)
+    with pytest.raises(error, match=re.escape(message.format(d=tmp_path))):
+        guards.write_atomically({path: (lambda handle, data=data: handle.write(data)) for path, data in files.items()})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]  # nothing written, no temporary file left
+
+
+def test_a_checkpoint_saved_to_a_folder_or_a_missing_folder_is_refused_in_the_packages_words(tmp_path):
+    agent, config = load_agent(SPREAD3)
+    with pytest.raises(ValueError, match="it is a folder; give the path of a file in it"):
+        save_checkpoint(tmp_path, agent, config)
+    with pytest.raises(ValueError, match="its folder .*missing' does not exist"):
+        save_checkpoint(tmp_path / "missing" / "x.pt", agent, config)
+    with pytest.raises(OSError, match=r"does not exist.*\); the results are kept in"):  # still kept, not lost
+        guards.save_files({tmp_path / "missing" / "x.json": b"{}"})
+
+
+@pytest.mark.parametrize("other", [shipped_checkpoint("policy", "pi-spread3-flat"), MU3, Q3,
+                                   shipped_checkpoint("policy", "pi-spread6-entity")])
+def test_an_agent_saved_under_a_config_that_does_not_describe_it_is_refused_not_written(tmp_path, other):
+    """The file was written, and every load then refused it: the agent's weights were in an unloadable file."""
+    agent, _ = load_agent(SPREAD3)  # MAPPO, entity actor, m = 3
+    _, config = load_agent(other)
+    state = torch.random.get_rng_state()
+    with pytest.raises(ValueError, match=r"the agent is not the one its config describes .* weight\(s\) differ"):
+        save_checkpoint(tmp_path / "mixed.pt", agent, config)
+    assert not (tmp_path / "mixed.pt").exists()
+    assert torch.equal(torch.random.get_rng_state(), state)  # the check spends no random draws
+
+
+@pytest.mark.parametrize("metadata,entry", [
+    ({"score": np.float64(-7.5)}, r"metadata\['score'\] is np.float64\(-7.5\) of type float64 \(convert it with"),
+    ({"seeds": [0, np.int64(1)]}, r"metadata\['seeds'\]\[1\] is np.int64\(1\) of type int64"),
+    ({"note": object()}, r"metadata\['note'\] is <object object"),
+    ({"when": __import__("datetime").date(2026, 1, 1)}, r"metadata\['when'\] is .* of type date"),
+    ({"table": {(0, 1): 2.0}}, r"metadata\['table'\] has the key \(0, 1\) of type tuple"),
+])
+def test_metadata_that_would_make_a_checkpoint_unloadable_is_refused_before_it_is_written(tmp_path, metadata, entry):
+    """A numpy number in the metadata was saved, then refused by torch.load(weights_only=True): the run was lost."""
+    agent, config = load_agent(SPREAD3)
+    with pytest.raises(ValueError, match=entry + ".*a checkpoint holds plain data only"):
+        save_checkpoint(tmp_path / "x.pt", agent, config, **metadata)
+    assert not (tmp_path / "x.pt").exists()
+    save_checkpoint(tmp_path / "x.pt", agent, config, score=-7.5, seeds=[0, 1], note=None, table={"a": (1, 2.0)})
+    assert load_checkpoint(tmp_path / "x.pt")[2]["table"] == {"a": (1, 2.0)}
+
+
+@pytest.mark.parametrize("slot,message", [(1.5, "slot must be an environment index in \\[0, 2\\); got 1.5"),
+                                          (True, "got True"), (-1, "got -1"), (2, "got 2"), ("0", "got '0'")])
+def test_load_state_names_a_slot_that_is_not_one_of_the_worlds(slot, message):
+    """A float slot failed in numpy's indexing; True loaded the state into world 1 without a word."""
+    env = make_batched("simple_spread", 2, N=3)
+    reference = make_reference("simple_spread", N=3)
+    reference.reset(seed=0)
+    before = env.agent_pos.copy()
+    with pytest.raises(ValueError, match=message):
+        env.load_state(slot, reference)
+    assert np.array_equal(env.agent_pos, before)
+    env.load_state(np.int64(1), reference)
+    assert np.allclose(env.agent_pos[1], [a.state.p_pos for a in reference.unwrapped.world.agents])
+
+
+@pytest.mark.parametrize("reference", ["simple_spread", None, make_batched("simple_spread", 1, N=3)])
+def test_load_state_names_a_reference_that_is_not_an_mpe2_environment(reference):
+    with pytest.raises(ValueError, match=r"reference_env must be an mpe2 environment \(make_reference\('simple_"):
+        make_batched("simple_spread", 2, N=3).load_state(0, reference)
+
+
+@pytest.mark.parametrize("flag", ["no", "False", 0, 1, None])
+def test_the_greedy_baseline_takes_true_or_false_for_continuous_actions(flag):
+    """continuous_actions='no' built a continuous policy, as any non-empty string is truthy."""
+    from attnmarl.envs import greedy_assignment_policy
+
+    with pytest.raises(ValueError, match=f"continuous_actions must be True or False; got {flag!r}"):
+        greedy_assignment_policy(continuous_actions=flag)
+
+
+@pytest.mark.parametrize("scenario,kwargs", [("simple_tag", {}), ("collect_treasure", {}),
+                                             ("simple_spread", {"continuous_actions": True})])
+def test_the_greedy_baselines_name_observations_that_are_not_simple_spreads(scenario, kwargs):
+    """On simple_tag's observations of 14 and 16 numbers the policy failed in np.stack ('all input arrays
+    must have the same shape')."""
+    from attnmarl.envs import greedy_assignment_policy, steered_assignment_policy
+
+    for policy in (greedy_assignment_policy(), steered_assignment_policy()):
+        message = "needs simple_spread observations" if scenario != "simple_spread" else "is not in its action space"
+        with pytest.raises(ValueError, match=message):
+            evaluate(policy, scenario, 1, **kwargs)
+
+
+INDEX_ENTRY = {"name": "spread3-concat", "seed": 0, "command": "python -m attnmarl.train --config spread3-concat "
+               "--seed 0 --out runs", "final_return": -7.0, "final_sem": 0.1, "final_episodes": 200,
+               "cpu_seconds": 60.0}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"command": "python -m attnmarl.train --config nope --seed 0"}, "cannot re-run it: unknown config 'nope'"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --seed 1"}, "trains spread3-concat-seed1, another"),
+    ({"command": "python -m attnmarl.train --config spread3-attention --seed 0"}, "trains spread3-attention-seed0"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --steps 5"}, "cannot re-run it: total_steps = 5 is"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --seed -1"}, "cannot re-run it: argument --seed"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --bogus 1"}, "unrecognized arguments: --bogus"),
+    ({"command": "python -m attnmarl.train --list --config x"}, "cannot re-run it: argument --config: not allowed"),
+    ({"command": "python -m attnmarl.train --config spread3-concat --steps 3200 --evals 9"}, "--evals 9 asks for"),
+])
+def test_reproduce_reports_a_recorded_command_that_cannot_re_run_its_run_as_failed_without_running_it(
+        tmp_path, capsys, monkeypatch, change, message):
+    """Such a run failed only in its Ray task, after Ray started (another seed: after hours of training, as 'its
+    recorded command made ...'); now it is failed at once, and the others still run."""
+    from attnmarl import reproduce
+
+    monkeypatch.setattr(reproduce, "_connect", lambda *args: pytest.fail("started Ray for a run that cannot run"))
+    (tmp_path / "index.json").write_text(json.dumps([{**INDEX_ENTRY, **change}]))
+    assert reproduce.main(["--index", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    (row,) = json.loads((tmp_path / "out" / "report.json").read_text())["runs"]
+    assert row["verdict"] == "failed" and row["reproduced"] is None and message in row["error"]
+    assert f"{tmp_path.name}/spread3-concat-seed0: not run: its recorded command" in capsys.readouterr().out
+    assert "| failed |" in (tmp_path / "out" / "report.md").read_text()
+    assert reproduce.unrunnable(INDEX_ENTRY) is None
+
+
+@pytest.mark.parametrize("entries,message", [
+    ([INDEX_ENTRY, INDEX_ENTRY], "entries 0 and 1 of .*index.json are both run spread3-concat-seed0"),
+    ([{**INDEX_ENTRY, "final_return": math.nan}], "has no valid 'final_return' \\(got nan\\)"),
+    ([{**INDEX_ENTRY, "final_sem": -0.1}], "has no valid 'final_sem' \\(got -0.1\\)"),
+    ([{**INDEX_ENTRY, "final_sem": math.inf}], "has no valid 'final_sem'"),
+    ([{**INDEX_ENTRY, "final_episodes": 0}], "has no valid 'final_episodes'"),
+    ([{**INDEX_ENTRY, "cpu_seconds": -5}], "has no valid 'cpu_seconds'"),
+    ([{**INDEX_ENTRY, "seed": -1}], "has no valid 'seed'"),
+])
+def test_reproduce_refuses_an_index_with_a_run_twice_or_a_score_no_run_can_have(tmp_path, capsys, entries, message):
+    """A run listed twice trained twice into the same files; a NaN score was reported as 'differs', a NaN error
+    as 'reproduces'."""
+    from attnmarl import reproduce
+
+    (tmp_path / "index.json").write_text(json.dumps(entries))
+    with pytest.raises(ValueError, match=message):
+        reproduce.select_runs(index=tmp_path)
+    assert re.search(message, usage_error(reproduce.main, ["--index", str(tmp_path), "--out", str(tmp_path / "o")],
+                                          capsys))
+
+
+@pytest.mark.parametrize("shipped,reproduced", [((1.0, math.nan), (1.0, 0.1)), ((1.0, 0.1), (math.nan, 0.1)),
+                                                ((1.0, -0.1), (1.0, 0.1)), ((math.inf, 0.1), (1.0, 0.1))])
+def test_there_is_no_verdict_on_a_score_that_is_not_a_number(shipped, reproduced):
+    from attnmarl.reproduce import verdict
+
+    as_result = lambda pair: {"final_return": pair[0], "final_sem": pair[1]}  # noqa: E731
+    with pytest.raises(ValueError, match="is not a finite score with a standard error >= 0; there is no verdict"):
+        verdict(as_result(shipped), as_result(reproduced))
+    assert verdict(as_result((1.0, 0.1)), as_result((1.0, 0.0))) == (0.0, "reproduces")
+
+
+@pytest.mark.parametrize("content", ["{oops", "[]", '{"final_return": "high"}', ""])
+def test_a_damaged_summary_kept_by_an_earlier_reproduction_is_named(tmp_path, content):
+    """A restart stopped at json's bare 'Expecting property name ...', without the file's name."""
+    from attnmarl import reproduce
+
+    (tmp_path / "index.json").write_text(json.dumps([INDEX_ENTRY]))
+    (runs,) = reproduce.select_runs(index=tmp_path)
+    kept = tmp_path / "out" / tmp_path.name / "spread3-concat-seed0.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text(content)
+    with pytest.raises(ValueError, match=f"{re.escape(str(kept))}, the summary of a run reproduced by an earlier "
+                                         "start, is damaged: .*; remove .*spread3-concat-seed0.\\* to reproduce"):
+        reproduce._kept(tmp_path / "out", runs)
+
+
+def test_an_index_of_runs_is_not_replaced_by_an_empty_one_when_every_summary_is_damaged(tmp_path, capsys):
+    """train --index on a folder whose summaries were all damaged replaced its index.json, the last whole copy of
+    the runs' scores and configs, by []."""
+    shutil.copy(attnmarl.checkpoints.ASSETS / "value" / "spread3-concat-seed0.json", tmp_path)
+    shutil.copy(attnmarl.checkpoints.ASSETS / "value" / "spread3-concat-seed0.csv", tmp_path)
+    index = write_index(tmp_path)  # a summary and its curve, without a checkpoint
+    before = (tmp_path / "index.json").read_text()
+    assert len(index) == 1
+    for damage in ("{", "[]", '{"name": 3}'):
+        (tmp_path / "spread3-concat-seed0.json").write_text(damage)
+        kept = r"index.json lists 1 run\(s\): it is left as it was, not replaced by an index of none"
+        with pytest.warns(UserWarning, match="left out of the index"), pytest.raises(ValueError, match=kept):
+            write_index(tmp_path)
+        message = usage_error(train_main, ["--index", str(tmp_path)], capsys)
+        assert "it is left as it was" in message
+        assert (tmp_path / "index.json").read_text() == before
+
+
+@pytest.mark.parametrize("examples,message", [
+    ([(1, 2)], r"pairs of strings; examples\[0\] is \(1, 2\)"),
+    ([("12/03/2020", "2020-03-12"), ("12/03/2020",)], r"pairs of strings; examples\[1\] is \('12/03/2020',\)"),
+    ([("12/03/2020", None)], r"examples must be a non-empty list of \(text, target\) pairs of strings; examples\[0\]"),
+    ([("", "2020-03-12")], r"examples\[0\] = \('', '2020-03-12'\): cannot encode an empty string"),
+    ([("12/03/2020", "")], r"examples\[0\] = .*: cannot encode an empty string"),
+    ([("12/03/2020", "2020-03-12"), ("1" * 500, "2020")], r"examples\[1\] = .*: the text has 500 characters; the "
+                                                          r"models read at most 120"),
+    ([("12/03/2020", "2020-03-1Z")], r"examples\[0\] = .*: characters \['Z'\]"),
+    ("12/03/2020", "examples must be a non-empty list"),
+])
+def test_seq2seq_examples_that_cannot_be_translated_or_scored_are_named_by_their_index(examples, message):
+    """Integer pairs failed in the encoder with a TypeError; an empty target said only 'cannot encode an empty
+    string', and a 500-character text was scored although translate refuses it."""
+    from attnmarl.explorers.seq2seq import alignment_explorer, pretrained_models
+
+    models = pretrained_models()
+    for call in (lambda: s2s.evaluate(models["attention"], examples), lambda: alignment_explorer(models, examples),
+                 lambda: s2s.check_examples(examples)):
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_the_alignment_explorer_refuses_its_examples_before_any_frame_is_drawn():
+    """A 10,000-character example made an explorer whose frame then failed when the slider reached it."""
+    from attnmarl.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
+
+    models = pretrained_models()
+    with pytest.raises(ValueError, match=r"examples\[1\] = .*the text has 10,000 characters"):
+        alignment_explorer(models, [("12/03/2020", "2020-03-12"), ("1" * 10_000, "x")])
+    for target in (123, b"2020-03-12", ["2020"]):
+        with pytest.raises(ValueError, match="target must be the expected translation, a string"):
+            alignment_frame("12/03/2020", models["attention"], target)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"batch_size": 0}, "batch_size must be a positive integer; got 0"),
+    ({"batch_size": 2.5}, "batch_size must be a positive integer"),
+    ({"lr": math.nan}, r"lr must be a finite number in \(0, 1\]; got nan"),
+    ({"lr": 0.0}, r"lr must be a finite number in \(0, 1\]"), ({"lr": "1e-3"}, "lr must be a real number"),
+    ({"progress": "no"}, "progress must be True or False"),
+])
+def test_seq2seq_training_names_its_bad_arguments_before_a_step(kwargs, message):
+    """batch_size = 0 said 'cannot encode an empty batch', lr = NaN torch's 'Invalid learning rate: nan'."""
+    with pytest.raises(ValueError, match=message):
+        s2s.train(s2s.new_model(True), s2s.split_dates()[0], steps=1, **kwargs)
+    with pytest.raises(ValueError, match="model must be a Seq2Seq"):
+        s2s.train("model", s2s.split_dates()[0], steps=1)
+
+
+@pytest.mark.parametrize("n", [-1, -100, 2.0, "5"])
+def test_a_number_of_seq2seq_examples_that_is_not_a_count_is_refused_not_read_as_none(n):
+    with pytest.raises(ValueError, match=f"n must be a non-negative integer; got {n!r}"):
+        s2s.make_examples(s2s.split_dates()[0], n)
+    assert s2s.make_examples(s2s.split_dates()[0], 0) == []
+
+
+@pytest.mark.parametrize("alpha", [np.array([0.5, 0.6]), np.array([-0.5, 1.5]), torch.tensor([0.2, 0.2]),
+                                   [0.0, 0.0, 0.0], np.array([[0.5, 0.5], [0.2, 0.9]])])
+def test_weights_that_are_not_a_distribution_are_refused_one_row_or_many(alpha):
+    """check_distributions let every 1-D input through (its row sum is a scalar, which argwhere read as no row):
+    the scoring explorer's entropy of [0.5, 0.6] was 0.65."""
+    from attnmarl.explorers.scoring import entropy
+
+    not_one = r"must be distributions over its last axis .*(it is not one|the first \(1,\))"
+    with pytest.raises(ValueError, match=not_one):
+        entropy(alpha)
+    assert entropy(np.array([0.5, 0.5])) == pytest.approx(math.log(2))
+
+
+@pytest.mark.parametrize("module", [torch.nn.Linear(3, 3), None, MultiHeadSelfAttention(4, 2, 2, heads=2)])
+def test_from_torch_multihead_names_a_module_that_is_not_torchs_multihead_attention(module):
+    from attnmarl.attention import from_torch_multihead
+
+    with pytest.raises(ValueError, match="mha must be a torch.nn.MultiheadAttention; got"):
+        from_torch_multihead(module)
+
+
+@pytest.mark.parametrize("panels,got", [(["text"], r"\['str'\]"), ("abc", "str"), ([Points(np.zeros((1, 2)), ["a"]),
+                                         {"type": "heatmap"}], r"\['dict'\]"), (None, "NoneType")])
+def test_a_frame_of_things_that_are_not_panels_is_refused_when_made(panels, got):
+    """Frame(['text']) was made, and failed when drawn in dataclasses.asdict."""
+    with pytest.raises(ValueError, match=rf"a frame's panels must be a list of panels \(Heatmap, .*\); got {got}"):
+        Frame(panels)
+
+
+@pytest.mark.parametrize("values", [[[1, 2], [3]], [["a", "b"]], [[{}, 1]], [[1, [2, 3]]]])
+def test_a_heatmap_of_ragged_or_non_numeric_values_is_named_in_the_packages_words(values):
+    """Was numpy's 'setting an array element with a sequence ... inhomogeneous shape'."""
+    with pytest.raises(ValueError, match="heatmap values must be a matrix of numbers, rows of equal length"):
+        Heatmap(values, ["a"], ["x", "y"])
+
+
+@pytest.mark.parametrize("filename", ["../policy/index.json", "/etc/hostname", "", ".", "..", "sub/x.json", 3])
+def test_a_shipped_table_is_a_file_of_its_own_folder(filename):
+    """shipped_table('scale', '../policy/index.json') returned policy's index as a table of scale."""
+    from attnmarl.checkpoints import shipped_table
+
+    with pytest.raises(ValueError, match="filename must be the name of a table in 'scale', without a folder"):
+        shipped_table("scale", filename)
+    assert "baselines" in shipped_table("scale", "zero-shot.json")
+
+
+@pytest.mark.parametrize("batch", [2, 4])
+def test_a_query_key_mask_without_the_batch_dimension_is_named_with_how_to_give_it(batch):
+    x = torch.randn(batch, 3, 3)
+    with pytest.raises(ValueError, match=r"a query-key mask such as causal_mask\(m\) is given per batch element: "
+                                         r"mask.expand\(batch, m, m\)"):
+        SelfAttention(3, 3, 3)(x, mask=attnmarl.attention.causal_mask(3))
+    c, alpha = SelfAttention(3, 3, 3)(x, mask=attnmarl.attention.causal_mask(3).expand(batch, 3, 3))
+    assert torch.all(alpha[:, 0, 1:] == 0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: attnmarl.vision.SpatialAttentionCNN(attention="no"), lambda: attnmarl.relational.RelationalAgent("False"),
+    lambda: attnmarl.relational.evaluate(attnmarl.relational.RelationalAgent(), 2, greedy="no"),
+    lambda: attnmarl.relational.rollout(attnmarl.relational.RelationalAgent(),
+                                        attnmarl.relational.reset(2, torch.Generator()), greedy=1),
+    lambda: attnmarl.hard_attention.train("soft", steps=1, progress="no"),
+])
+def test_chapter_5s_models_take_true_or_false_for_their_flags(make):
+    """attention='no' built the attention model and greedy='no' played greedily: a string is truthy."""
+
+    with pytest.raises(ValueError, match="must be True or False; got"):
+        make()
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: attnmarl.vision.make_images(10**9, 0), r"the images would hold n = 1,000,000,000 x height = 24"),
+    (lambda: attnmarl.hard_attention.sample_batch(10**9, torch.Generator()), "the batch's key draws would hold"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, batch_size=10**9), "the batch's key draws would hold"),
+    (lambda: attnmarl.hard_attention.KeyValueReader(d=0), "d must be a positive integer; got 0"),
+    (lambda: attnmarl.hard_attention.train("soft", steps="5"), "steps must be a positive integer; got '5'"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, lr=math.nan), r"lr must be a finite number in \(0, 1\]"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, n_pairs=2.0), "n_pairs must be between 1 and N_KEYS"),
+    (lambda: attnmarl.hard_attention.train("soft", steps=1, seed=-1), "seed must be a non-negative integer"),
+    (lambda: attnmarl.hard_attention.reinforce_surrogate(torch.ones(3), torch.zeros(3), math.nan),
+     "baseline must be a finite number; got nan"),
+    (lambda: attnmarl.vision.accuracy(torch.zeros(3, 10), torch.zeros(4, dtype=torch.long)),
+     r"logits must be \(B, classes\) and labels \(B,\) for B >= 1 images; got \(3, 10\) and \(4,\)"),
+    (lambda: attnmarl.vision.accuracy(torch.zeros(0, 10), torch.zeros(0, dtype=torch.long)), "for B >= 1 images"),
+])
+def test_chapter_5s_sizes_and_numbers_are_named_before_numpy_or_torch_fail(call, message):
+    """make_images(10**9) and a batch of 10**9 dictionaries failed in the allocators; d = 0 built a model of empty
+    embeddings; a NaN baseline made every gradient NaN; accuracy of 3 logits for 4 labels was torch's size error."""
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=message):
+        call()
+    assert time.perf_counter() - start < 2.0
+    assert attnmarl.hard_attention.sample_batch(0, torch.Generator())[0].shape == (0, attnmarl.hard_attention.N_PAIRS)
+
+
+@pytest.mark.parametrize("episodes,message", [(0, "episodes must be a positive integer; got 0"),
+                                              (10**6, "episodes must be at most 100,000"),
+                                              (2.0, "episodes must be a positive integer; got 2.0")])
+def test_the_explorers_statistics_take_a_number_of_episodes_they_can_play(episodes, message):
+    """relevance(episodes=10**6) played on for hours; episodes = 0 gave NaN statistics (entity_attention_statistics)
+    or numpy's 'need at least one array to concatenate' (attention_concentration)."""
+    from attnmarl.explorers.policy import entity_attention_statistics
+    from attnmarl.explorers.scale import attention_concentration
+    from attnmarl.explorers.value import relevance
+
+    agent, config = load_agent(SPREAD3)
+    value_agent, value_config = load_agent(shipped_checkpoint("value", "spread3-attention"))
+    for call in (lambda: entity_attention_statistics(agent, config, episodes),
+                 lambda: attention_concentration(agent, config, episodes),
+                 lambda: relevance(value_agent, value_config, episodes)):
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=message):
+            call()
+        assert time.perf_counter() - start < 2.0

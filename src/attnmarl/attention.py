@@ -231,6 +231,8 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
             f"mask must have shape (batch, m) = {(batch, m)} (key padding) or (batch, m, m) = "
             f"{(batch, m, m)}{' without the batch dimension for unbatched x' if unbatched else ''}; "
             f"got {tuple(mask.shape) if not unbatched else tuple(mask.shape[1:])}"
+            + ("" if unbatched or mask.shape != (m, m) else
+               "; a query-key mask such as causal_mask(m) is given per batch element: mask.expand(batch, m, m)")
         )
     empty = ~mask.any(dim=-1)  # (batch, 1) for key padding, (batch, m) for a full mask
     if empty.any():
@@ -269,6 +271,10 @@ def self_attention(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, mask: Tenso
     ``scaled_dot_product_attention``, which never stores the m x m weights: the same function,
     faster for large m (see ``make bench``). Use it for training; keep the default to look at alpha.
     (A full (batch, m, m) mask is itself m x m; a key-padding mask (batch, m) is not.)
+
+    A 2-D mask on batched x is always key padding, (batch, m): a query-key mask such as ``causal_mask(m)``
+    must carry the batch dimension, ``mask.expand(batch, m, m)``. (With batch = m the shape cannot tell the two
+    apart, so an (m, m) query-key mask there would be read as key padding.)
     """
     check_bool("scale", scale)
     check_bool("need_weights", need_weights)
@@ -431,6 +437,8 @@ def from_torch_multihead(mha: nn.MultiheadAttention) -> MultiHeadSelfAttention:
     scores by sqrt(E / l) and ends with ``out_proj`` (E x E). So it is our layer with d_in = E,
     d_q = d_out = E / l, scale=True and d_proj = E.
     """
+    if not isinstance(mha, nn.MultiheadAttention):
+        raise ValueError(f"mha must be a torch.nn.MultiheadAttention; got {type(mha).__name__}")
     if mha.in_proj_weight is None or mha.in_proj_bias is not None or mha.out_proj.bias is not None:
         raise ValueError("only nn.MultiheadAttention(..., bias=False) with a packed in_proj maps exactly")
     E, l = mha.embed_dim, mha.num_heads

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from .guards import check_finite_weights, check_seal, load_trusted, seal, write_atomically
+from .guards import check_finite_weights, check_plain, check_seal, load_trusted, seal, write_atomically
 
 __all__ = ["FORMAT", "MADDPG_FORMAT", "MAAC_FORMAT", "ASSETS", "sealed_checkpoint", "read_checkpoint", "config_from",
            "resolve_asset", "seal_checkpoint"]
@@ -38,9 +38,12 @@ ASSETS = Path(str(resources.files("attnmarl") / "assets"))
 
 def sealed_checkpoint(format: str, config: dict[str, Any], state: dict[str, torch.Tensor],
                       metadata: dict[str, Any]) -> dict[str, Any]:
-    """The data of a checkpoint, with its checksum. Raises ``ValueError`` for NaN or infinite weights:
-    a diverged agent is not saved."""
+    """The data of a checkpoint, with its checksum. Raises ``ValueError`` for NaN or infinite weights (a
+    diverged agent is not saved) and for a config or metadata that is not plain data (:func:`check_plain`: the
+    file would be written, then refused by every load)."""
     check_finite_weights("the agent", state)
+    check_plain("config", config)
+    check_plain("metadata", metadata)
     return seal({"format": format, "config": config, "state_dict": state, "metadata": metadata})
 
 

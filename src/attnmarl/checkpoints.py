@@ -48,7 +48,7 @@ from .envs import Policy, make_reference, policy_from_arrays
 from .guards import WeightsOverflowError, check_bool, check_run_file, check_seed, write_atomically
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE",
-           "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "save_checkpoint",
+           "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
            "load_checkpoint", "seal_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy",
            "load_policy", "load_run", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
 
@@ -91,10 +91,32 @@ def make_agent(config: Config) -> Agent:
 
 def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, Any]:
     """The plain data a checkpoint holds: ``agent``'s parameters, ``config``, any plain-data ``metadata``
-    (scores, time, command) and their checksum. Raises ``ValueError`` for NaN or infinite weights: a
-    diverged agent is not saved."""
+    (scores, time, command) and their checksum. Raises ``ValueError`` for NaN or infinite weights (a
+    diverged agent is not saved), for metadata that is not plain data, and for an agent that ``config`` does
+    not describe (:func:`check_agent_fits`): either file would be written, then refused by every load."""
+    check_agent_fits(agent, config)
     state = {name: tensor.detach().clone() for name, tensor in agent.state_dict().items()}
     return sealed_checkpoint(_format(config), asdict(config), state, metadata)
+
+
+def check_agent_fits(agent: Agent, config: Config) -> None:
+    """Raise ``ValueError`` unless ``agent`` has the weights, names and shapes, of the agent ``config`` builds:
+    a checkpoint of ``agent`` under another config (another actor, team size or algorithm) could never be loaded.
+    The agent it compares with is built with the random state saved and restored, so no draw is spent."""
+    if not isinstance(config, tuple(_ALGORITHMS)):
+        raise ValueError(f"config must be a MAPPOConfig, MADDPGConfig or MAACConfig; got {type(config).__name__}")
+    with torch.random.fork_rng(devices=[]):
+        expected = {name: tuple(tensor.shape) for name, tensor in make_agent(config).state_dict().items()}
+    given = {name: tuple(tensor.shape) for name, tensor in agent.state_dict().items()}
+    if given != expected:
+        differ = sorted(name for name in expected.keys() | given.keys() if expected.get(name) != given.get(name))
+        listed = "; ".join(f"{name}: agent {given.get(name, 'none')}, config {expected.get(name, 'none')}"
+                           for name in differ[:4]) + (f"; and {len(differ) - 4} more" if len(differ) > 4 else "")
+        actor = f", {config.actor} actor" if hasattr(config, "actor") else ""
+        raise ValueError(f"the agent is not the one its config describes ({type(config).__name__} with "
+                         f"{config.scenario} {config.scenario_kwargs}{actor}): "
+                         f"{len(differ)} weight(s) differ in name or shape — {listed}; a checkpoint of it could not "
+                         "be loaded, so it is not saved")
 
 
 def save_checkpoint(path: str | Path, agent: Agent, config: Config, **metadata: Any) -> None:
@@ -262,6 +284,9 @@ def shipped_checkpoint(folder: str, name: str, seed: int = 0) -> Path:
 def shipped_table(folder: str, filename: str) -> dict[str, Any]:
     """A JSON table shipped beside a folder's runs (for example ``scale/zero-shot.json``, written by
     ``python -m attnmarl.transfer``, or ``qnet/tag-versus.json``, by ``python -m attnmarl.versus``)."""
+    if not isinstance(filename, str) or Path(filename).name != filename or filename in ("", ".", ".."):
+        raise ValueError(f"filename must be the name of a table in {folder!r}, without a folder; got {filename!r} "
+                         "(another folder's file would be returned as this folder's table)")
     path = _asset_folder(folder) / filename
     if not path.exists():
         tables = sorted(p.name for p in path.parent.glob("*.json")  # not the index, not a run's summary

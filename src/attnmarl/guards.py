@@ -14,7 +14,8 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
   :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
   weights, whichever is the larger;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
-  file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights;
+  file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights, and
+  :func:`check_plain` a config or metadata that such a load would refuse once the file is written;
   :func:`seal` stamps a checkpoint's data with a SHA-256 checksum of everything in it (tensors, config,
   metadata) and :func:`check_seal` refuses a file whose contents no longer match it (a flipped byte
   inside a tensor loads without complaint from torch).
@@ -24,7 +25,8 @@ work whose results could not be saved, :func:`save_files` and :func:`save_result
 files could not be written, :func:`run_command` ends a command line stopped by Ctrl-C or a refusal in one line, and
 :func:`write_atomically` writes each file to a temporary file in the same folder and renames it over the
 old one only once it is complete, so a killed process leaves either the old file or the new one, never
-half of one; :func:`write_json_atomically` does so for one JSON file.
+half of one (a folder as a target, a missing folder or a file named twice is refused before anything is
+written); :func:`write_json_atomically` does so for one JSON file.
 """
 from __future__ import annotations
 
@@ -53,8 +55,10 @@ __all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "ch
            "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "check_finite",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
-           "MissingFileError", "load_trusted", "check_finite_weights", "seal", "check_seal", "check_writable_folder",
-           "check_writable_file", "save_files", "save_result", "run_command", "write_atomically",
+           "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
+           "check_seal",
+           "check_writable_folder", "check_writable_file", "save_files", "save_result", "run_command",
+           "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
            "check_new_files", "check_run_file", "restore_sigint"]
 
@@ -318,13 +322,15 @@ def check_distributions(name: str, p: Any, atol: float = 1e-4) -> np.ndarray:
     if not np.isfinite(p).all():
         raise ValueError(f"{name} holds {int(np.isnan(p).sum())} NaN and {int(np.isinf(p).sum())} infinite "
                          "value(s); attention weights are finite numbers")
-    sums = p.sum(-1)
-    bad = np.argwhere((p < 0).any(-1) | (np.abs(sums - 1) > atol))
+    rows = p.reshape(-1, p.shape[-1])  # one row per distribution, a 1-D p included (its sum is no array to index)
+    sums = rows.sum(-1)
+    bad = np.flatnonzero((rows < 0).any(-1) | (np.abs(sums - 1) > atol))
     if bad.size:
-        row = tuple(int(i) for i in bad[0])
-        raise ValueError(f"{name} must be distributions over its last axis (weights >= 0 that sum to 1); "
-                         f"{len(bad)} row(s) are not, the first {row} with sum {float(sums[row]):.4g} and smallest "
-                         f"weight {float(p[row].min()):.4g}")
+        first = bad[0]
+        row = tuple(int(i) for i in np.unravel_index(first, p.shape[:-1]))
+        which = f"{len(bad)} row(s) are not, the first {row}" if row else "it is not one"
+        raise ValueError(f"{name} must be distributions over its last axis (weights >= 0 that sum to 1); {which} "
+                         f"with sum {float(sums[first]):.4g} and smallest weight {float(rows[first].min()):.4g}")
     return p
 
 
@@ -342,6 +348,11 @@ def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's
 class MissingFileError(FileNotFoundError, ValueError):
     """A file that is not there, named in the package's words: a ``FileNotFoundError`` for code that looks
     for one, and a ``ValueError`` (bad input: a path to nothing) for everything that catches those."""
+
+
+class FolderGivenError(IsADirectoryError, ValueError):
+    """A folder given where a file is to be written: an ``IsADirectoryError`` for code that handles failed writes
+    (:func:`save_files` keeps the results elsewhere), and a ``ValueError`` (bad input) for everything else."""
 
 
 def load_trusted(path: str | Path, what: str) -> Any:
@@ -393,6 +404,36 @@ def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:
             check_finite(key, tensor)
         except ValueError as error:
             raise ValueError(f"{path} holds non-finite weights: {error}") from None
+
+
+_PLAIN = (str, int, float, bool, type(None))
+"""The scalars a checkpoint's config and metadata may hold, exactly (numpy's ``np.float64`` is a ``float`` to
+Python, but ``torch.load(weights_only=True)`` refuses to unpickle it)."""
+
+
+def check_plain(name: str, value: Any) -> None:
+    """Raise ``ValueError`` naming the entry unless ``value`` is plain data that ``torch.load(weights_only=True)``
+    reads back: str, int, float, bool and None (of exactly those types), tensors, and lists, tuples and dicts of
+    them. Checked before a checkpoint is written: a numpy number or any other object in its metadata would be
+    saved without complaint and then refused by every load, the run's weights with it."""
+    import torch
+
+    if type(value) in _PLAIN or isinstance(value, torch.Tensor):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            check_plain(f"{name}[{i}]", item)
+    elif type(value) is dict:
+        for key, item in value.items():
+            if type(key) not in _PLAIN:
+                raise ValueError(f"{name} has the key {key!r} of type {type(key).__name__}; a checkpoint holds plain "
+                                 "data only, with strings or numbers as keys")
+            check_plain(f"{name}[{key!r}]", item)
+    else:
+        hint = " (convert it with float() or int())" if isinstance(value, (np.generic, np.ndarray)) else ""
+        raise ValueError(f"{name} is {value!r:.60} of type {type(value).__name__}{hint}; a checkpoint holds plain data "
+                         "only (str, int, float, bool, None, tensors, lists and dicts of them), else torch.load("
+                         "weights_only=True) would refuse the file once written")
 
 
 def _feed(hasher: Any, value: Any) -> None:
@@ -597,8 +638,10 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
     complete are they renamed over their targets (``os.replace``, atomic on one file system), in the
     order given. A process killed before the renames leaves the old files (and perhaps a ``.tmp`` file,
     which nothing reads); killed between two renames, the first files are new and the rest old — put
-    last the file that says the others are complete.
+    last the file that says the others are complete. A target named twice, a folder, or one in a folder that
+    does not exist is refused before anything is written (:func:`_check_targets`).
     """
+    _check_targets(list(files))
     staged: list[tuple[str, Path]] = []
     mode = 0o666 & ~_umask()  # what open() would have given the file (mkstemp's is 0o600)
     try:
@@ -617,6 +660,27 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
         for temporary, _ in staged:
             if os.path.exists(temporary):
                 os.remove(temporary)
+
+
+def _check_targets(targets: list[str | Path]) -> None:
+    """Refuse, before anything is written, a set of files that cannot be written as one: a target named twice
+    (as ``"a/x"`` and ``Path("a/x")``, say: one would silently replace the other) is a ``ValueError``; a target
+    that is a folder (:class:`FolderGivenError`), or whose folder does not exist (:class:`MissingFileError`), an
+    ``OSError`` and a ``ValueError`` naming it (not the temporary file's name): :func:`save_files` answers the
+    ``OSError`` by keeping the files elsewhere."""
+    seen: dict[str, str | Path] = {}
+    for target in targets:
+        key = os.path.realpath(target)
+        if key in seen:
+            raise ValueError(f"the files to write name {str(target)!r} twice (also as {str(seen[key])!r}); each file "
+                             "of a set is written once")
+        seen[key] = target
+        path = Path(target)
+        if path.is_dir():
+            raise FolderGivenError(f"cannot write {str(path)!r}: it is a folder; give the path of a file in it")
+        if not path.parent.is_dir():
+            raise MissingFileError(f"cannot write {str(path)!r}: its folder {str(path.parent)!r} does not exist "
+                                    "(or is not a folder)")
 
 
 def write_json_atomically(path: str | Path, data: Any) -> None:

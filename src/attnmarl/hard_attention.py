@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from attnmarl import QUICK
+from attnmarl.guards import check_bool, check_int, check_numbers, check_real, check_seed, is_int
 
 __all__ = [
     "KeyValueBatch", "sample_batch", "KeyValueReader", "soft_loss", "reinforce_surrogate", "hard_loss",
@@ -62,9 +63,11 @@ KeyValueBatch = tuple[Tensor, Tensor, Tensor, Tensor]
 
 
 def sample_batch(batch_size: int, generator: torch.Generator, n_pairs: int = N_PAIRS) -> KeyValueBatch:
-    """Random dictionaries: n distinct keys, n values, a query equal to one key, its value as target."""
-    if not 1 <= n_pairs <= N_KEYS:
-        raise ValueError(f"n_pairs must be between 1 and N_KEYS = {N_KEYS}; got {n_pairs}")
+    """Random dictionaries: n distinct keys, n values, a query equal to one key, its value as target (an empty
+    batch for ``batch_size`` 0; the keys are drawn as a (batch_size, N_KEYS) array, refused up front if huge)."""
+    if not is_int(n_pairs) or not 1 <= n_pairs <= N_KEYS:
+        raise ValueError(f"n_pairs must be between 1 and N_KEYS = {N_KEYS}; got {n_pairs!r}")
+    check_numbers("the batch's key draws", ("batch_size", batch_size), ("N_KEYS", N_KEYS), minimum=0)
     keys = torch.rand(batch_size, N_KEYS, generator=generator).argsort(dim=1)[:, :n_pairs]
     values = torch.randint(N_VALUES, (batch_size, n_pairs), generator=generator)
     slot = torch.randint(n_pairs, (batch_size,), generator=generator)
@@ -82,6 +85,7 @@ class KeyValueReader(nn.Module):
 
     def __init__(self, d: int = D) -> None:
         super().__init__()
+        check_int("d", d, maximum=2**16)  # d = 0 built a model of empty embeddings
         self.E_q, self.E_k = nn.Embedding(N_KEYS, d), nn.Embedding(N_KEYS, d)
         self.E_v = nn.Embedding(N_VALUES, d)
         self.W_o = nn.Linear(d, N_VALUES)
@@ -115,6 +119,7 @@ def reinforce_surrogate(loss_j: Tensor, log_alpha_j: Tensor, baseline: float) ->
     d/dtheta [l_j + (l_j - b) log alpha_j] with l_j held constant in the second term
     = grad l_j (pathwise, readout) + (l_j - b) grad log alpha_j (score function, scoring part).
     """
+    check_real("baseline", baseline)  # a NaN baseline makes every gradient NaN: a divergence that is no divergence
     return loss_j + (loss_j.detach() - baseline) * log_alpha_j
 
 
@@ -199,8 +204,12 @@ def train(mode: str, steps: int = TRAIN_STEPS, n_pairs: int = N_PAIRS, batch_siz
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
-    if steps < 1:
-        raise ValueError(f"steps must be at least 1; got {steps}")
+    check_int("steps", steps)
+    check_numbers("the batch's key draws", ("batch_size", batch_size), ("N_KEYS", N_KEYS))  # before any step
+    check_real("lr", lr, 0.0, 1.0, low_open=True)
+    check_seed(seed)
+    check_bool("progress", progress)
+    sample_batch(1, torch.Generator(), n_pairs)  # n_pairs, checked before any step
     torch.manual_seed(seed)
     model = KeyValueReader()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import MultiHeadSelfAttention
-from attnmarl.guards import check_episodes, check_finite, check_int, check_seed
+from attnmarl.guards import check_bool, check_episodes, check_finite, check_int, check_seed
 
 __all__ = ["COLOURS", "K", "HORIZON", "STEP", "REACH", "MOVES", "FetchState", "reset", "tokens", "step",
            "RelationalAgent", "rollout", "evaluate", "train", "TRAIN_UPDATES"]
@@ -131,7 +131,7 @@ class RelationalAgent(nn.Module):
 
     def __init__(self, attention: bool = True) -> None:
         super().__init__()
-        self.attention = attention
+        self.attention = check_bool("attention", attention)  # 'no' would build the attention agent
         self.embed = nn.Linear(D_TOKEN, D_EMBED)
         self.relate = MultiHeadSelfAttention(D_EMBED, D_Q, D_OUT, heads=1, scale=True)
         self.decide = nn.Sequential(nn.Linear(D_EMBED + D_OUT, 64), nn.ReLU(), nn.Linear(64, len(MOVES)))
@@ -155,6 +155,7 @@ def rollout(agent: RelationalAgent, state: FetchState, greedy: bool = False,
     """Play HORIZON steps from ``state``. Returns per step (T = HORIZON, first axis) ``log_prob`` (T, B),
     ``reward`` (T, B), ``running`` (T, B) (was the episode still on before the step), ``alpha`` (T, B, K + 1)
     and ``agent`` (T + 1, B, 2) positions; plus the final ``done`` (B,)."""
+    check_bool("greedy", greedy)  # 'no' would act greedily
     record: dict[str, list[Tensor]] = {"log_prob": [], "reward": [], "running": [], "alpha": [], "agent": [state.agent]}
     for _ in range(HORIZON):
         logits, alpha = agent(tokens(state))

@@ -23,7 +23,8 @@ the training command writes them (the summary last, :func:`attnmarl.guards.write
 ``report.json`` and ``report.md``, rewritten after every finished run. Interrupted and started again
 with the same arguments, it keeps every run whose summary is in ``OUT/<chapter>/`` and runs the others.
 A task that raises or whose worker dies is run again by Ray up to ``--retries`` times, then reported as
-failed with its error (and tried again on the next start).
+failed with its error (and tried again on the next start). A run whose recorded command the training command
+line refuses, or which trains another run, is reported as failed at once, without a task (:func:`unrunnable`).
 
 The verdict (:func:`verdict`): z = (reproduced - shipped) / sqrt(se_shipped^2 + se_reproduced^2), the
 difference in combined standard errors; a run *reproduces* when |z| <= 3 and *differs* otherwise. The exit
@@ -60,7 +61,8 @@ from .guards import (
     write_json_atomically,
 )
 
-__all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "rerun", "verdict", "reproduce", "main"]
+__all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "unrunnable", "rerun", "verdict", "reproduce",
+           "main"]
 
 CHAPTERS = ("value", "policy", "qnet", "scale", "maac")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
@@ -112,6 +114,21 @@ def select_runs(chapters: list[str] | None = None, configs: list[str] | None = N
     return runs
 
 
+def unrunnable(entry: dict[str, Any]) -> str | None:
+    """Why the recorded command of ``entry`` cannot re-run it, or None: the training command line refuses it
+    (an unknown config, a budget it would not train, a missing fine-tuning start; checked without training by
+    :func:`attnmarl.train.check_command`), or it trains another config or seed than the run's. Such a run is
+    reported as failed at once, without a task: as a task it would fail after Ray started, and with another
+    seed only after hours of training."""
+    try:
+        name, seed = train.check_command(_train_arguments(entry["command"]))
+    except ValueError as error:
+        return f"not run: its recorded command cannot re-run it: {error}"
+    if (name, seed) != (entry["name"], entry["seed"]):
+        return f"not run: its recorded command trains {name}-seed{seed}, another run"
+    return None
+
+
 ENTRY_FIELDS = {"name": str, "seed": int, "command": str, "final_return": (int, float), "final_sem": (int, float),
                 "final_episodes": int, "cpu_seconds": (int, float)}
 """The fields of an ``index.json`` entry that a reproduction reads, and their types."""
@@ -127,13 +144,27 @@ def _index_entries(path: Path) -> list[dict[str, Any]]:
                          f"{error}") from None
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise ValueError(f"{path} must hold a list of run entries (objects); got {type(entries).__name__}")
+    seen: dict[tuple[str, int], int] = {}
     for i, entry in enumerate(entries):
         for field, kind in ENTRY_FIELDS.items():
             value = entry.get(field)
-            if not isinstance(value, kind) or isinstance(value, bool):
+            if not isinstance(value, kind) or isinstance(value, bool) or not _in_range(field, value):
                 raise ValueError(f"entry {i} of {path} ({entry.get('name', 'unnamed')}) has no valid {field!r} "
                                  f"(got {value!r}); python -m attnmarl.train --index DIR writes it again")
+        first = seen.setdefault((entry["name"], entry["seed"]), i)
+        if first != i:  # two tasks would train the run and write the same files
+            raise ValueError(f"entries {first} and {i} of {path} are both run {entry['name']}-seed{entry['seed']}; "
+                             "python -m attnmarl.train --index DIR lists each run once")
     return entries
+
+
+def _in_range(field: str, value: Any) -> bool:
+    """Whether an entry's number can be a run's: scores finite, standard errors, CPU times and seeds >= 0, and
+    at least one final episode (a NaN score would read as a run that differs, a NaN error as one that reproduces)."""
+    if isinstance(value, str):
+        return True
+    minimum = {"final_sem": 0, "cpu_seconds": 0, "seed": 0, "final_episodes": 1}.get(field, -math.inf)
+    return math.isfinite(value) and value >= minimum
 
 
 def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
@@ -178,9 +209,15 @@ def rerun(command: str) -> dict[str, Any]:
 
 def verdict(shipped: dict[str, Any], reproduced: dict[str, Any] | None) -> tuple[float | None, str]:
     """z = (reproduced - shipped) / sqrt(se_shipped^2 + se_reproduced^2) of the two final scores, and the
-    verdict: ``reproduces`` when |z| <= :data:`THRESHOLD`, else ``differs`` (``pending`` without a result)."""
+    verdict: ``reproduces`` when |z| <= :data:`THRESHOLD`, else ``differs`` (``pending`` without a result).
+    ``ValueError`` for a score or standard error that is NaN or infinite, or an error below 0."""
     if reproduced is None:
         return None, "pending"
+    for which, result in (("shipped", shipped), ("reproduced", reproduced)):
+        score, sem = result["final_return"], result["final_sem"]
+        if not (math.isfinite(score) and math.isfinite(sem) and sem >= 0):
+            raise ValueError(f"the {which} score {score} ± {sem} is not a finite score with a standard error >= 0; "
+                             "there is no verdict on it")
     difference = reproduced["final_return"] - shipped["final_return"]
     combined = math.hypot(shipped["final_sem"], reproduced["final_sem"])
     z = difference / combined if combined > 0 else (0.0 if difference == 0 else math.copysign(math.inf, difference))
@@ -192,9 +229,23 @@ def _key(entry: dict[str, Any]) -> str:
 
 
 def _kept(out: Path, entry: dict[str, Any]) -> dict[str, Any] | None:
-    """The summary of a run reproduced by an earlier start, or None."""
+    """The summary of a run reproduced by an earlier start, or None; ``ValueError`` naming the file if it is
+    damaged (the command would otherwise stop at a bare JSON error, or report a verdict on nothing)."""
     path = out / f"{_key(entry)}.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        summary = json.loads(path.read_text())
+        reason = None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        summary, reason = None, f"it is not readable JSON ({error})"
+    scored = isinstance(summary, dict) and all(isinstance(summary.get(key), (int, float))
+                                               for key in ("final_return", "final_sem", "cpu_seconds"))
+    if reason or not scored:
+        reason = reason or "it is not a run summary with a final score"
+        raise ValueError(f"{path}, the summary of a run reproduced by an earlier start, is damaged: {reason}; remove "
+                         f"{path.with_suffix('')}.* to reproduce the run again")
+    return summary
 
 
 def _keep(out: Path, entry: dict[str, Any], files: dict[str, bytes]) -> None:
@@ -303,22 +354,26 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
     created = not Path(out).exists()
     out = check_writable_folder(out, "out")
     results = {_key(e): summary for e in runs if (summary := _kept(out, e)) is not None}
-    errors: dict[str, str] = {}
+    errors = {_key(e): reason for e in runs if _key(e) not in results and (reason := unrunnable(e))}
 
     def report() -> dict[str, Any]:
         rows = [_row(e, results.get(_key(e)), errors.get(_key(e))) for e in runs]
         return _report(out, rows, retries)
 
-    todo = sorted((e for e in runs if _key(e) not in results), key=lambda e: -e["cpu_seconds"])  # longest first
+    todo = sorted((e for e in runs if _key(e) not in results and _key(e) not in errors),
+                  key=lambda e: -e["cpu_seconds"])  # longest first
     try:
         started = _connect(ray, address, cpus) if todo else False
     except ValueError:
         _drop_if_new_and_empty(out, created)
         raise
-    bar = tqdm(total=len(runs), initial=len(results), unit="run", desc="reproduce", disable=not progress)
+    bar = tqdm(total=len(runs), initial=len(results) + len(errors), unit="run", desc="reproduce",
+               disable=not progress)
     try:
         if results:
             bar.write(f"{len(results)} run(s) already reproduced in {out} are kept")
+        for key, reason in errors.items():
+            bar.write(f"{key}: {reason}")
         task = ray.remote(num_cpus=1, max_retries=retries, retry_exceptions=True)(rerun)
         pending = {task.remote(entry["command"]): entry for entry in todo}
         report()

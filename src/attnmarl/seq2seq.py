@@ -48,6 +48,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -61,6 +62,7 @@ from attnmarl.guards import (
     check_finite_weights,
     check_int,
     check_new_files,
+    check_real,
     check_seal,
     check_seed,
     check_sizes,
@@ -78,7 +80,8 @@ from attnmarl.guards import (
 
 __all__ = [
     "FORMATS", "RANGE_FORMATS", "render_date", "split_dates", "sample_example", "sample_examples", "make_examples",
-    "Vocab", "SRC_VOCAB", "TGT_VOCAB", "PAD", "SOS", "EOS", "SPECIALS", "encode_batch", "make_batch",
+    "Vocab", "SRC_VOCAB", "TGT_VOCAB", "PAD", "SOS", "EOS", "SPECIALS", "MAX_INPUT", "check_examples", "encode_batch",
+    "make_batch",
     "Seq2SeqConfig", "Encoder", "AdditiveAttention", "ContextGRUCell", "Decoder", "Seq2Seq", "new_model",
     "sequence_loss", "train", "greedy_translate", "evaluate", "accuracy_table", "translate",
     "checkpoint_data", "save_checkpoint", "load_checkpoint", "check_outputs", "load_pretrained", "load_training_log",
@@ -179,7 +182,8 @@ def sample_example(dates: list[datetime.date], rng: random.Random) -> tuple[str,
 
 
 def sample_examples(dates: list[datetime.date], n: int, rng: random.Random) -> list[tuple[str, str]]:
-    """``n`` pairs from :func:`sample_example`."""
+    """``n`` pairs from :func:`sample_example` (``n`` >= 0: a negative count is refused, not read as none)."""
+    check_int("n", n, minimum=0)
     if not dates:
         raise ValueError("cannot sample examples from an empty list of dates")
     return [sample_example(dates, rng) for _ in range(n)]
@@ -235,6 +239,28 @@ T_OUT = len("yyyy-mm-dd/yyyy-mm-dd") + 1  # the longest output and its <eos>
 MAX_INPUT = 120
 """The longest text :func:`translate` reads, in characters: the longest input of the data set (a range of two
 long dates) has 103; a longer one is no date the models know, and its alignment would be too wide to show."""
+
+
+def check_examples(examples: Any, name: str = "examples") -> list[tuple[str, str]]:
+    """``examples`` as a list if it is a non-empty sequence of (text, target) pairs that the models can be judged
+    on: strings, each text of at most :data:`MAX_INPUT` characters of the source vocabulary, each target of the
+    target vocabulary's; else ``ValueError`` naming the first example that is not (``examples[3]: ...``), not a
+    ``TypeError`` from inside the encoder, nor an error that says which string but not which example."""
+    if not isinstance(examples, Sequence) or isinstance(examples, str) or not examples:
+        raise ValueError(f"{name} must be a non-empty list of (text, target) pairs; got {examples!r:.80}")
+    for i, pair in enumerate(examples):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(t, str) for t in pair)):
+            raise ValueError(f"{name} must be a non-empty list of (text, target) pairs of strings; {name}[{i}] is "
+                             f"{pair!r:.80}")
+        text, target = pair
+        try:
+            if len(text) > MAX_INPUT:
+                raise ValueError(f"the text has {len(text):,} characters; the models read at most {MAX_INPUT}")
+            SRC_VOCAB.encode(text)
+            TGT_VOCAB.encode(target)
+        except ValueError as error:
+            raise ValueError(f"{name}[{i}] = {(text[:40], target[:40])!r}: {error}") from None
+    return list(examples)
 
 
 def encode_batch(texts: list[str], vocab: Vocab, add_eos: bool = False) -> tuple[Tensor, Tensor]:
@@ -456,7 +482,12 @@ def train(model: Seq2Seq, train_dates: list[datetime.date], steps: int = TRAIN_S
 
     The same ``seed`` gives the same batches, so the two models see exactly the same data.
     """
+    if not isinstance(model, Seq2Seq):
+        raise ValueError(f"model must be a Seq2Seq (for example seq2seq.new_model(True)); got {type(model).__name__}")
     check_int("steps", steps)
+    check_int("batch_size", batch_size)
+    lr = check_real("lr", lr, 0.0, 1.0, low_open=True)  # torch's own message for NaN names no argument
+    check_bool("progress", progress)
     check_seed(seed)
     rng = random.Random(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -510,8 +541,7 @@ def evaluate(model: Seq2Seq, examples: list[tuple[str, str]], buckets: tuple[int
     open), and a last row "all": ``length``, ``n``, ``exact`` (share of outputs equal to the
     target), ``token`` (share of the target's positions, its <eos> included, predicted right).
     """
-    if not isinstance(examples, Sequence) or isinstance(examples, str) or not examples:
-        raise ValueError(f"examples must be a non-empty list of (text, target) pairs; got {examples!r:.80}")
+    examples = check_examples(examples)
     if (not isinstance(buckets, Sequence) or not all(is_int(b) and b >= 1 for b in buckets)
             or list(buckets) != sorted(set(buckets))):
         raise ValueError(f"buckets must be increasing positive ints, the upper edges of the length buckets; "

@@ -81,7 +81,7 @@ from .guards import (
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent",
-           "run", "write_index", "main"]
+           "run", "write_index", "check_command", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -456,7 +456,9 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
 
     A run whose checkpoint or curve is not the one its summary describes (a run killed while its files
     were being renamed into place, or files copied from elsewhere), and a file that is no run summary
-    (damaged, or another program's JSON), are left out with a warning."""
+    (damaged, or another program's JSON), are left out with a warning. If every one is, an ``index.json``
+    that lists runs is not replaced by an empty one (``ValueError``): it may hold the only whole copy of the
+    damaged summaries' data."""
     directory = Path(directory)
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a folder of runs (it does not exist or is a file)")
@@ -469,6 +471,10 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
             runs.append(entry)
         else:
             warnings.warn(f"{path.name} left out of the index: {reason}", stacklevel=2)
+    if not runs and _listed_runs(directory / "index.json"):  # the only whole copy of damaged summaries' data
+        raise ValueError(f"no run summary in {directory} could be indexed (each was left out: see the warnings), and "
+                         f"{directory / 'index.json'} lists {_listed_runs(directory / 'index.json')} run(s): it is "
+                         "left as it was, not replaced by an index of none; repair or remove the summaries first")
     for entry in runs:
         stem = f"{entry['name']}-seed{entry['seed']}"
         entry["curve"] = f"{stem}.csv"
@@ -509,6 +515,15 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
     return runs
 
 
+def _listed_runs(path: Path) -> int:
+    """How many runs the index ``path`` lists (0 if there is none, or it is not a readable list)."""
+    try:
+        listed = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 0
+    return len(listed) if isinstance(listed, list) else 0
+
+
 def _rerun_lines(directory: Path) -> list[str]:
     """A README section on this folder's runs that ``python -m attnmarl.reproduce`` re-ran with the current
     code, from the report shipped beside the chapters' folders (``reproduction/report.json``): the CPU
@@ -535,8 +550,16 @@ def _rerun_lines(directory: Path) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m attnmarl.train", description=__doc__.splitlines()[0])
+class _Refusal(argparse.ArgumentParser):
+    """A parser whose usage errors are ``ValueError``s, for checking a recorded command without running it."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ValueError(message)
+
+
+def _parser(kind: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The command line's options (``kind`` :class:`_Refusal` raises instead of exiting)."""
+    parser = kind(prog="python -m attnmarl.train", description=__doc__.splitlines()[0])
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--config", help="a named configuration (see --list)")
     what.add_argument("--list", action="store_true", help="list the named configurations")
@@ -556,6 +579,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--compile", action="store_true",
                         help="run the networks through torch.compile (needs a C++ compiler; measured no faster on "
                              "the book's 2-core CPU: see the benchmarks appendix)")
+    return parser
+
+
+def check_command(arguments: list[str]) -> tuple[str, int]:
+    """The config name and seed that ``python -m attnmarl.train ARGUMENTS`` would train, after every check the
+    command line makes before training (:func:`named_config`, ``--evals``, a fine-tuning start), without training;
+    ``ValueError`` with the command line's own message otherwise. ``--threads`` and ``--out`` are not checked:
+    a re-run (:mod:`attnmarl.reproduce`) gives its own."""
+    args = _parser(_Refusal).parse_args([*arguments, "--threads", "1"])
+    if args.config is None:
+        raise ValueError("it trains no --config (it lists the configs or writes an index)")
+    if args.config not in CONFIGS:
+        raise ValueError(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
+    config = named_config(args.config, args.seed, args.steps)
+    check_evals(config, args.evals, "--evals")
+    check_init_actor(config)
+    return args.config, args.seed
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.list:
         for name, config in CONFIGS.items():

@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
-from attnmarl.guards import check_finite, check_int, check_seed
+from attnmarl.guards import check_bool, check_finite, check_int, check_numbers, check_seed
 
 __all__ = ["SIZE", "N_DIGITS", "N_CLASSES", "RECEPTIVE_FIELD", "FONT", "MarkedDigits", "make_images",
            "SpatialAttentionCNN", "glimpse_logits", "accuracy", "train", "TRAIN_STEPS"]
@@ -104,7 +104,7 @@ def _place_boxes(rng: np.random.Generator, n: int, n_digits: int) -> np.ndarray:
 def make_images(n: int, seed: int, n_digits: int = N_DIGITS) -> MarkedDigits:
     """``n`` images of the task, reproducible from ``seed`` (every class equally likely as the target;
     the distractors are other classes, all different)."""
-    check_int("n", n)
+    check_numbers("the images", ("n", n), ("height", SIZE), ("width", SIZE))  # n = 10^9 failed in numpy
     check_seed(seed)
     check_int("n_digits", n_digits)
     if n_digits > len(_SLOTS):
@@ -140,8 +140,8 @@ class SpatialAttentionCNN(nn.Module):
 
     def __init__(self, attention: bool = True, channels: int | None = None) -> None:
         super().__init__()
-        channels = CHANNELS if channels is None else check_int("channels", channels)
-        self.attention = attention
+        channels = CHANNELS if channels is None else check_int("channels", channels, maximum=4096)
+        self.attention = check_bool("attention", attention)  # 'no' would build the attention model
         self.trunk = nn.Sequential(nn.Conv2d(1, channels, 3, padding=1), nn.ReLU(),
                                    nn.Conv2d(channels, channels, 3, padding=2, dilation=2), nn.ReLU())
         self.score = nn.Conv2d(channels, 1, 1) if attention else None   # w_s, b_s
@@ -187,6 +187,9 @@ def glimpse_logits(model: SpatialAttentionCNN, images: Tensor) -> tuple[Tensor, 
 
 def accuracy(logits: Tensor, labels: Tensor) -> float:
     """Share of the images whose largest logit is the label."""
+    if logits.ndim != 2 or labels.shape != logits.shape[:1] or not len(labels):
+        raise ValueError(f"logits must be (B, classes) and labels (B,) for B >= 1 images; got {tuple(logits.shape)} "
+                         f"and {tuple(labels.shape)}")
     return (logits.argmax(-1) == labels).float().mean().item()
 
 

@@ -175,7 +175,11 @@ class Heatmap:
     annotate: bool = True
 
     def __post_init__(self) -> None:
-        self.values = np.asarray(self.values, dtype=float)
+        try:
+            self.values = np.asarray(self.values, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"heatmap values must be a matrix of numbers, rows of equal length; got "
+                             f"{self.values!r:.80}") from None
         if self.values.shape != (len(self.rows), len(self.cols)):
             raise ValueError(
                 f"heatmap values of shape {self.values.shape} do not match {len(self.rows)} row and "
@@ -287,6 +291,14 @@ class Frame:
 
     panels: list[Panel]
     caption: str = ""
+
+    def __post_init__(self) -> None:
+        """Refuse panels that no renderer draws (a string failed later, in ``dataclasses.asdict``)."""
+        if not isinstance(self.panels, (list, tuple)) or not all(isinstance(p, Panel) for p in self.panels):
+            kinds = ", ".join(kind.__name__ for kind in Panel.__args__)
+            got = ([type(p).__name__ for p in self.panels if not isinstance(p, Panel)]
+                   if isinstance(self.panels, (list, tuple)) else type(self.panels).__name__)
+            raise ValueError(f"a frame's panels must be a list of panels ({kinds}); got {got}")
 
 
 def _rounded(values: np.ndarray, digits: int) -> list:

@@ -29,7 +29,7 @@ import numpy as np
 from mpe2.simple_spread.simple_spread import Scenario as SpreadScenario
 from scipy.optimize import linear_sum_assignment
 
-from ..guards import check_seed
+from ..guards import check_bool, check_seed
 from .actions import DISCRETE_DIRECTION
 from .physics import WorldParams
 from .reference import Policy, describe, make_reference
@@ -112,15 +112,16 @@ def _spread_observations(obs: dict[str, np.ndarray], who: str) -> tuple[list[str
     """The agents of an mpe2 observation dict and their observations (N, 6N) in float64; ``ValueError``
     unless they are simple_spread's (6N numbers per agent)."""
     agents = list(obs)
-    observations = np.stack([obs[agent] for agent in agents]).astype(np.float64)
-    if observations.shape[1] != 6 * len(agents):
-        raise ValueError(f"{who} needs simple_spread observations (6N numbers per agent), "
-                         f"got {observations.shape[1]} numbers for {len(agents)} agents")
-    return agents, observations
+    shapes = [np.shape(obs[agent]) for agent in agents]
+    if not agents or any(shape != (6 * len(agents),) for shape in shapes):
+        raise ValueError(f"{who} needs simple_spread observations (6N numbers per agent), got observations of "
+                         f"shapes {sorted(set(shapes))} for {len(agents)} agents")
+    return agents, np.stack([obs[agent] for agent in agents]).astype(np.float64)
 
 
 def greedy_assignment_policy(continuous_actions: bool = False) -> Policy:
     """Centralized greedy baseline for simple_spread (any N), discrete or continuous actions."""
+    continuous_actions = check_bool("continuous_actions", continuous_actions)  # 'no' would act as True
     dt, damping = _SPREAD.dt, _SPREAD.damping
     sensitivity, mass = _SPREAD.sensitivity[0], _SPREAD.mass[0]
     shift_per_force = dt * dt / (mass * damping)

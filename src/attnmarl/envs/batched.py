@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_int, check_numbers, check_seed
+from ..guards import check_index, check_int, check_numbers, check_seed
 from .actions import N_MOVES, action_force, check_actions
 from .physics import WorldParams, world_step
 from .reference import make_reference
@@ -115,9 +115,11 @@ class BatchedEnv(ABC):
         count, and the scenario's own state. From then on, the same actions give the same
         observations, rewards and ends in the slot as in ``reference_env`` (the parity tests).
         """
-        if not 0 <= slot < self.num_envs:
-            raise ValueError(f"slot must be in [0, {self.num_envs}), got {slot}")
-        raw = reference_env.unwrapped
+        slot = check_index("slot", slot, self.num_envs, "environment index")
+        raw = getattr(reference_env, "unwrapped", None)
+        if not hasattr(raw, "world") or not hasattr(raw, "possible_agents"):
+            raise ValueError(f"reference_env must be an mpe2 environment (make_reference({self.scenario!r}, ...)); "
+                             f"got {type(reference_env).__name__}")
         if tuple(raw.possible_agents) != self.agents or len(raw.world.landmarks) != self.n_landmarks:
             raise ValueError("reference_env has other agents or landmarks than this port")
         if (raw.continuous_actions, raw.max_cycles) != (self.continuous_actions, self.max_cycles):

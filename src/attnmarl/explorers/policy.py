@@ -27,7 +27,7 @@ import torch
 from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_reference
-from ..guards import check_index
+from ..guards import check_episodes, check_index
 from ..nets import AttentionPolicy, EntityActor
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
@@ -165,6 +165,7 @@ def entity_attention_statistics(agent: MAPPOAgent, config: MAPPOConfig, episodes
     """
     if config.scenario != "simple_spread" or not isinstance(agent.actor, EntityActor):
         raise ValueError("these statistics are defined for the entity actor on simple_spread")
+    check_episodes("episodes", episodes)  # 0 gave NaN statistics
     parts: dict[str, list[float]] = {k: [] for k in ("on_landmarks", "on_agents", "on_self", "nearest_landmark",
                                                      "final_landmark", "final_is_top", "distinct_top",
                                                      "distinct_final")}

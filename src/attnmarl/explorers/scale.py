@@ -28,7 +28,7 @@ from torch import Tensor
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
-from ..guards import check_bool, check_int, check_real
+from ..guards import check_bool, check_episodes, check_int, check_real
 from ..nets import EntityActor
 from ..nets.common import MAX_AGENTS
 from ..train import CURRICULUM_MS
@@ -216,6 +216,7 @@ def attention_concentration(agent: MAPPOAgent, config: MAPPOConfig, episodes: in
     if config.scenario != "simple_spread" or not isinstance(agent.actor, EntityActor):
         raise ValueError("attention_concentration is defined for the entity actor on simple_spread")
     top = check_int("top", top)
+    check_episodes("episodes", episodes)  # 0 was numpy's 'need at least one array to concatenate'
     alpha = np.concatenate([policy_alpha(agent, config, trained_episode(agent, config, seed).obs).alpha
                             for seed in range(episodes)])  # (steps, l, m, 2m)
     ranked = -np.sort(-alpha, axis=-1)

@@ -90,6 +90,8 @@ def alignment_frame(text: str, model: s2s.Seq2Seq, target: str | None = None) ->
     panel and a note that there is no alpha. Raises ValueError for an input the model cannot
     read (empty, or a character outside the source vocabulary).
     """
+    if target is not None and not isinstance(target, str):
+        raise ValueError(f"target must be the expected translation, a string (or None); got {target!r:.60}")
     output, alpha, src_tokens, out_tokens = s2s.translate(model, text)
     lines = [f"input:  {text}", f"output: {output}"]
     if target is not None:
@@ -126,12 +128,10 @@ def _checked(models: dict[str, s2s.Seq2Seq]) -> dict[str, s2s.Seq2Seq]:
 def alignment_explorer(models: dict[str, s2s.Seq2Seq] | None = None,
                        examples: list[tuple[str, str]] | None = None) -> Explorer:
     """Step through held-out inputs (default: :func:`showcase_examples`) with either model
-    (default: :func:`pretrained_models`): the alignment heatmap and the translation."""
+    (default: :func:`pretrained_models`): the alignment heatmap and the translation. ``examples`` that a model
+    cannot translate (:func:`attnmarl.seq2seq.check_examples`) are refused here, not when their frame is drawn."""
     models = _checked(pretrained_models() if models is None else models)
-    examples = showcase_examples() if examples is None else examples
-    if not isinstance(examples, list) or not examples or not all(
-            isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(t, str) for t in pair) for pair in examples):
-        raise ValueError(f"examples must be a non-empty list of (text, target) pairs of strings; got {examples!r:.80}")
+    examples = showcase_examples() if examples is None else s2s.check_examples(examples)  # each one translatable
 
     def frame(example: int = 0, model: str = "attention") -> Frame:
         text, target = examples[check_index("example", example, len(examples), "example index")]

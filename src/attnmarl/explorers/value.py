@@ -27,7 +27,7 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..analysis import value_sensitivity
 from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
-from ..guards import check_distributions, check_index, is_int
+from ..guards import check_distributions, check_episodes, check_index, is_int
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
@@ -182,6 +182,7 @@ def relevance(agent: MAPPOAgent, config: MAPPOConfig, episodes: int = 20) -> dic
 
     Rows of ``sensitivity`` and ``alpha`` are in [0, 1] and sum to 1.
     """
+    check_episodes("episodes", episodes)  # 10^6 would play mpe2 for many hours, holding every step
     parts: dict[str, list[np.ndarray]] = {"distance": [], "sensitivity": [], "alpha": []}
     for seed in range(episodes):
         episode = trained_episode(agent, config, seed)

@@ -261,7 +261,7 @@ class EntityAttention(nn.Module):
         t = [part.flatten(2) for part in parts]  # (w_k, n_k, N), N = m_type * batch
         block, flag = columns[0]
         e_self = torch.addmm(W[:, flag], t[0][:, 0].T, W[:, block].T)  # (N, d)
-        u = (U @ self.ln_attn(e_self).T).view(l, d_tokens, -1)  # (l, d_tokens, N), scaled
+        u = (U @ self.ln_attn(e_self).T).unflatten(0, (l, d_tokens))  # (l, d_tokens, N), scaled
         scores, inv_sigma = [], []
         for t_k, (block, flag) in zip(t, columns):
             features = t_k.flatten(1)  # (w_k, n_k N)
@@ -286,8 +286,8 @@ class EntityAttention(nn.Module):
         weighted = [a_k * s_k for a_k, s_k in zip(alpha, inv_sigma)]  # alpha_n / sigma_n: (l, n_k, N)
         r = torch.cat([(a_k[:, None] * t_k).sum(2) for a_k, t_k in zip(weighted, t)] + [a_k.sum(1, keepdim=True)
                        for a_k in weighted], dim=1)  # sum_n (alpha_n / sigma_n) [t_n; 1], embed's column order
-        attended = torch.addmm(o_bias, r.view(l * d_tokens, -1).T, O.T)  # W_o [W_v,h sum_n alpha_n z_n]: (N, d)
-        return self._head(e_self, attended).view(m_type, batch, -1).transpose(0, 1)
+        attended = torch.addmm(o_bias, r.flatten(0, 1).T, O.T)  # W_o [W_v,h sum_n alpha_n z_n]: (N, d)
+        return self._head(e_self, attended).unflatten(0, (m_type, batch)).transpose(0, 1)  # (batch, m_type, d_y)
 
 
 class EntityActor(nn.Module):
