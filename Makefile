@@ -48,7 +48,7 @@ chromium:
 # module fixtures (a trained agent, the quick-mode book build) are made once.
 test: $(STAMP) $(IPYW7)/.installed chromium
 	$(VENV)/bin/ruff check
-	$(PY) -m pytest -n auto --dist loadfile
+	$(PY) -m pytest -n auto --dist loadfile --durations=15
 
 bench: $(STAMP) chromium
 	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
