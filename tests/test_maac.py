@@ -214,6 +214,15 @@ def test_the_named_configs_pair_up_and_differ_only_in_the_critic():
         assert replace(attention, critic="concat") == concat
 
 
+def test_the_long_m4_configs_differ_from_the_shipped_ones_only_in_their_budget():
+    """Chapter 10's exercise 4 ("Is it the budget?") trains maac-treasure4-long-{critic}: the shipped m = 4
+    config at three times the env-steps, 1.5 million, and nothing else changed."""
+    for critic in ("attention", "concat"):
+        short, long = CONFIGS[f"maac-treasure4-{critic}"], CONFIGS[f"maac-treasure4-long-{critic}"]
+        assert long.total_steps == 3 * short.total_steps == 1_500_000
+        assert replace(long, total_steps=short.total_steps) == short
+
+
 @pytest.mark.parametrize("change,named", [
     ({"critic": "transformer"}, "critic must be one of"),
     ({"scenario_kwargs": {**TREASURE5, "continuous_actions": True}}, "one output per discrete action"),
