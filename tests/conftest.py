@@ -14,3 +14,20 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def pytest_collection_modifyitems(items):
+    """A module's browser tests listed in its ``BROWSER_TEST_ORDER`` (tests/test_book.py) run page by page, in
+    that order on each page, so that the read-only checks of a page share one load of it; every other test
+    keeps its place."""
+    def ordered(item) -> bool:
+        return item.originalname in getattr(getattr(item, "module", None), "BROWSER_TEST_ORDER", ())
+
+    def key(item) -> tuple[str, int]:
+        params = item.callspec.params
+        page = next(params[name] for name in ("chapter", "page_file", "page") if name in params)
+        return page, item.module.BROWSER_TEST_ORDER.index(item.originalname)
+
+    slots = [i for i, item in enumerate(items) if ordered(item)]
+    for i, item in zip(slots, sorted((items[i] for i in slots), key=key)):
+        items[i] = item

@@ -413,7 +413,36 @@ def test_every_internal_link_of_the_built_book_resolves(quick_book):
 @pytest.fixture(scope="module")
 def browser_page():
     with offline_page() as page:
+        page.shown = None
         yield page
+
+
+BROWSER_TEST_ORDER = (
+    "test_page_renders_offline_without_errors", "test_page_renders_without_loading_more_than_it_needs",
+    "test_inline_math_sits_on_the_line_in_mathjaxs_own_fonts",
+    "test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window", "test_chapter_figures_and_math_are_present",
+    "test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window",
+    "test_page_renders_a_description_as_the_alt_text_of_each_figure",
+    "test_static_explorers_in_the_book_respond_offline", "test_playgrounds_in_the_book_play_offline",
+    "test_no_page_scrolls_sideways_on_a_390_px_phone",
+)
+"""The browser tests, in the order they run on each page: the two that need a fresh load, the read-only checks
+(which share the load the first two leave), then those that change the page."""
+
+
+def show(page, path: Path) -> None:
+    """Load the built page ``path`` in the module's browser page, unless it already shows it as loaded. The
+    browser tests run page by page (``BROWSER_TEST_ORDER``, applied in tests/conftest.py), so the read-only
+    checks of one page share one load; a test that changes what it loaded (moves a slider, resizes the
+    window) calls ``changed`` and the next test loads the page afresh."""
+    url = path.as_uri()
+    if page.shown != url:
+        page.goto(url)
+        page.shown = url
+
+
+def changed(page) -> None:
+    page.shown = None
 
 
 @pytest.mark.parametrize("page_file", PAGES)
@@ -424,7 +453,8 @@ def test_page_renders_offline_without_errors(quick_book, browser_page, page_file
     page.blocked.clear()
     page.errors.clear()
     page.missing.clear()
-    page.goto(path.as_uri())
+    changed(page)
+    show(page, path)
     page.wait_for_load_state("load")
     page.wait_for_function("() => !document.querySelector('.math') || document.querySelector('.MathJax')",
                            timeout=20_000)  # formulas typeset by the book's own MathJax
@@ -464,7 +494,7 @@ def test_inline_math_sits_on_the_line_in_mathjaxs_own_fonts(quick_book, browser_
     such as $m$ sits on the baseline of the words around it: its box ends within 2.5 px of the baseline,
     the same for every such formula of the page."""
     page = browser_page
-    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     page.wait_for_selector("article mjx-container", state="attached", timeout=20_000)
     page.evaluate("() => MathJax.startup.promise")
     page.evaluate("() => document.fonts.ready.then(() => true)")
@@ -489,7 +519,7 @@ def test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window(quick_book, brow
     fits its column in a 1280 px window (Playwright's default), so no code hides behind a scroll bar."""
     page = browser_page
     assert page.viewport_size["width"] == 1280
-    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     page.evaluate("() => document.fonts.ready.then(() => true)")
     assert not page.evaluate(WIDE_CODE), "the longest line of each code block that scrolls sideways"
 
@@ -497,7 +527,7 @@ def test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window(quick_book, brow
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_figures_and_math_are_present(quick_book, browser_page, chapter):
     page = browser_page
-    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     page.wait_for_selector("article .MathJax", state="attached", timeout=20_000)  # typeset by the local MathJax
     assert page.locator("article img").count() >= 2
     assert page.locator("h1").first.inner_text().strip()
@@ -508,7 +538,7 @@ def test_chapter_figures_and_math_are_present(quick_book, browser_page, chapter)
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_static_explorers_in_the_book_respond_offline(quick_book, browser_page, chapter):
     page = browser_page
-    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     explorers = page.locator(".attnmarl-explorer")
     page.wait_for_selector(".attnmarl-explorer .ax-panels svg", timeout=20_000)
     assert explorers.count() >= 1
@@ -519,6 +549,7 @@ def test_static_explorers_in_the_book_respond_offline(quick_book, browser_page, 
         slider = explorer.locator("input[type=range]").first
         slider.focus()
         at_end = slider.evaluate("s => s.value === s.max")  # a default may sit at the last value
+        changed(page)
         page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
         assert panels.inner_html() != before, f"explorer {index} of {chapter} did not redraw"
     assert not page.errors
@@ -529,7 +560,8 @@ def test_playgrounds_in_the_book_play_offline(quick_book, browser_page, page_fil
     """The built page's playground runs from disk with the network off: a step moves the team and the
     drawing (tests/test_playground.py holds the widget itself to the Python reference)."""
     page = browser_page
-    page.goto((quick_book.html / Path(page_file).with_suffix(".html")).as_uri())
+    show(page, quick_book.html / Path(page_file).with_suffix(".html"))
+    changed(page)  # it plays
     root = page.locator(".attnmarl-playground")
     page.wait_for_selector(".attnmarl-playground .pg-arena circle", timeout=20_000)
     assert root.count() == 1
@@ -583,7 +615,7 @@ def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book
 
     page = browser_page
     assert page.viewport_size["width"] == 1280
-    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     page.wait_for_load_state("load")
     measured = page.evaluate(FIGURE_TEXT)
     small = []
@@ -601,7 +633,7 @@ def test_page_renders_a_description_as_the_alt_text_of_each_figure(quick_book, b
     """A figure's alt text describes it (the cell's mystnb.image.alt metadata); without one, the build writes the
     image's file path, which tells a reader who cannot see it nothing."""
     page = browser_page
-    page.goto((quick_book.html / Path(chapter).with_suffix(".html")).as_uri())
+    show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     alts = page.evaluate("() => [...document.querySelectorAll('article img')].map(i => [i.alt, i.src.slice(-60)])")
     assert alts
     bad = [(alt, src) for alt, src in alts
@@ -614,14 +646,16 @@ def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, pa
     """At a phone's 390 px nothing pushes the page wider than the window: long inline code wraps
     (_static/custom.css); code blocks, tables and explorer panels scroll inside their own boxes."""
     page = browser_page
+    changed(page)
     page.set_viewport_size({"width": 390, "height": 844})
     try:
-        page.goto((quick_book.html / Path(page_file).with_suffix(".html")).as_uri())
+        show(page, quick_book.html / Path(page_file).with_suffix(".html"))
         page.wait_for_load_state("load")
         page.evaluate("() => document.fonts.ready.then(() => true)")
         widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     finally:
         page.set_viewport_size({"width": 1280, "height": 720})
+        changed(page)  # laid out for 390 px first
     assert widths[0] <= widths[1], f"{page_file} is {widths[0]} px wide in a {widths[1]} px window"
 
 
@@ -642,7 +676,8 @@ def test_page_renders_without_loading_more_than_it_needs(quick_book, browser_pag
 
     page.on("requestfinished", record)
     try:
-        page.goto((quick_book.html / Path(page_file).with_suffix(".html")).as_uri())
+        changed(page)
+        show(page, quick_book.html / Path(page_file).with_suffix(".html"))
         page.wait_for_load_state("load")
         page.wait_for_timeout(500)
     finally:
