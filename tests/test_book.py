@@ -146,8 +146,11 @@ def test_every_chapter_number_in_the_prose_is_a_chapter_of_the_book(page):
     assert cited <= numbers, f"{page} refers to chapters {sorted(cited - numbers)}, which the book does not have"
 
 
+# Math in the prose: display math, and inline math, which may run over a line break but not a paragraph's end.
+MATH = re.compile(r"\$\$.*?\$\$|\$(?:[^$\n]|\n(?!\n))+\$", re.S)
+
 # Spans of prose that are not running text: code, math, roles and links (already links), labels, headings.
-NOT_RUNNING_TEXT = re.compile(r"```.*?```|\$\$.*?\$\$|\$(?:[^$\n]|\n(?!\n))+\$|\{[a-z]+\}`[^`]*`|`[^`]+`"
+NOT_RUNNING_TEXT = re.compile(r"```.*?```|" + MATH.pattern + r"|\{[a-z]+\}`[^`]*`|`[^`]+`"
                               r"|\[[^\]\n]*\]\([^)\n]*\)|^(?:\d+\. )?\([^\n]*\)=$|^#+ [^\n]*$|<[^>\n]+>", re.S | re.M)
 BARE_REFERENCE = re.compile(r"\b(?:[Cc]hapters?|[Ss]ections?|[Ee]xercises?|[Ss]olutions?)\s+\d+|\b[Ff]igs?\.\s+17\.\d")
 LABEL = re.compile(r"^(?:\d+\. )?\(([\w-]+)\)=$", re.M)
@@ -213,7 +216,6 @@ RETIRED_SYMBOLS = {
     r"\bz\^j = \[o\^j": "the token of a pair is [o^j; a^j]",
     r"\bz_n\b|\bz_\{\\text\{self": "a layer-normalised token embedding is e-bar_n (z^i is the FC layer's output)",
 }
-MATH = re.compile(r"\$\$.*?\$\$|\$(?:[^$\n]|\n(?!\n))+\$", re.S)
 
 
 @pytest.mark.parametrize("page", PAGES)
