@@ -432,13 +432,13 @@ BROWSER_TEST_ORDER = (
 (which share the load the first two leave), then those that change the page."""
 
 
-def show(page, path: Path) -> None:
-    """Load the built page ``path`` in the module's browser page, unless it already shows it as loaded. The
-    browser tests run page by page (``BROWSER_TEST_ORDER``, applied in tests/conftest.py), so the read-only
-    checks of one page share one load; a test that changes what it loaded (moves a slider, resizes the
-    window) calls ``changed`` and the next test loads the page afresh."""
+def show(page, path: Path, fresh: bool = False) -> None:
+    """Load the built page ``path`` in the module's browser page, unless it already shows it as loaded (or
+    ``fresh`` asks for a new load). The browser tests run page by page (``BROWSER_TEST_ORDER``, applied in
+    tests/conftest.py), so the read-only checks of one page share one load; a test that changes what it
+    loaded (moves a slider, resizes the window) calls ``changed`` and the next test loads the page afresh."""
     url = path.as_uri()
-    if page.shown != url:
+    if fresh or page.shown != url:
         page.goto(url)
         page.shown = url
 
@@ -455,8 +455,7 @@ def test_page_renders_offline_without_errors(quick_book, browser_page, page_file
     page.blocked.clear()
     page.errors.clear()
     page.missing.clear()
-    changed(page)
-    show(page, path)
+    show(page, path, fresh=True)
     page.wait_for_load_state("load")
     page.wait_for_function("() => !document.querySelector('.math') || document.querySelector('.MathJax')",
                            timeout=20_000)  # formulas typeset by the book's own MathJax
@@ -648,10 +647,9 @@ def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, pa
     """At a phone's 390 px nothing pushes the page wider than the window: long inline code wraps
     (_static/custom.css); code blocks, tables and explorer panels scroll inside their own boxes."""
     page = browser_page
-    changed(page)
     page.set_viewport_size({"width": 390, "height": 844})
     try:
-        show(page, quick_book.html / Path(page_file).with_suffix(".html"))
+        show(page, quick_book.html / Path(page_file).with_suffix(".html"), fresh=True)
         page.wait_for_load_state("load")
         page.evaluate("() => document.fonts.ready.then(() => true)")
         widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
@@ -678,8 +676,7 @@ def test_page_renders_without_loading_more_than_it_needs(quick_book, browser_pag
 
     page.on("requestfinished", record)
     try:
-        changed(page)
-        show(page, quick_book.html / Path(page_file).with_suffix(".html"))
+        show(page, quick_book.html / Path(page_file).with_suffix(".html"), fresh=True)
         page.wait_for_load_state("load")
         page.wait_for_timeout(500)
     finally:
