@@ -416,6 +416,8 @@ def test_every_internal_link_of_the_built_book_resolves(quick_book):
 def browser_page():
     with offline_page() as page:
         page.shown = None
+        page.loaded = []  # the URL of every request the page has finished since it was last loaded
+        page.on("requestfinished", lambda request: page.loaded.append(request.url))
         yield page
 
 
@@ -428,8 +430,8 @@ BROWSER_TEST_ORDER = (
     "test_static_explorers_in_the_book_respond_offline", "test_playgrounds_in_the_book_play_offline",
     "test_no_page_scrolls_sideways_on_a_390_px_phone",
 )
-"""The browser tests, in the order they run on each page: the two that need a fresh load, the read-only checks
-(which share the load the first two leave), then those that change the page."""
+"""The browser tests, in the order they run on each page: the one that needs a fresh load, the read-only checks
+(which share that load, and the record of what it loaded), then those that change the page."""
 
 
 def show(page, path: Path, fresh: bool = False) -> None:
@@ -439,6 +441,7 @@ def show(page, path: Path, fresh: bool = False) -> None:
     loaded (moves a slider, resizes the window) calls ``changed`` and the next test loads the page afresh."""
     url = path.as_uri()
     if fresh or page.shown != url:
+        page.loaded.clear()
         page.goto(url)
         page.shown = url
 
@@ -669,19 +672,10 @@ left out (_static/templates/layout.html): with it every page weighed 4.0-5.4 MB.
 @pytest.mark.parametrize("page_file", PAGES)
 def test_page_renders_without_loading_more_than_it_needs(quick_book, browser_page, page_file):
     page = browser_page
-    loaded: list[str] = []
-
-    def record(request) -> None:
-        loaded.append(request.url)
-
-    page.on("requestfinished", record)
-    try:
-        show(page, quick_book.html / Path(page_file).with_suffix(".html"), fresh=True)
-        page.wait_for_load_state("load")
-        page.wait_for_timeout(500)
-    finally:
-        page.remove_listener("requestfinished", record)
-    files = {Path(url.removeprefix("file://").split("?")[0].split("#")[0]) for url in loaded
+    show(page, quick_book.html / Path(page_file).with_suffix(".html"))
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(500)
+    files = {Path(url.removeprefix("file://").split("?")[0].split("#")[0]) for url in page.loaded
              if url.startswith("file://")}
     assert not [f for f in files if f.name == "fontawesome.js"], "the theme's icon script is loaded"
     sizes = sorted((f.stat().st_size, f.name) for f in files if f.is_file())

@@ -99,6 +99,7 @@ def test_versus_scores_are_cross_play_read_by_role(one_thread):
     assert scores["predators"]["script"][1] == pytest.approx(hunting.std(ddof=1) / 2, abs=1e-4)
 
 
+@pytest.mark.slow  # 30 s of mpe2 episodes: make test-slow, which CI runs too
 def test_the_shipped_tag_team_beats_a_random_team_in_both_roles_against_the_script(one_thread):
     trained = versus_scores(load_policy(qnet_checkpoint("q-tag-attention")), reference_teams(**TAG), 30, **TAG)
     random = versus_scores(reference_teams(**TAG)["random"], reference_teams(**TAG), 30, **TAG)
