@@ -15,11 +15,16 @@ IPYW7  := $(VENV)/ipywidgets7
 
 .PHONY: book test test-slow bench lab clean chromium
 
+# Some machines set PYTHONDONTWRITEBYTECODE: every process (pytest workers, kernels, Ray workers) would then
+# compile torch's modules again on import, 5 s of CPU each. Here Python writes bytecode once, into .venv.
+unexport PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
+
 # torch first, with pip and without other packages (only uv, which depends on nothing): pip then takes the
 # local CPU wheel of exactly the pinned version (a looser spec, or letting another package pull torch in,
 # fetches a multi-GB CUDA build). Byte-compiling all of torch at install took 30 of its 42 s; Python compiles
-# the modules it imports on first use instead. uv installs the rest, pinned, and keeps that torch (2.13.0+cpu
-# satisfies ==2.13.0): 6 s where pip took 105 s on a 2-core machine.
+# the modules it imports on first use instead (PYTHONPYCACHEPREFIX above). uv installs the rest, pinned, and
+# keeps that torch (2.13.0+cpu satisfies ==2.13.0): 6 s where pip took 105 s on a 2-core machine.
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-compile "$$(grep -E '^torch==' requirements.txt)" uv==0.13.9
