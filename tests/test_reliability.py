@@ -388,6 +388,30 @@ def test_ctrl_c_ends_a_training_run_in_one_line_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+HANDBACK_PROBE = """
+import signal, sys
+_signal = signal.signal
+def _probe(number, handler):
+    if number == signal.SIGINT and handler is signal.default_int_handler:
+        sys.stderr.write(f"handed back; torch._dynamo imported: {'torch._dynamo' in sys.modules}\\n")
+    return _signal(number, handler)
+signal.signal = _probe
+"""
+
+
+@pytest.mark.parametrize("command", [["attnmarl.train", "--config", "nope"], ["attnmarl.seq2seq", "--seed", "-1"]])
+def test_the_training_commands_hand_ctrl_c_back_only_after_the_imports_they_make_late(tmp_path, command):
+    """torch's first optimizer imports torch._dynamo (4-5 s). A Ctrl-C inside that import, in the exec() that
+    dataclasses run, is remembered by CPython 3.11 as unhandled, and the process ended by SIGINT (status -2, not
+    130) after printing its one line. So the commands that train import it while attnmarl's start-up handler
+    still holds Ctrl-C: when Python's own handler comes back (a probe reports it), torch._dynamo is imported."""
+    (tmp_path / "sitecustomize.py").write_text(HANDBACK_PROBE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(Path(attnmarl.__file__).parents[1])]))
+    done = subprocess.run([sys.executable, "-m", *command], env=env, capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert "handed back; torch._dynamo imported: True" in done.stderr.splitlines(), done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("error,status,line", [
     (KeyboardInterrupt(), 130, "prog: interrupted; nothing written"),
     (ValueError("steps must be positive"), 1, "prog: error: steps must be positive"),

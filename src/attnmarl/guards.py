@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -613,12 +614,19 @@ def restore_sigint() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def run_command(prog: str, main: Callable[[], Any], interrupted: str) -> None:
+def run_command(prog: str, main: Callable[[], Any], interrupted: str, imports: tuple[str, ...] = ()) -> None:
     """Run a command line's ``main`` so that it ends in one line, not a traceback, when it is stopped:
     Ctrl-C (SIGINT) prints ``PROG: interrupted; <interrupted>`` — what was and was not written — and exits
     with status 130; a refusal or a failed write (``ValueError``, ``OSError``, which name the problem)
     prints ``PROG: error: <message>`` and exits with status 1. (Ctrl-C during the imports before it is
-    caught by ``attnmarl``'s start-up handler, which this hands back to Python.)"""
+    caught by ``attnmarl``'s start-up handler, which this hands back to Python.)
+
+    ``imports`` are modules that ``main`` would import late, imported first, while the start-up handler
+    still holds Ctrl-C: torch's first optimizer imports ``torch._dynamo`` (4–5 s), and a KeyboardInterrupt
+    raised inside it, in the ``exec`` that ``dataclasses`` runs, is remembered by CPython 3.11 as unhandled,
+    so the process would end by SIGINT (status -2) even after the line above."""
+    for module in imports:
+        importlib.import_module(module)
     restore_sigint()
     try:
         main()

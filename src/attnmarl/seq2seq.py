@@ -737,4 +737,4 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     run_command("python -m attnmarl.seq2seq", main, "nothing was written to --out (the models are saved only once "
-                "both are trained and evaluated)")
+                "both are trained and evaluated)", imports=("torch._dynamo",))

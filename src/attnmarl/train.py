@@ -652,4 +652,5 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     run_command("python -m attnmarl.train", main,
-                "no file of this run was written, and a run cannot resume: start it again to train it")
+                "no file of this run was written, and a run cannot resume: start it again to train it",
+                imports=("torch._dynamo",))
