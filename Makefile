@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-UV     := $(VENV)/bin/uv pip install --python $(PY)
+UV_INSTALL := $(VENV)/bin/uv pip install --python $(PY)
 SRC    := $(shell find src -type f -not -path '*/__pycache__/*')
 IPYW7  := $(VENV)/ipywidgets7
 
@@ -28,8 +28,8 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-compile "$$(grep -E '^torch==' requirements.txt)" uv==0.13.9
-	$(UV) --quiet -r requirements.txt
-	$(UV) --quiet --no-deps -e .
+	$(UV_INSTALL) --quiet -r requirements.txt
+	$(UV_INSTALL) --quiet --no-deps -e .
 	touch $@
 
 # Executed chapters are cached by notebook content, and Sphinx re-reads only changed sources; both are
@@ -44,7 +44,7 @@ book: $(STAMP) _build/.src-stamp
 
 # Colab runs ipywidgets 7.7: a copy of it on the side lets the tests drive the live explorers with it too.
 $(IPYW7)/.installed: $(STAMP)
-	$(UV) --quiet --target $(IPYW7) --no-deps ipywidgets==7.7.5 widgetsnbextension==3.6.10 \
+	$(UV_INSTALL) --quiet --target $(IPYW7) --no-deps ipywidgets==7.7.5 widgetsnbextension==3.6.10 \
 	  jupyterlab_widgets==1.1.11 ipython_genutils==0.2.0
 	touch $@
 
@@ -69,7 +69,7 @@ bench: $(STAMP) chromium
 
 # JupyterLab is not needed to build or test the book, so it is installed on first use only.
 $(VENV)/bin/jupyter-lab: $(STAMP)
-	$(UV) --quiet "jupyterlab>=4,<5"
+	$(UV_INSTALL) --quiet "jupyterlab>=4,<5"
 
 lab: $(VENV)/bin/jupyter-lab
 	$(VENV)/bin/jupyter lab book/

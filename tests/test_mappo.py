@@ -274,14 +274,15 @@ def sweep() -> list:
     """The shipped checkpoints as test cases. Playing all 62 on mpe2 takes about 7 CPU-minutes, so ``make test``
     plays one per chapter, game and action space (the first listed with the smallest team), and the rest are
     marked slow: ``make test-slow`` plays them, and CI runs both."""
-    first: dict[tuple, dict] = {}
-    for e in shipped():
+    entries = shipped()
+    smallest: dict[tuple, tuple[int, dict]] = {}  # (chapter, game, action space) -> (m, its first such entry)
+    for e in entries:
         kind = (e["folder"], e["scenario"], bool(e["scenario_kwargs"].get("continuous_actions", False)))
         m = env_spec(e["scenario"], **e["scenario_kwargs"]).m
-        if kind not in first or m < env_spec(first[kind]["scenario"], **first[kind]["scenario_kwargs"]).m:
-            first[kind] = e
-    return [pytest.param(e, id=e["checkpoint"], marks=() if e in first.values() else pytest.mark.slow)
-            for e in shipped()]
+        if kind not in smallest or m < smallest[kind][0]:
+            smallest[kind] = (m, e)
+    fast = [e for _, e in smallest.values()]
+    return [pytest.param(e, id=e["checkpoint"], marks=() if e in fast else pytest.mark.slow) for e in entries]
 
 
 @pytest.mark.parametrize("entry", sweep())
