@@ -61,7 +61,7 @@ FORMATS: dict[str, type[MAPPOConfig] | type[MADDPGConfig] | type[MAACConfig]] = 
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
                 "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff",
-                "entity_frame")
+                "entity_frame", "entity_mixing")
 """The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
 
 MADDPG_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",

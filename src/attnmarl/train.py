@@ -151,6 +151,16 @@ for _m, _previous in zip(CURRICULUM_MS, (None, *CURRICULUM_MS[:-1])):
 m = 6, then at m = 12 (each stage starts from the previous stage's actor of the same seed, with a fresh
 critic), a third of the 12 million agent-decisions of a ``scale-`` point in each stage."""
 
+for _n in (3, 6, 9, 12):
+    CONFIGS[f"scale-spread{_n}-entity-mean"] = replace(
+        CONFIGS["pi-spread6-entity" if _n == 6 else f"scale-spread{_n}-entity"], entity_mixing="mean")
+for _m in (4, 8, 12):
+    CONFIGS[f"scale-treasure{_m}-entity-mean"] = replace(CONFIGS[f"scale-treasure{_m}-entity"], entity_mixing="mean")
+"""Is it attention? The entity actor with alpha replaced by uniform weights over the tokens present (mean
+pooling, a Deep Sets encoder), everything else as in the entity run of the same m: tokens, embeddings,
+widths, feed-forward block, head, critic, PPO settings and budget (at m = 6, chapter 8's ``pi-spread6-entity``).
+Only ``entity_mixing`` differs."""
+
 _Q_CONTINUOUS = {"continuous_actions": True}
 for _critic in ("attention", "concat"):
     CONFIGS[f"q-spread3-{_critic}"] = MADDPGConfig("simple_spread", {"N": 3, **_Q_CONTINUOUS}, critic=_critic,

@@ -55,6 +55,7 @@ from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
 from ..guards import check_choice, check_config_fields, check_finite, check_numbers, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
+from ..nets.policies import MIXINGS
 from .compile import compile_in_place
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
@@ -101,6 +102,9 @@ class MAPPOConfig:
     entity_frame: str = "egocentric"
     """Tokens of the entity actor relative to the agent ("egocentric", decentralized) or in world
     coordinates from every agent's observation ("absolute", centralized; simple_spread only)."""
+    entity_mixing: str = "attention"
+    """How the entity actor mixes its tokens: "attention", or "mean" (uniform alpha over the tokens present:
+    mean pooling, the control that changes only the weights; :data:`attnmarl.nets.policies.MIXINGS`)."""
     log_std_init: float = -1.0
     """Initial log sigma of the Gaussian policy (continuous actions only): sigma = 0.37 on a [0, 1] action."""
     init_actor: str = ""
@@ -138,6 +142,10 @@ class MAPPOConfig:
         check_choice("critic", self.critic, CRITICS)
         check_choice("actor", self.actor, ACTORS)
         check_choice("entity_frame", self.entity_frame, ("egocentric", "absolute"))
+        check_choice("entity_mixing", self.entity_mixing, MIXINGS)
+        if self.entity_mixing != "attention" and self.actor != "entity":
+            raise ValueError(f"entity_mixing = {self.entity_mixing!r} changes the entity actor only; this config's "
+                             f"actor is {self.actor!r} (use actor='entity', or leave entity_mixing at 'attention')")
         if not isinstance(self.init_actor, str):
             raise ValueError(f"init_actor must be a checkpoint's path, a string ('' for none); got {self.init_actor!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
@@ -321,7 +329,8 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
                                 heads=config.heads, depth=config.depth, d_hidden=config.actor_hidden)
     else:
         actor = EntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, types, d=config.entity_d,
-                            heads=config.entity_heads, d_ff=config.entity_ff, frame=config.entity_frame)
+                            heads=config.entity_heads, d_ff=config.entity_ff, frame=config.entity_frame,
+                            mixing=config.entity_mixing)
     if config.critic == "attention":
         critic: nn.Module = AttentionCritic(m, obs_dim, types, d_x=config.d_x, d_q=config.d_q,
                                             d_out=config.d_out, heads=config.heads, depth=config.depth,
@@ -332,7 +341,7 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
 
 
 ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "depth", "actor_hidden", "entity_d",
-                      "entity_heads", "entity_ff", "entity_frame")
+                      "entity_heads", "entity_ff", "entity_frame", "entity_mixing")
 """The fields that fix the actor's design. Its shapes may still depend on m (``scenario_kwargs``): only
 the entity actor's do not, so only its weights move to another number of agents."""
 

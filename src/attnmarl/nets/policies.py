@@ -32,11 +32,25 @@ from ..guards import check_like, check_no_overflow, check_numbers, check_sizes, 
 from .central import AttentionNet, ConcatNet
 from .common import check_obs, check_types, linear, mlp
 
-__all__ = ["Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention", "POLICY_OUT_GAIN"]
+__all__ = ["Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention", "MIXINGS", "INTERVENTIONS",
+           "POLICY_OUT_GAIN"]
 
 POLICY_OUT_GAIN = 0.01
 """Initial scale of every policy's last layer: outputs start near 0, so every action starts about
 equally likely (and a continuous mean starts at the middle of its range)."""
+
+
+MIXINGS = ("attention", "mean")
+"""How the entity actor mixes its tokens: ``"attention"`` (alpha = softmax of the self token's scores) or
+``"mean"`` (alpha uniform over the tokens present: mean pooling, a Deep Sets encoder, Zaheer et al. 2017).
+Everything else — tokens, embeddings, layer norms, W_v, W_o, the feed-forward block, the head — is the same,
+so the two differ in exactly what attention adds: the choice of weights."""
+
+INTERVENTIONS = (None, "uniform", "other-agent")
+"""Test-time replacements of a trained entity actor's alpha (:attr:`EntityAttention.intervention`): ``None``
+keeps it; ``"uniform"`` gives every present token the same weight (the mean-pooling network on the trained
+weights); ``"other-agent"`` gives agent i the alpha that the next agent of its type, i + 1 (cyclically),
+computed from its own observation — a real alpha of another state, the same shape, not chosen for o^i."""
 
 
 class _TypeGroups:
@@ -133,15 +147,23 @@ class EntityAttention(nn.Module):
     a fraction of the cost. ``alpha`` is (batch, m_type, l, n): how much agent i attends to each entity.
     Nothing here depends on how many agents or landmarks there are.
 
+    ``mixing="mean"`` (:data:`MIXINGS`) is the control that isolates attention: alpha_n = 1 / n over the
+    tokens present, so c = W_o W_v (mean_n z_n), a Deep Sets encoder (Zaheer et al. 2017) with the same
+    tokens, widths and head. W_q and W_k are kept (unused, so they get no gradient) so that both mixings
+    share one checkpoint layout: the same weights run either way, and :attr:`intervention` swaps alpha at
+    test time.
+
     Input: ``tokens`` (batch, m_type, n, d_tokens), every token's features placed in its kind's own
     block of columns followed by a one-hot of its kind (:class:`EntityActor` builds them), so that
     one linear layer ``embed`` is exactly the per-kind embeddings E_kind with their biases b_kind.
     """
 
     def __init__(self, d_tokens: int, d_y: int, d: int = 32, heads: int = 2, d_ff: int = 64,
-                 kind_widths: Sequence[int] | None = None) -> None:
+                 kind_widths: Sequence[int] | None = None, mixing: str = "attention") -> None:
         super().__init__()
         check_sizes(d_tokens=d_tokens, d_y=d_y, d=d, heads=heads, d_ff=d_ff)
+        if mixing not in MIXINGS:
+            raise ValueError(f"mixing must be one of {MIXINGS}; got {mixing!r}")
         for rows, cols in ((("d", d), ("d_tokens", d_tokens)), (("2 d", 2 * d), ("d", d)), (("d_ff", d_ff), ("d", d))):
             check_numbers("a weight matrix of the entity actor", rows, cols)
         if d % heads:
@@ -149,7 +171,9 @@ class EntityAttention(nn.Module):
         if kind_widths is not None and sum(kind_widths) + len(kind_widths) != d_tokens:
             raise ValueError(f"kind widths {list(kind_widths)} and one flag per kind make "
                              f"{sum(kind_widths) + len(kind_widths)} token columns, not d_tokens = {d_tokens}")
-        self.d, self.heads = d, heads
+        self.d, self.heads, self.mixing = d, heads, mixing
+        self.intervention: str | None = None
+        """A test-time replacement of alpha, one of :data:`INTERVENTIONS` (``None``: the network's own)."""
         self.kind_widths = tuple(kind_widths) if kind_widths is not None else None
         self.embed = nn.Linear(d_tokens, d, bias=False)
         self.ln_attn, self.ln_ff, self.ln_out = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
@@ -194,10 +218,27 @@ class EntityAttention(nn.Module):
             if not mask[..., 0].all():
                 raise ValueError("mask hides a self token (token 0): every agent's own token must be real")
             mask = mask.reshape(-1, 1, n)
-        alpha = masked_softmax(u @ z.transpose(1, 2) / math.sqrt(d_head), mask)  # (N, l, n)
+        scores = u @ z.transpose(1, 2) / math.sqrt(d_head)  # (N, l, n)
+        alpha = masked_softmax(scores, mask) if self.attends else self._uniform(scores, mask, -1)
+        if self.intervention == "other-agent":  # agent i takes agent i + 1's alpha (axis -3: m_type)
+            alpha = alpha.view(*lead, l, n).roll(-1, dims=-3).reshape(-1, l, n)
         z_bar = (alpha @ z).transpose(0, 1)  # sum_n alpha_n z_n per head: (l, N, d)
         c = (z_bar @ W_v.transpose(1, 2)).transpose(0, 1).reshape(*lead, d)  # W_v,h z_bar_h, heads concatenated
         return self._head(e_self, self.W_o(c)), alpha.view(*lead, l, n)
+
+    @property
+    def attends(self) -> bool:
+        """Whether alpha is the softmax of the scores; else it is uniform over the present tokens (mean
+        pooling, or the ``"uniform"`` intervention). ``ValueError`` for an unknown :attr:`intervention`."""
+        if self.intervention not in INTERVENTIONS:
+            raise ValueError(f"intervention must be one of {INTERVENTIONS}; got {self.intervention!r}")
+        return self.mixing == "attention" and self.intervention != "uniform"
+
+    @staticmethod
+    def _uniform(like: Tensor, mask: Tensor | None, dim: int) -> Tensor:
+        """alpha_n = 1 / n_present on every present token along axis ``dim`` (0 on padding), shaped ``like``."""
+        present = torch.ones_like(like) if mask is None else mask.to(like.dtype).expand_as(like)
+        return present / present.sum(dim, keepdim=True)
 
     def _head(self, e_self: Tensor, attended: Tensor) -> Tensor:
         """h = e_self + W_o c (``attended``);  h <- h + FF(LN(h));  y = W_y LN(h)."""
@@ -262,7 +303,7 @@ class EntityAttention(nn.Module):
         block, flag = columns[0]
         e_self = torch.addmm(W[:, flag], t[0][:, 0].T, W[:, block].T)  # (N, d)
         u = (U @ self.ln_attn(e_self).T).unflatten(0, (l, d_tokens))  # (l, d_tokens, N), scaled
-        scores, inv_sigma = [], []
+        scores, inv_sigma, attends = [], [], self.attends
         for t_k, (block, flag) in zip(t, columns):
             features = t_k.flatten(1)  # (w_k, n_k N)
             var = ((gram[block, block] @ features + 2 * gram[block, flag, None]) * features).sum(0) + gram[flag, flag]
@@ -270,19 +311,28 @@ class EntityAttention(nn.Module):
                 raise overflow_error("the entity actor (a token's layer-norm variance)", torch.cat(
                     [part.reshape(-1) for part in parts]), self, "the observations' token features")
             inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps).view(t_k.shape[1:]))  # (n_k, N)
-            raw = (u[:, block, None] * t_k).sum(1) + u[:, flag, None]  # (l, n_k, N)
-            scores.append(raw * inv_sigma[-1])
-        scores = torch.cat(scores, dim=1)  # (l, n, N)
+            if attends:
+                raw = (u[:, block, None] * t_k).sum(1) + u[:, flag, None]  # (l, n_k, N)
+                scores.append(raw * inv_sigma[-1])
+        n = sum(t_k.shape[1] for t_k in t)
         if mask is not None:
-            n = scores.shape[1]
             if mask.shape != (n, m_type, batch) or mask.dtype != torch.bool:
                 raise ValueError(f"mask must be a bool tensor of shape {(n, m_type, batch)} (n, m_type, batch); "
                                  f"got {mask.dtype} {tuple(mask.shape)}")
             if not mask[0].all():
                 raise ValueError("mask hides a self token (token 0): every agent's own token must be real")
-            scores = scores.masked_fill(~mask.reshape(1, n, -1), float("-inf"))
-        exp = (scores - scores.amax(1, keepdim=True).detach()).exp()  # softmax over the n tokens
-        alpha = (exp / exp.sum(1, keepdim=True)).split([t_k.shape[1] for t_k in t], dim=1)
+            mask = mask.reshape(1, n, -1)
+        if attends:  # softmax over the n tokens
+            scores = torch.cat(scores, dim=1)  # (l, n, N)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            exp = (scores - scores.amax(1, keepdim=True).detach()).exp()
+            alpha = exp / exp.sum(1, keepdim=True)
+        else:
+            alpha = self._uniform(u.new_empty(l, n, m_type * batch), mask, 1)
+        if self.intervention == "other-agent":  # agent i takes agent i + 1's alpha (N is m_type, then batch)
+            alpha = alpha.unflatten(2, (m_type, batch)).roll(-1, dims=2).flatten(2)
+        alpha = alpha.split([t_k.shape[1] for t_k in t], dim=1)
         weighted = [a_k * s_k for a_k, s_k in zip(alpha, inv_sigma)]  # alpha_n / sigma_n: (l, n_k, N)
         r = torch.cat([(a_k[:, None] * t_k).sum(2) for a_k, t_k in zip(weighted, t)] + [a_k.sum(1, keepdim=True)
                        for a_k in weighted], dim=1)  # sum_n (alpha_n / sigma_n) [t_n; 1], embed's column order
@@ -304,14 +354,35 @@ class EntityActor(nn.Module):
     [v_j, p_j] — so the policy is centralized (it reads o^j for j's velocity and position) and its
     tokens no longer move with the agent: the comparison that isolates what egocentric tokens buy.
 
+    ``mixing="mean"`` replaces attention by mean pooling over the tokens (:data:`MIXINGS`), the control
+    that changes nothing else; :attr:`intervention` replaces a trained actor's alpha at test time
+    (:data:`INTERVENTIONS`).
+
     ``forward(o)`` maps (batch, m, obs_dim) to (batch, m, d_y); ``outputs_and_alpha(o)`` also returns
     alpha (batch, m, l, n_tokens) when every agent has the same number of tokens (else a list per type),
     and :attr:`token_names` names each agent's tokens (mpe2 entity names).
     """
 
+    @property
+    def mixing(self) -> str:
+        """``"attention"`` or ``"mean"`` (:data:`MIXINGS`)."""
+        return self.nets[0].mixing
+
+    @property
+    def intervention(self) -> str | None:
+        """The test-time replacement of alpha in every type's network (:data:`INTERVENTIONS`); ``None`` = none."""
+        return self.nets[0].intervention
+
+    @intervention.setter
+    def intervention(self, value: str | None) -> None:
+        if value not in INTERVENTIONS:
+            raise ValueError(f"intervention must be one of {INTERVENTIONS}; got {value!r}")
+        for net in self.nets:
+            net.intervention = value
+
     def __init__(self, scenario: str, scenario_kwargs: dict[str, Any], m: int, obs_dim: int, d_y: int,
                  agent_types: Sequence[int] | None = None, d: int = 32, heads: int = 2, d_ff: int = 64,
-                 frame: str = "egocentric") -> None:
+                 frame: str = "egocentric", mixing: str = "attention") -> None:
         super().__init__()
         self.agent_types = check_types(agent_types, m)
         check_sizes(obs_dim=obs_dim, d_y=d_y)
@@ -344,7 +415,7 @@ class EntityActor(nn.Module):
             group = [layouts[i] for i in members.tolist()]
             index = _token_index(group, obs_dim)  # (m_type, n, d_tokens)
             blocks = _kind_blocks(group[0])
-            self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks]))
+            self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks], mixing))
             self._gather.append(index)
             rows = members[:, None, None] * obs_dim  # where agent i's o^i starts in o.flatten(1)
             self._kind_gather.append([(_feature_major(rows + index[:, tokens, start:start + width]), None)
