@@ -78,7 +78,7 @@ def test_the_cli_writes_zero_shot_scores_beside_the_baselines(tmp_path, one_thre
     result = json.loads(out.read_text())
     assert result["runs"][0]["trained_m"] == 6
     assert result["runs"][0]["scores"]["3"] == pytest.approx(list(zero_shot_scores(ENTITY6, [3], 3)[3]), abs=1e-4)
-    assert set(result["baselines"]["3"]) == {"random", "greedy"}
+    assert set(result["baselines"]["3"]) == {"random", "greedy", "steered"}
     assert result["command"].startswith("python -m attnmarl.transfer --run policy/pi-spread6-entity")
 
 

@@ -24,7 +24,8 @@ import torch
 from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy, load_run
-from .envs import Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, treasure_hunter_policy
+from .envs import (Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, steered_assignment_policy,
+                   treasure_hunter_policy)
 from .envs.scenarios import reference_kwargs
 from .guards import check_int, check_writable_file, cli_episodes, cli_int, run_command, save_result
 
@@ -66,12 +67,15 @@ def closed_share(score: float, random: float, greedy: float) -> float:
 
 def baseline_scores(ms: list[int], episodes: int = 200,
                     scenario: str = "simple_spread") -> dict[int, dict[str, tuple[float, float]]]:
-    """``{m: {"random": (mean, sem), "greedy": (mean, sem)}}`` on mpe2 with a team of m (:func:`team_kwargs`)."""
+    """``{m: {"random": (mean, sem), "greedy": (mean, sem)}}`` on mpe2 with a team of m (:func:`team_kwargs`);
+    on simple_spread also ``"steered"``, chapter 6's steered assignment (the strongest scripted team)."""
     scores = {}
     for m in tqdm(ms, desc="baselines"):
         kwargs = team_kwargs(scenario, m)
         scores[m] = {"random": evaluate(random_policy(scenario, **kwargs), scenario, episodes, **kwargs),
                      "greedy": evaluate(greedy_policy(scenario, m), scenario, episodes, **kwargs)}
+        if scenario_name(scenario) == "simple_spread":
+            scores[m]["steered"] = evaluate(steered_assignment_policy(), scenario, episodes, **kwargs)
     return scores
 
 

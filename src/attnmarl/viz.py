@@ -43,6 +43,7 @@ DESIGN_COLOURS = {
     "attention": "#9467bd",  # the source's design: self-attention over agents (figs. 17.8-17.9)
     "entity": "#d62728",     # the book's entity actor: attention over one agent's entity tokens
     "absolute": "#e377c2",   # entity attention on absolute (not egocentric) tokens (chapter 8)
+    "mean": "#17becf",       # the entity actor with alpha uniform: mean pooling, the control (chapters 8, 10)
 }
 """One colour per network design, the same in every figure of the book (matplotlib's tab10 hues).
 A design keeps its colour whether it is a critic or an actor; :data:`ROLE_STYLES` tells those apart."""

@@ -63,11 +63,13 @@ TREASURE_MS = (4, 8, 12)
 SCALE_CONFIGS = {
     **{("simple_spread", m, actor): (f"pi-spread6-{actor}" if m == 6 else f"scale-spread{m}-{actor}")
        for m in SCALE_MS for actor in ("flat", "entity")},
+    **{("simple_spread", m, "mean"): f"scale-spread{m}-entity-mean" for m in SCALE_MS},
     **{("collect_treasure", m, actor): f"scale-treasure{m}-{actor}"
        for m in TREASURE_MS for actor in ("flat", "entity")},
 }
-"""The config behind each point (scenario, m, actor), every one with the self-attention critic and 12 million
-agent-decisions (m x env steps)."""
+"""The config behind each point (scenario, m, design), every one with the self-attention critic and 12 million
+agent-decisions (m x env steps). The designs: ``"flat"``, ``"entity"`` (the entity actor, attention) and
+``"mean"`` (the entity actor with alpha uniform, mean pooling: the control)."""
 
 
 CRITIC_MS = (4, 12)
