@@ -455,8 +455,9 @@ def from_torch_multihead(mha: nn.MultiheadAttention) -> MultiHeadSelfAttention:
 
 class AttentionFC(nn.Module):
     """One block of a deeper network: multi-head self-attention, then the same fully connected
-    layer (Linear + ReLU) applied to every c^i (source §16.1: "attention and FC layers can be
-    stacked")."""
+    layer (Linear + ReLU) applied to every c^i. The source (§17.2, below fig. 17.8; §16.2 in the
+    older edition) notes that the self-attention layer can be repeated, self-attention layer -> FC
+    layer -> self-attention layer -> FC layer -> ..., the number of layers being a hyperparameter."""
 
     def __init__(self, d_in: int, d_q: int, d_out: int, heads: int, d_hidden: int, scale: bool = False) -> None:
         super().__init__()
