@@ -619,7 +619,7 @@ def maac_critic(m: int, n_actions: int, l: int, i: int = 1) -> Diagram:
     the book's notation, to set beside fig. 17.9: xʲ = φ([oʲ; aʲ]) by one shared φ, as in fig. 17.9, but
     only for the *other* agents j ≠ i, whose xʲ give the keys and values; agent i's query comes from
     xⁱ_o = φ_o(oⁱ), its observation alone; l heads give cⁱ = Σ_{j≠i} αⁱⱼ vʲ; agent i's own head
-    gⁱ([xⁱ_o; cⁱ]) gives one value per action of agent i, q̂ⁱ(a′) for a′ = 1, …, |A|. (MAAC writes eʲ, sⁱ,
+    gⁱ([xⁱ_o; cⁱ]) gives one value per action of agent i, q̂ⁱ(a′) for a′ = 0, …, |A| − 1. (MAAC writes eʲ, sⁱ,
     xⁱ and fⁱ for xʲ, xⁱ_o, cⁱ and gⁱ.)"""
     m, n_actions, l = _count(m, "m", "agents"), _count(n_actions, "n_actions", "actions"), _count(l, "l", "heads")
     if m < 2:
