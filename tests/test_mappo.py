@@ -28,7 +28,7 @@ from attnmarl.train import main, named_config
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,
                    d_q=8, d_out=8, critic_hidden=16, actor_hidden=16)
 ASSETS = files("attnmarl") / "assets"
-FOLDERS = ("value", "policy", "scale", "qnet", "maac")  # the chapters' shipped agents
+FOLDERS = ("value", "policy", "scale", "ablation", "qnet", "maac")  # the chapters' shipped agents
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -64,9 +64,9 @@ from .guards import (
 __all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "unrunnable", "rerun", "verdict", "reproduce",
            "main"]
 
-CHAPTERS = ("value", "policy", "qnet", "scale", "maac")
+CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
-and MAAC's runs in it)."""
+the mean-pooling control of chapters 8 and 10, and MAAC's runs in it)."""
 
 THRESHOLD = 3.0
 """A run reproduces when its score is within this many combined standard errors of the shipped score."""

@@ -208,6 +208,8 @@ INDEX_TITLES = {
             "all-actions Q critic)",
     "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor on simple_spread and collect_treasure, "
              "and fine-tuning across m)",
+    "ablation": "Is it attention? The entity actor with mean pooling (alpha uniform) in place of attention, everything "
+                "else as in the entity runs of chapters 8 and 10 (MAPPO)",
 }
 """The title of ``--index``'s README, by the name of the asset folder."""
 
@@ -460,6 +462,15 @@ def _summary(path: Path) -> tuple[dict[str, Any], str | None]:
     return entry, None
 
 
+def _actor_variant(config: dict[str, Any]) -> str:
+    """How an entity actor differs from chapter 8's, for the index's actor column: '' or ' (absolute)',
+    ' (mean pooling)'."""
+    variants = [variant for key, default, variant in (("entity_frame", "egocentric", "absolute"),
+                                                       ("entity_mixing", "attention", "mean pooling"))
+                if config.get(key, default) != default]
+    return f" ({', '.join(variants)})" if variants else ""
+
+
 def write_index(directory: str | Path) -> list[dict[str, Any]]:
     """Collect the run summaries (``NAME-seedS.json``) in ``directory`` into
     ``index.json`` and a ``README.md`` that lists every run, its command, CPU time and mpe2 score.
@@ -512,7 +523,7 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         per_agent = " / ".join(f"{r:.1f}" for r in e["final_per_agent"])
         lines.append(
             f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['critic']} "
-            f"| {e.get('actor', 'flat')}{' (absolute)' if e['config'].get('entity_frame') == 'absolute' else ''} "
+            f"| {e.get('actor', 'flat')}{_actor_variant(e['config'])} "
             f"| {e['env_steps']:,} "
             f"| {e['cpu_seconds']:.0f} "
             f"| {e['final_return']:.2f} ± {e['final_sem']:.2f} | {e['final_episodes']} | {per_agent} "

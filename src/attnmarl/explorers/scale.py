@@ -88,7 +88,9 @@ CURRICULUM = {m: f"curriculum-spread{m}-entity" for m in CURRICULUM_MS}
 
 
 def _folder(name: str) -> str:
-    return "policy" if name.startswith("pi-") else "scale"
+    """The asset folder of a config's runs: chapter 8's ``policy``, the mean-pooling control's ``ablation``, or
+    ``scale``."""
+    return "policy" if name.startswith("pi-") else "ablation" if name.endswith("-entity-mean") else "scale"
 
 
 def scale_runs(m: int, actor: str, scenario: str = "simple_spread") -> list[dict[str, Any]]:
