@@ -32,6 +32,7 @@ from ..guards import check_episodes, check_int, check_real
 from ..nets import EntityActor
 from ..nets.common import MAX_AGENTS
 from ..train import CURRICULUM_MS
+from ..transfer import closed_share
 from .policy import policy_alpha
 from .self_attention import alpha_entropy
 from .value import trained_episode
@@ -39,7 +40,8 @@ from .value import trained_episode
 __all__ = ["MAAC_ADVANTAGE", "MAAC_MS", "MAAC_CONFIGS", "maac_runs", "maac_improvement",
            "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_MS", "CRITIC_CONFIGS", "CURRICULUM",
            "scale_runs", "scale_curve", "critic_runs", "curriculum_curve", "scale_checkpoint", "zero_shot_results",
-           "treasure_baselines", "parameter_counts", "attention_concentration", "pad_spread_tokens"]
+           "treasure_baselines", "FAR_TABLES", "far_zero_shot", "parameter_counts", "attention_concentration",
+           "pad_spread_tokens"]
 
 MAAC_ADVANTAGE = {4: 17.0, 8: 98.0, 12: 208.0}
 """MAAC's reported advantage of its attention critic over the best baseline, whose critic concatenates
@@ -161,9 +163,9 @@ def scale_checkpoint(name: str, seed: int = 0) -> Path:
     return shipped_checkpoint(_folder(name), name, seed)
 
 
-def _transfer_table(filename: str) -> dict[str, Any]:
+def _transfer_table(filename: str, folder: str = "scale") -> dict[str, Any]:
     """A JSON written by ``python -m attnmarl.transfer``, with its m keys (strings in JSON) as ints."""
-    data = shipped_table("scale", filename)
+    data = shipped_table(folder, filename)
     data["baselines"] = {int(m): b for m, b in data["baselines"].items()}
     for run in data["runs"]:
         run["scores"] = {int(m): s for m, s in run["scores"].items()}
@@ -176,6 +178,31 @@ def zero_shot_results(filename: str = "zero-shot.json") -> dict[str, Any]:
     ``zero-shot.json`` holds chapter 8's m = 6 entity actor, ``zero-shot-curriculum.json`` the curriculum's
     last stage."""
     return _transfer_table(filename)
+
+
+FAR_TABLES = ("zero-shot-mean.json", "zero-shot-large.json")
+"""``assets/ablation``'s zero-shot tables of the m = 6 actors with attention and with mean pooling: m = 2 to 16 on
+200 episodes, and m = 24, 32, 48 on 50 (mpe2 steps slowly with many agents)."""
+
+
+def far_zero_shot() -> dict[str, Any]:
+    """The two tables of :data:`FAR_TABLES` as one: ``baselines[m]`` (random, greedy and steered [mean, sem]),
+    ``episodes[m]``, and ``shares[run]``, an array (seeds, m) of the share of the random → greedy range each
+    seed of ``run`` (``policy/pi-spread6-entity``, ``ablation/scale-spread6-entity-mean``) closes at each m of
+    ``ms``, in percent."""
+    tables = [_transfer_table(name, "ablation") for name in FAR_TABLES]
+    baselines = {m: b for t in tables for m, b in t["baselines"].items()}
+    ms = sorted(baselines)
+    scores: dict[str, dict[int, dict[int, float]]] = {}
+    for table in tables:
+        for run in table["runs"]:
+            for m, (mean, _) in run["scores"].items():
+                scores.setdefault(run["run"], {}).setdefault(run["seed"], {})[m] = mean
+    shares = {name: 100 * np.array([[closed_share(seeds[seed][m], baselines[m]["random"][0], baselines[m]["greedy"][0])
+                                     for m in ms] for seed in sorted(seeds)])
+              for name, seeds in scores.items()}
+    return {"ms": ms, "baselines": baselines, "shares": shares,
+            "episodes": {m: t["episodes"] for t in tables for m in t["baselines"]}}
 
 
 def treasure_baselines() -> dict[str, Any]:
