@@ -24,8 +24,15 @@ import torch
 from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy, load_run
-from .envs import (Policy, evaluate, greedy_assignment_policy, random_policy, scenario_name, steered_assignment_policy,
-                   treasure_hunter_policy)
+from .envs import (
+    Policy,
+    evaluate,
+    greedy_assignment_policy,
+    random_policy,
+    scenario_name,
+    steered_assignment_policy,
+    treasure_hunter_policy,
+)
 from .envs.scenarios import reference_kwargs
 from .guards import check_int, check_writable_file, cli_episodes, cli_int, run_command, save_result
 
