@@ -207,11 +207,11 @@ class MAACAgent(nn.Module):
 
     def q_all(self, o: Tensor, a: Tensor) -> Tensor:
         """q_all^i(a') = Q^i(o, (a', a^{-i})) for integer actions a (batch, m): (batch, m, n_actions)."""
-        return self.critic(o, one_hot(a, self.n_actions))
+        return self.critic(o, one_hot(a, self.n_actions).to(o))
 
     def env_actions(self, a: Tensor) -> np.ndarray:
-        """Actions as the environment takes them: integers."""
-        return a.numpy()
+        """Actions as the environment takes them: integers, on the CPU."""
+        return a.cpu().numpy()
 
 
 def make_agent(config: MAACConfig, spec: EnvSpec | None = None) -> MAACAgent:

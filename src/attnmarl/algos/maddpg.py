@@ -55,7 +55,7 @@ from ..guards import (
 )
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
-from .mappo import EnvSpec, env_spec
+from .mappo import EnvSpec, env_spec, normal_noise
 
 __all__ = ["MADDPGConfig", "Q_CRITICS", "MADDPG_ACTORS", "FORCE_DIM", "force_to_action", "MADDPGAgent",
            "make_agent", "ReplayBuffer", "soft_update", "own_action_values", "train"]
@@ -197,17 +197,17 @@ class MADDPGAgent(nn.Module):
         """Actions (batch, m, 5) for observations (batch, m, obs_dim), and the forces u (batch, m, 2) they make.
 
         Deterministic: a = mu(o). Otherwise the force gets Gaussian noise of sigma ``noise_std`` (default:
-        :attr:`noise_std`) and is clipped to [-1, 1] — DDPG's exploration."""
+        :attr:`noise_std`) and is clipped to [-1, 1] — DDPG's exploration (the noise: :func:`normal_noise`)."""
         u = self.forward_mu(o)[1]
         check_finite("the actor's forces u", u)
         if not deterministic:
             sigma = self.noise_std if noise_std is None else noise_std
-            u = (u + sigma * torch.randn(u.shape, generator=generator)).clamp(-1.0, 1.0)
+            u = (u + sigma * normal_noise(u, generator)).clamp(-1.0, 1.0)
         return force_to_action(u), u
 
     def env_actions(self, a: Tensor) -> np.ndarray:
-        """Actions as the environment takes them (already in [0, 1])."""
-        return a.numpy()
+        """Actions as the environment takes them (already in [0, 1]), on the CPU."""
+        return a.cpu().numpy()
 
 
 def make_agent(config: MADDPGConfig, spec: EnvSpec | None = None) -> MADDPGAgent:
@@ -289,7 +289,7 @@ def own_action_values(critic: Callable[[Tensor, Tensor], Tensor], o: Tensor, a: 
     One critic pass on m copies of the batch: copy i takes agent i's action from ``a_own``, and its
     i-th output is kept (the diagonal)."""
     B, m = a.shape[:2]
-    own = torch.eye(m, dtype=torch.bool).view(1, m, m, 1)  # copy i, agent j: j == i
+    own = torch.eye(m, dtype=torch.bool, device=a.device).view(1, m, m, 1)  # copy i, agent j: j == i
     mixed = torch.where(own, a_own.unsqueeze(1), a.unsqueeze(1))  # (B, m copies, m agents, d)
     q = critic(o.unsqueeze(1).expand(B, m, *o.shape[1:]).reshape(B * m, *o.shape[1:]), mixed.flatten(0, 1))
     return q.view(B, m, m).diagonal(dim1=1, dim2=2)

@@ -59,8 +59,8 @@ from ..nets.policies import MIXINGS
 from .compile import compile_in_place
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
-           "ACTOR_ARCHITECTURE", "copy_actor", "load_actor_from", "sample_actions", "log_prob", "gaussian_log_prob",
-           "bootstrap_values", "gae", "normalize_advantages", "train"]
+           "ACTOR_ARCHITECTURE", "copy_actor", "load_actor_from", "normal_noise", "sample_actions", "log_prob",
+           "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages", "train"]
 
 
 @dataclass
@@ -273,7 +273,7 @@ class MAPPOAgent(nn.Module):
         self.continuous = spec.continuous
         self.log_std = (nn.Parameter(torch.full((max(spec.agent_types) + 1, spec.n_actions), log_std_init))
                         if spec.continuous else None)
-        self._types = torch.tensor(spec.agent_types)
+        self.register_buffer("_types", torch.tensor(spec.agent_types), persistent=False)
 
     def v_hat(self, o: Tensor) -> Tensor:
         """Values v_hat^1..v_hat^m of observations (batch, m, obs_dim), in return units: (batch, m)."""
@@ -301,7 +301,7 @@ class MAPPOAgent(nn.Module):
             return a, log_prob(y, a)[0]
         mu = self.mean_action(y)
         std = self.log_std[self._types].exp()
-        a = mu if deterministic else mu + std * torch.randn(mu.shape, generator=generator)
+        a = mu if deterministic else mu + std * normal_noise(mu, generator)
         return a, gaussian_log_prob(mu, self.log_std[self._types], a)[0]
 
     def evaluate_actions(self, o: Tensor, a: Tensor) -> tuple[Tensor, Tensor]:
@@ -312,8 +312,8 @@ class MAPPOAgent(nn.Module):
         return gaussian_log_prob(self.mean_action(y), self.log_std[self._types], a)
 
     def env_actions(self, a: Tensor) -> np.ndarray:
-        """Actions as the environment takes them: ints, or continuous ones clipped to [0, 1]."""
-        return a.clamp(0.0, 1.0).numpy() if self.continuous else a.numpy()
+        """Actions as the environment takes them, on the CPU: ints, or continuous ones clipped to [0, 1]."""
+        return (a.clamp(0.0, 1.0) if self.continuous else a).cpu().numpy()
 
 
 def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
@@ -390,12 +390,20 @@ def _action_space(continuous: bool) -> str:
     return "continuous actions" if continuous else "discrete actions"
 
 
+def normal_noise(like: Tensor, generator: torch.Generator | None) -> Tensor:
+    """N(0, 1) noise of ``like``'s shape, drawn on the CPU in float32 from ``generator`` (a CPU generator) and
+    moved to ``like``'s device and dtype, so that a run draws the same numbers on every device."""
+    return torch.randn(like.shape, generator=generator, dtype=torch.float32).to(like)
+
+
 def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
     """a ~ softmax(logits) by the Gumbel-max trick: argmax(logits - log E), E ~ Exp(1).
 
-    NaN or infinite logits raise ``ValueError`` (argmax would read NaN as the largest and pick it)."""
+    E is drawn on the CPU in float32 from ``generator`` (a CPU generator) and moved to the logits' device
+    and dtype, so that a run draws the same numbers on every device. NaN or infinite logits raise
+    ``ValueError`` (argmax would read NaN as the largest and pick it)."""
     check_finite("logits", logits)
-    exponential = torch.empty_like(logits).exponential_(generator=generator)
+    exponential = torch.empty(logits.shape, dtype=torch.float32).exponential_(generator=generator).to(logits)
     return (logits - exponential.log()).argmax(-1)
 
 
