@@ -9,14 +9,21 @@ inputs, then ``.float()`` — shows that the move carries every tensor the netwo
 
 :func:`network_classes` finds the classes by importing every module of the package, so that a new class
 cannot be left out: each must have a case, or be named in :data:`NOT_NETWORKS` with the reason.
+
+The second part holds ``--device`` to its promises: a run with ``--device cpu`` is the run without the flag,
+bit for bit; ``--device cuda`` where torch sees no GPU is refused in one line; the loaders put an agent on the
+device they are given; ``python -m attnmarl.reproduce`` passes the device to every re-run and asks Ray for a
+GPU per task.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pkgutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -25,9 +32,10 @@ from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
 import attnmarl
-from attnmarl import hard_attention, relational, seq2seq, vision
+from attnmarl import hard_attention, load_policy, relational, reproduce, seq2seq, vision
 from attnmarl.algos import maac, maddpg, mappo
 from attnmarl.attention import AttentionFC, MultiHeadSelfAttention, SelfAttention, SelfAttentionStack
+from attnmarl.checkpoints import load_agent, load_agent_at, load_checkpoint, shipped_checkpoint, shipped_runs
 from attnmarl.envs import make_batched
 from attnmarl.nets import (
     Actor,
@@ -48,6 +56,8 @@ from attnmarl.nets import (
 from attnmarl.nets.common import BufferList
 from attnmarl.nets.maac import MAACAttentionCritic, MAACConcatCritic, _MAACCritic, chosen
 from attnmarl.nets.policies import _TypeGroups
+from attnmarl.train import _parser as train_parser
+from attnmarl.train import main as train_main
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
@@ -391,3 +401,94 @@ def test_the_checker_fails_a_tensor_left_on_the_cpu():
     assert net(x).is_meta  # runs on meta, where CUDA would refuse the CPU index
     with pytest.raises(AssertionError, match=r"CPU tensor\(s\) of shape \[\(2,\)\]"), NoCpuBesideMeta():
         net(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# --device for the command lines: python -m attnmarl.train, the loaders, python -m attnmarl.reproduce
+# ---------------------------------------------------------------------------------------------
+TINY = ["--evals", "1", "--eval-episodes", "1", "--final-episodes", "2"]
+SMOKE = {"pi-spread3-entity": 3200, "q-spread3-attention": 10_048, "maac-treasure4-attention": 1_100}
+"""A config of each algorithm (MAPPO, MADDPG, MAAC) and the smallest budget that updates its networks."""
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """torch sees no GPU, wherever the test runs."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
+@pytest.mark.parametrize("name", list(SMOKE))
+def test_a_run_with_device_cpu_or_auto_is_the_run_without_the_flag(name, tmp_path, no_gpu):
+    """The device is not part of a run: --device cpu (and auto, where torch sees no GPU) trains exactly the
+    checkpoint that the command without the flag trains."""
+    states = {}
+    for flag in ([], ["--device", "cpu"], ["--device", "auto"]):
+        out = tmp_path / (flag[-1] if flag else "none")
+        train_main(["--config", name, "--steps", str(SMOKE[name]), "--out", str(out), *TINY, *flag])
+        states[out.name] = load_checkpoint(out / f"{name}-seed0.pt")[1]
+        assert json.loads((out / f"{name}-seed0.json").read_text())["device"] == "cpu"
+    reference = states.pop("none")
+    for state in states.values():
+        assert state.keys() == reference.keys()
+        assert all(torch.equal(state[key], reference[key]) for key in reference)
+
+
+def test_device_cuda_without_a_gpu_is_refused_in_one_line(tmp_path, capsys, no_gpu):
+    out = tmp_path / "runs"
+    with pytest.raises(SystemExit) as exit_:
+        train_main(["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(out), "--device", "cuda"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python -m attnmarl.train: error: --device cuda: torch sees no GPU on this machine "
+        "(torch.cuda.is_available() is False); use cpu, or auto to take a GPU only where there is one")
+    assert not list(out.glob("*"))  # refused before anything was written
+    with pytest.raises(ValueError, match="device cuda: torch sees no GPU"):
+        load_policy(shipped_checkpoint("policy", "pi-spread3-entity"), device="cuda")
+    with pytest.raises(ValueError, match="device must be one of"):
+        load_agent(shipped_checkpoint("policy", "pi-spread3-entity"), device="meta")
+
+
+def test_the_loaders_put_the_agent_where_they_are_told():
+    path = shipped_checkpoint("policy", "pi-spread6-entity")
+    for agent in (load_agent(path, device="cpu")[0], load_agent_at(path, device=torch.device("cpu"), N=9)[0]):
+        assert {t.device.type for t in [*agent.parameters(), *agent.buffers()]} == {"cpu"}
+
+
+def test_reproduce_passes_the_device_to_every_run_and_asks_ray_for_a_gpu(tmp_path, monkeypatch):
+    command = "python -m attnmarl.train --config spread3-attention --seed 1 --steps 3200 --device cuda"
+    arguments = reproduce.rerun_arguments(command, str(tmp_path), "cpu")
+    assert arguments[-6:] == ["--threads", "1", "--out", str(tmp_path), "--device", "cpu"]
+    assert train_parser().parse_args(arguments).device == "cpu"  # the last --device wins
+    assert reproduce.rerun_arguments(command, "out", "cuda")[-2:] == ["--device", "cuda"]
+    assert reproduce.task_options("cuda", 2) == {"num_cpus": 1, "num_gpus": 1, "max_retries": 2,
+                                                 "retry_exceptions": True}
+    assert reproduce.task_options("cpu", 2)["num_gpus"] == 0
+    with pytest.raises(ValueError, match="device must be one of"):
+        reproduce.task_options("auto", 2)
+    with pytest.raises(ValueError, match="the Ray cluster has no GPU"):
+        reproduce._check_gpus(SimpleNamespace(cluster_resources=lambda: {"CPU": 16.0}))
+    reproduce._check_gpus(SimpleNamespace(cluster_resources=lambda: {"CPU": 16.0, "GPU": 1.0}))
+
+    folder = tmp_path / "runs" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "index.json").write_text(json.dumps(shipped_runs("value")[:1]))
+    asked = {}
+
+    def fake_reproduce(runs, out, address, cpus, retries, device):
+        asked["device"] = device
+        return {"counts": {"reproduces": len(runs)}}
+
+    monkeypatch.setattr(reproduce, "reproduce", fake_reproduce)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert reproduce.main(["--index", str(folder), "--out", str(tmp_path / "out"), "--device", "cuda"]) == 0
+    assert asked == {"device": "cuda"}
+
+
+def test_reproduce_refuses_cuda_for_a_local_ray_without_a_gpu(tmp_path, capsys, no_gpu):
+    folder = tmp_path / "runs" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "index.json").write_text(json.dumps(shipped_runs("value")[:1]))
+    with pytest.raises(SystemExit) as exit_:
+        reproduce.main(["--index", str(folder), "--out", str(tmp_path / "out"), "--device", "cuda"])
+    assert exit_.value.code == 2
+    assert "--device cuda: torch sees no GPU on this machine" in capsys.readouterr().err

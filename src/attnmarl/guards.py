@@ -14,6 +14,7 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
   :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
   weights, whichever is the larger; a tensor on the ``meta`` device has no values to check
   (:func:`has_values`), so only its shape, dtype and device are;
+- :func:`check_device` for the device a command line or a loader is asked to use;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
   file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights, and
   :func:`check_plain` a config or metadata that such a load would refuse once the file is written;
@@ -50,12 +51,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
+    import torch
     from torch import Tensor
 
 __all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "check_bool", "check_sizes", "cli_int",
            "check_seed", "check_index", "check_real",
            "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "has_values",
-           "check_finite",
+           "check_finite", "DEVICES", "check_device",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
@@ -355,6 +357,33 @@ def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's
     if x.device != reference.device:
         raise ValueError(f"{name} is on device {x.device}, {what} on {reference.device}: they must agree; "
                          "move one of them")
+
+
+DEVICES = ("cpu", "cuda", "auto")
+"""The devices a command line trains or plays on: ``auto`` is cuda where torch sees a GPU, else cpu."""
+
+
+def check_device(device: Any, name: str = "device") -> torch.device:
+    """The ``torch.device`` that ``device`` names: one of :data:`DEVICES`, ``"cuda:N"`` or a ``torch.device``
+    of type cpu or cuda. ``ValueError`` naming ``name`` for anything else, and for a GPU that torch does not
+    see here (a machine without one, or an index beyond the GPUs it has), saying so in one line."""
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        resolved = None
+    if resolved is None or resolved.type not in ("cpu", "cuda"):
+        raise ValueError(f"{name} must be one of {list(DEVICES)}, 'cuda:N' or a torch.device of type cpu or cuda; "
+                         f"got {device!r}")
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name} {resolved}: torch sees no GPU on this machine (torch.cuda.is_available() is False); "
+                         "use cpu, or auto to take a GPU only where there is one")
+    if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"{name} {resolved}: torch sees {torch.cuda.device_count()} GPU(s) here, numbered from 0")
+    return resolved
 
 
 class MissingFileError(FileNotFoundError, ValueError):

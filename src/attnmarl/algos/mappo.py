@@ -35,7 +35,9 @@ One update:
    with running statistics (MAPPO's value normalisation), so the same learning rate suits
    simple_spread's small rewards and simple_tag's +-10.
 
-Everything is vectorised over environments and agents; torch runs on the CPU.
+Everything is vectorised over environments and agents. The networks run and learn on ``device`` (the CPU by
+default, or a GPU): the ports step on the CPU, each step's observations go to the device once, and the
+rollout's buffers, the critic pass, GAE and the PPO epochs stay there.
 """
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ from torch import Tensor, nn
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_numbers, check_sizes
+from ..guards import check_choice, check_config_fields, check_device, check_finite, check_numbers, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from ..nets.policies import MIXINGS
 from .compile import compile_in_place
@@ -472,7 +474,7 @@ def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:
 
 
 def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent], None] | None = None,
-          compile_nets: bool = False) -> MAPPOAgent:
+          compile_nets: bool = False, device: str | torch.device = "cpu") -> MAPPOAgent:
     """Train a MAPPO agent on the batched port of ``config.scenario``; returns the trained agent.
 
     After every update ``callback(stats, agent)`` is called with ``stats``: ``update``,
@@ -482,7 +484,14 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     from ``config.seed`` (the same seed, the same torch thread count, the same numbers). A run whose
     value targets or loss stop being finite raises ``RuntimeError`` at once. ``compile_nets`` runs the
     actor and the critic through ``torch.compile`` (:mod:`attnmarl.algos.compile`).
+
+    ``device`` ("cpu", "cuda" or "auto": :func:`attnmarl.guards.check_device`) is where the agent runs and
+    learns; it is built on the CPU and every random number is drawn there, so a run on a GPU starts from
+    the same weights and draws the same numbers. Its sums round differently, though, so its numbers drift
+    from the CPU's over a run (a different sampled action, then a different episode): the same run, scores
+    equal within noise, not bit for bit.
     """
+    device = check_device(device)
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)
@@ -490,6 +499,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     agent = make_agent(config, spec)
     if config.init_actor:
         load_actor_from(agent, config, config.init_actor.format(seed=config.seed))
+    agent.to(device)
     if compile_nets:
         compile_in_place(agent.actor, agent.critic)
     optimizer = torch.optim.Adam([
@@ -501,15 +511,15 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         raise ValueError(f"a minibatch of {config.batch_size // config.num_minibatches} env step with m = {m} agent "
                          "holds one advantage, which cannot be normalised; use at least 2 env steps per minibatch")
     check_numbers("the rollout's observations", ("rollout_steps", T), ("num_envs", E), ("m", m), ("obs_dim", D))
-    o_buf = torch.zeros(T, E, m, D)
+    o_buf = torch.zeros(T, E, m, D, device=device)
     a_buf = torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
-                        dtype=torch.float32 if spec.continuous else torch.long)
-    logp_buf = torch.zeros(T, E, m)
-    r_buf = torch.zeros(T, E, m)
-    terminated_buf = torch.zeros(T, E, dtype=torch.bool)
-    truncated_buf = torch.zeros(T, E, dtype=torch.bool)
+                        dtype=torch.float32 if spec.continuous else torch.long, device=device)
+    logp_buf = torch.zeros(T, E, m, device=device)
+    r_buf = torch.zeros(T, E, m, device=device)
+    terminated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
+    truncated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
     episode_return = np.zeros((E, m))
-    o = torch.from_numpy(env.reset())
+    o = torch.from_numpy(env.reset()).to(device)
     start = time.perf_counter()
 
     for update in range(config.num_updates):
@@ -536,9 +546,9 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
                     finished.append(episode_return[ended].copy())
                     episode_return[ended] = 0.0
                     if truncated.any():
-                        finals.append((t, torch.from_numpy(truncated.nonzero()[0]),
-                                       torch.from_numpy(info["final_obs"][truncated])))
-                o = torch.from_numpy(o_next)
+                        finals.append((t, torch.from_numpy(truncated.nonzero()[0]).to(device),
+                                       torch.from_numpy(info["final_obs"][truncated]).to(device)))
+                o = torch.from_numpy(o_next).to(device)
 
             # 2. the critic on the whole rollout at once, then GAE
             values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf, finals)
@@ -554,7 +564,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         minibatch = config.batch_size // config.num_minibatches
         approx_kl, clip_frac = torch.zeros(()), torch.zeros(())
         for _ in range(config.update_epochs):  # Algorithm 7.1, step 5
-            order = torch.randperm(config.batch_size, generator=generator)
+            order = torch.randperm(config.batch_size, generator=generator).to(device)
             for idx in order.split(minibatch):
                 new_logp, entropy = agent.evaluate_actions(b_o[idx], b_a[idx])
                 log_ratio = new_logp - b_logp[idx]
