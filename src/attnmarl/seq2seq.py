@@ -326,8 +326,8 @@ class Encoder(nn.Module):
         lengths = mask.sum(dim=1, keepdim=True)  # (batch, 1)
         t = torch.arange(T, device=x.device)
         rotated = x.gather(1, (t - (T - lengths)) % T)  # row b shifted right by its padding, T - length_b
-        out, _ = self.gru(self.embed(torch.cat([x, rotated])))  # (2 batch, T, 2n): both directions of both
-        forward_H = out[:batch, :, :n]
+        out, _ = self.gru(self.embed(torch.cat([x, rotated])))  # (2 batch, T, 2n), of which two quarters are kept:
+        forward_H = out[:batch, :, :n]  # the forward states of x and the backward states of the rotated copy
         backward_H = out[batch:, :, n:].gather(1, ((t + T - lengths) % T).unsqueeze(-1).expand(-1, -1, n))
         H = torch.cat([forward_H, backward_H], dim=-1).masked_fill(~mask.unsqueeze(-1), 0.0)
         last = forward_H.gather(1, (lengths - 1).unsqueeze(-1).expand(-1, 1, n)).squeeze(1)
