@@ -492,3 +492,45 @@ def test_reproduce_refuses_cuda_for_a_local_ray_without_a_gpu(tmp_path, capsys, 
         reproduce.main(["--index", str(folder), "--out", str(tmp_path / "out"), "--device", "cuda"])
     assert exit_.value.code == 2
     assert "--device cuda: torch sees no GPU on this machine" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# On a real GPU (skipped where torch sees none): what the meta device stands in for
+# ---------------------------------------------------------------------------------------------
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU (torch.cuda.is_available())")
+
+
+def disagreement(expected: list[Tensor], outputs: list[Tensor]) -> str | None:
+    """How a GPU's outputs differ from the CPU's beyond float32 rounding, or None."""
+    if len(outputs) != len(expected) or not all(t.is_cuda for t in outputs):
+        return f"{len(outputs)} outputs on {[t.device.type for t in outputs]}, expected {len(expected)} on cuda"
+    for k, (x, y) in enumerate(zip(expected, outputs)):
+        if not (torch.allclose(y.cpu(), x, rtol=1e-4, atol=1e-5) if x.is_floating_point() else torch.equal(y.cpu(), x)):
+            return f"output {k} differs (largest |difference| {(y.cpu().double() - x.double()).abs().max():.2e})"
+    return None
+
+
+@needs_gpu
+def test_every_network_on_a_gpu_gives_the_cpus_outputs(monkeypatch):
+    """To float32 rounding: TF32 is off for cuDNN's convolutions and RNNs, as it is for torch's matmuls."""
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    differ = {}
+    for name, case in CASES.items():
+        net, inputs = built(case), case.inputs()
+        with torch.no_grad():
+            expected = tensors(case.run(net, *inputs))
+            outputs = tensors(case.run(net.to("cuda"), *(x.to("cuda") for x in inputs)))
+        if (why := disagreement(expected, outputs)) is not None:
+            differ[name] = why
+    assert not differ, differ
+
+
+@needs_gpu
+def test_a_run_on_a_gpu_saves_a_checkpoint_a_cpu_loads(tmp_path):
+    name = "pi-spread3-entity"
+    train_main(["--config", name, "--steps", str(SMOKE[name]), "--out", str(tmp_path), *TINY, "--device", "cuda"])
+    assert json.loads((tmp_path / f"{name}-seed0.json").read_text())["device"].startswith("cuda (")
+    saved = torch.load(tmp_path / f"{name}-seed0.pt", weights_only=True)  # where the tensors were saved from
+    assert {t.device.type for t in saved["state_dict"].values()} == {"cpu"}
+    agent, _ = load_agent(tmp_path / f"{name}-seed0.pt")
+    assert {t.device.type for t in agent.parameters()} == {"cpu"}
