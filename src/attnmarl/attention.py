@@ -23,7 +23,17 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import check_bool, check_finite, check_int, check_like, check_numbers, check_real, check_sizes, is_int
+from .guards import (
+    check_bool,
+    check_finite,
+    check_int,
+    check_like,
+    check_numbers,
+    check_real,
+    check_sizes,
+    has_values,
+    is_int,
+)
 
 __all__ = [
     "dot_score",
@@ -162,7 +172,7 @@ def _check_mask(scores: Tensor, mask: Tensor, dim: int) -> Tensor:
             f"mask of shape {tuple(mask.shape)} does not broadcast to scores of shape {tuple(scores.shape)}"
         ) from None
     empty = ~mask.any(dim=dim)
-    if empty.any():
+    if has_values(empty) and empty.any():
         first = [int(i) for i in empty.nonzero()[0]]
         raise ValueError(
             f"{int(empty.sum())} attention row(s) have every key masked, the first at index {first} "
@@ -235,7 +245,7 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
                "; a query-key mask such as causal_mask(m) is given per batch element: mask.expand(batch, m, m)")
         )
     empty = ~mask.any(dim=-1)  # (batch, 1) for key padding, (batch, m) for a full mask
-    if empty.any():
+    if has_values(empty) and empty.any():
         b, i = empty.nonzero()[0].tolist()
         where = f"batch element {b}" if mask.shape[1] == 1 else f"query {i} of batch element {b}"
         raise ValueError(f"every key is masked for {where}; each query needs at least one key with mask True")
@@ -327,7 +337,7 @@ def _check_range(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor, scale: float)
     exceeds the dtype's range the scores could become inf, and the softmax NaN or, on the fused path, a
     silently wrong c. The common case costs one dot product: X <= |x| (the Euclidean norm of all of x), and
     only when that looser bound fails is the largest entry itself found."""
-    if x.numel() == 0:
+    if x.numel() == 0 or not has_values(x):
         return
     limit = torch.finfo(x.dtype).max
     a_q, a_k, a_v = (float(W.detach().abs().sum(-1).amax()) for W in (W_q, W_k, W_v))

@@ -18,6 +18,9 @@ decentralized actor pi(a^i | o^i; theta), greedily (argmax) or by sampling, as t
 config says (``eval_deterministic``) unless told otherwise (MADDPG's actor is deterministic: mu(o^i), or
 mu(o^i) plus exploration noise). The centralized critic is only needed
 for training; :func:`load_agent` returns the whole agent, critic included, for inspecting v_hat and alpha.
+
+Checkpoints hold CPU tensors, wherever the agent trained, and are read onto the CPU; the loaders' ``device``
+("cpu", "cuda" or "auto") is where the agent they return runs.
 """
 from __future__ import annotations
 
@@ -45,7 +48,7 @@ from .checkpoint_file import (
     sealed_checkpoint,
 )
 from .envs import Policy, make_reference, policy_from_arrays
-from .guards import WeightsOverflowError, check_bool, check_run_file, check_seed, write_atomically
+from .guards import WeightsOverflowError, check_bool, check_device, check_run_file, check_seed, write_atomically
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE",
            "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
@@ -90,12 +93,13 @@ def make_agent(config: Config) -> Agent:
 
 
 def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, Any]:
-    """The plain data a checkpoint holds: ``agent``'s parameters, ``config``, any plain-data ``metadata``
-    (scores, time, command) and their checksum. Raises ``ValueError`` for NaN or infinite weights (a
-    diverged agent is not saved), for metadata that is not plain data, and for an agent that ``config`` does
-    not describe (:func:`check_agent_fits`): either file would be written, then refused by every load."""
+    """The plain data a checkpoint holds: ``agent``'s parameters, copied to the CPU (so that the file loads on a
+    machine without a GPU), ``config``, any plain-data ``metadata`` (scores, time, command) and their checksum.
+    Raises ``ValueError`` for NaN or infinite weights (a diverged agent is not saved), for metadata that is not
+    plain data, and for an agent that ``config`` does not describe (:func:`check_agent_fits`): either file would
+    be written, then refused by every load."""
     check_agent_fits(agent, config)
-    state = {name: tensor.detach().clone() for name, tensor in agent.state_dict().items()}
+    state = {name: tensor.detach().to("cpu", copy=True) for name, tensor in agent.state_dict().items()}
     return sealed_checkpoint(_format(config), asdict(config), state, metadata)
 
 
@@ -151,13 +155,15 @@ def load_run(path: str | Path, run: str, seed: int) -> Config:
     return config
 
 
-def load_agent(path: str | Path, config: Config | None = None) -> tuple[Agent, Config]:
-    """The trained agent of a checkpoint and the config it was trained with.
+def load_agent(path: str | Path, config: Config | None = None, device: str | torch.device = "cpu"
+               ) -> tuple[Agent, Config]:
+    """The trained agent of a checkpoint, on ``device``, and the config it was trained with.
 
     With ``config``, the checkpoint must have been made for the same architecture (every field in
     :data:`ARCHITECTURE` equal); otherwise this raises ``ValueError`` naming the fields that differ,
     instead of loading weights into a network they were not trained for.
     """
+    device = check_device(device)
     saved, state, _ = load_checkpoint(path)
     if config is not None:
         if type(config) is not type(saved):
@@ -167,7 +173,7 @@ def load_agent(path: str | Path, config: Config | None = None) -> tuple[Agent, C
                   for name in _architecture(saved) if getattr(saved, name) != getattr(config, name)]
         if differ:
             raise ValueError(f"{path} holds another architecture than requested — " + "; ".join(differ))
-    return _whole_agent(saved, state, path), saved
+    return _whole_agent(saved, state, path).to(device), saved
 
 
 def _whole_agent(saved: Config, state: dict[str, torch.Tensor], path: str | Path) -> Agent:
@@ -190,16 +196,18 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     mean mu of a continuous policy; otherwise actions are sampled with a generator seeded by ``seed``
     (continuous samples clipped to [0, 1]). ``source``, the checkpoint the agent was loaded from, is named
     in the error if its weights are so large that they overflow (:class:`attnmarl.guards.WeightsOverflowError`).
+    The agent acts where its weights are (each observation goes there, each action comes back).
     """
     greedy = config.eval_deterministic if deterministic is None else check_bool("deterministic", deterministic)
     check_seed(seed)
     env = make_reference(config.scenario, **config.scenario_kwargs)
     generator = torch.Generator().manual_seed(seed)
+    device = next(agent.parameters()).device
 
     def act(o: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             try:
-                a, _ = agent.act(torch.from_numpy(o).unsqueeze(0), generator, deterministic=greedy)
+                a, _ = agent.act(torch.from_numpy(o).unsqueeze(0).to(device), generator, deterministic=greedy)
             except WeightsOverflowError as error:
                 if source is None:
                     raise
@@ -209,8 +217,10 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     return policy_from_arrays(env, act)
 
 
-def load_policy(path: str | Path, deterministic: bool | None = None, seed: int = 0, **env_kwargs: Any) -> Policy:
-    """A checkpoint as a policy for :func:`attnmarl.envs.evaluate` (observation dict -> action dict).
+def load_policy(path: str | Path, deterministic: bool | None = None, seed: int = 0, device: str | torch.device = "cpu",
+                **env_kwargs: Any) -> Policy:
+    """A checkpoint as a policy for :func:`attnmarl.envs.evaluate` (observation dict -> action dict), whose
+    actor runs on ``device``.
 
     ``env_kwargs`` (for example ``N=9``) run it in the scenario with other arguments than it was
     trained with: its actor is rebuilt for them and given the trained weights, which works for the
@@ -221,26 +231,27 @@ def load_policy(path: str | Path, deterministic: bool | None = None, seed: int =
         policy = load_policy(shipped_checkpoint("policy", "pi-spread6-entity"), N=9)
         evaluate(policy, "simple_spread", N=9)
     """
-    agent, config = load_agent_at(path, **env_kwargs)
+    agent, config = load_agent_at(path, device, **env_kwargs)
     return agent_policy(agent, config, deterministic, seed, source=path)
 
 
-def load_agent_at(path: str | Path, **env_kwargs: Any) -> tuple[Agent, Config]:
-    """The agent of a checkpoint, rebuilt for other scenario arguments (``N=12``) when they differ from
-    those it was trained with: the trained actor (:func:`load_actor_from`; ``ValueError`` for an actor
+def load_agent_at(path: str | Path, device: str | torch.device = "cpu", **env_kwargs: Any) -> tuple[Agent, Config]:
+    """The agent of a checkpoint, on ``device``, rebuilt for other scenario arguments (``N=12``) when they differ
+    from those it was trained with: the trained actor (:func:`load_actor_from`; ``ValueError`` for an actor
     whose shapes depend on m) beside an *untrained* critic, since the critics' shapes depend on m.
     Without new arguments, :func:`load_agent`. Returns the agent and its config for these arguments."""
+    device = check_device(device)
     saved, state, _ = load_checkpoint(path)
     try:
         config = replace(saved, scenario_kwargs={**saved.scenario_kwargs, **env_kwargs})
     except ValueError as error:
         raise ValueError(f"{path} cannot run with {env_kwargs}: {error}") from None
     if config == saved:
-        return _whole_agent(saved, state, path), saved
+        return _whole_agent(saved, state, path).to(device), saved
     agent = make_agent(config)
     copy_actor(agent, config, saved, state, path)
     agent.eval()
-    return agent, config
+    return agent.to(device), config
 
 
 def _asset_folder(folder: str) -> Path:

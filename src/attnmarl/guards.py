@@ -12,7 +12,9 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
 - :func:`check_finite` for tensors (one reduction, cheap enough for the training loop),
   :func:`check_like` for a tensor whose dtype or device differs from the weights it meets, and
   :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
-  weights, whichever is the larger;
+  weights, whichever is the larger; a tensor on the ``meta`` device has no values to check
+  (:func:`has_values`), so only its shape, dtype and device are;
+- :func:`check_device` for the device a command line or a loader is asked to use;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
   file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights, and
   :func:`check_plain` a config or metadata that such a load would refuse once the file is written;
@@ -49,11 +51,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
+    import torch
     from torch import Tensor
 
 __all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "check_bool", "check_sizes", "cli_int",
            "check_seed", "check_index", "check_real",
-           "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "check_finite",
+           "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "has_values",
+           "check_finite", "DEVICES", "check_device",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
@@ -258,13 +262,20 @@ def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tupl
         setattr(config, name, check_real(name, getattr(config, name), low, high, low_open=low_open))
 
 
+def has_values(x: Tensor) -> bool:
+    """False for a tensor on torch's ``meta`` device, which has a shape, a dtype and a device but no values
+    (the tests run every network there, to show that it runs wherever its input lives): the checks of
+    values pass it by, while the checks of shapes, dtypes and devices still apply."""
+    return x.device.type != "meta"
+
+
 def check_finite(name: str, x: Tensor) -> None:
     """Raise ``ValueError`` if ``x`` holds NaN or an infinity.
 
     One sum decides the common case: it is finite whenever every entry is (NaN and infinities survive
     any sum), so only a tensor whose sum is not finite — bad, or finite but huge — is checked entry by entry.
     """
-    if math.isfinite(x.detach().sum().item()) or bool(x.isfinite().all()):
+    if not has_values(x) or math.isfinite(x.detach().sum().item()) or bool(x.isfinite().all()):
         return
     nan, inf = int(x.isnan().sum()), int(x.isinf().sum())
     first = tuple(int(i) for i in (~x.isfinite()).nonzero()[0])
@@ -308,7 +319,9 @@ def check_no_overflow(where: str, y: Tensor, x: Tensor, network: Any, what: str 
     is not the cause: ``y`` is returned for the checks that name non-finite outputs."""
     import torch
 
-    if not bool(torch.isfinite(y).all()) and all(bool(torch.isfinite(p).all()) for p in network.parameters()):
+    if not has_values(y) or bool(torch.isfinite(y).all()):
+        return y
+    if all(bool(torch.isfinite(p).all()) for p in network.parameters()):
         raise overflow_error(where, x, network, what)
     return y
 
@@ -344,6 +357,33 @@ def check_like(name: str, x: Tensor, reference: Tensor, what: str = "the layer's
     if x.device != reference.device:
         raise ValueError(f"{name} is on device {x.device}, {what} on {reference.device}: they must agree; "
                          "move one of them")
+
+
+DEVICES = ("cpu", "cuda", "auto")
+"""The devices a command line trains or plays on: ``auto`` is cuda where torch sees a GPU, else cpu."""
+
+
+def check_device(device: Any, name: str = "device") -> torch.device:
+    """The ``torch.device`` that ``device`` names: one of :data:`DEVICES`, ``"cuda:N"`` or a ``torch.device``
+    of type cpu or cuda. ``ValueError`` naming ``name`` for anything else, and for a GPU that torch does not
+    see here (a machine without one, or an index beyond the GPUs it has), saying so in one line."""
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        resolved = None
+    if resolved is None or resolved.type not in ("cpu", "cuda"):
+        raise ValueError(f"{name} must be one of {list(DEVICES)}, 'cuda:N' or a torch.device of type cpu or cuda; "
+                         f"got {device!r}")
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name} {resolved}: torch sees no GPU on this machine (torch.cuda.is_available() is False); "
+                         "use cpu, or auto to take a GPU only where there is one")
+    if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"{name} {resolved}: torch sees {torch.cuda.device_count()} GPU(s) here, numbered from 0")
+    return resolved
 
 
 class MissingFileError(FileNotFoundError, ValueError):

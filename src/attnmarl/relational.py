@@ -145,7 +145,7 @@ class RelationalAgent(nn.Module):
             c, alpha = self.relate(e)
             own_c, own_alpha = c[:, 0], alpha[:, 0, 0]
         else:
-            own_alpha = torch.full(x.shape[:2], 1.0 / (K + 1))
+            own_alpha = e.new_full(x.shape[:2], 1.0 / (K + 1))
             own_c = (e @ self.relate.W_v[0].T).mean(1)
         return self.decide(torch.cat([e[:, 0], own_c], dim=-1)), own_alpha
 

@@ -2,7 +2,7 @@
 
     python -m attnmarl.reproduce [--chapter value policy qnet scale] [--configs NAME ...] [--seeds S ...]
                                  [--address auto|HOST:PORT|ray://HOST:10001] [--cpus N] [--retries R]
-                                 [--out reproduction]
+                                 [--device cpu|cuda] [--out reproduction]
     python -m attnmarl.reproduce --index DIR ...
 
 Every shipped run is listed in its chapter's ``index.json`` (written by ``python -m attnmarl.train --index``)
@@ -11,6 +11,11 @@ episodes ± its standard error. This command runs the selected runs' recorded co
 Ray task with one CPU and one torch thread (:func:`attnmarl.train.main`, so every run is trained and
 evaluated exactly as the shipped one was), and compares the two scores. ``--index DIR`` re-runs the runs of
 any folder that ``python -m attnmarl.train --index`` has indexed instead of a chapter's.
+
+``--device cuda`` trains each run on a GPU (``python -m attnmarl.train --device cuda``): each task then asks
+Ray for one, and a Ray without GPUs is refused before any run starts. The shipped runs trained on a CPU; a
+run re-trained on a GPU is the same run with differently rounded sums, so its score is expected within noise
+of the shipped one, not equal to it.
 
 Where it runs: by default on a Ray started on this machine's cores (``--cpus`` to use fewer); with
 ``--address`` on an existing Ray cluster (``auto`` finds one started by ``ray start`` on this machine;
@@ -46,6 +51,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import torch
 from tqdm.auto import tqdm
 
 from . import train
@@ -61,8 +67,8 @@ from .guards import (
     write_json_atomically,
 )
 
-__all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "select_runs", "unrunnable", "rerun", "verdict", "reproduce",
-           "main"]
+__all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "DEVICES", "select_runs", "unrunnable", "rerun_arguments",
+           "rerun", "task_options", "verdict", "reproduce", "main"]
 
 CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
@@ -73,6 +79,9 @@ THRESHOLD = 3.0
 
 TRAIN_COMMAND = "python -m attnmarl.train"
 """How every recorded command starts."""
+
+DEVICES = ("cpu", "cuda")
+"""Where a re-run trains (``--device``). Not ``auto``: a Ray task that asks for no GPU is given none."""
 
 RAY_MISSING = ('python -m attnmarl.reproduce runs its tasks on Ray, an optional extra that is not installed here: '
                'pip install "attnmarl[cluster]" (or pip install "ray[client]")')
@@ -190,16 +199,25 @@ def _train_arguments(command: str) -> list[str]:
     return words[3:]
 
 
-def rerun(command: str) -> dict[str, Any]:
-    """Run a recorded training command again, in a temporary folder, with one torch thread: the new run's
-    summary and its files' bytes by suffix (``.pt``, ``.csv``, ``.json``), so that the caller, wherever it
-    runs, can keep them. A command the training CLI refuses raises ``RuntimeError`` with its message."""
-    arguments = _train_arguments(command)
+def rerun_arguments(command: str, out: str, device: str = "cpu") -> list[str]:
+    """The arguments of ``python -m attnmarl.train`` that re-run a recorded training command: its own, then one
+    torch thread, the folder ``out`` and the ``device`` (the last of each option wins, so a recorded
+    ``--threads``, ``--out`` or ``--device`` is overridden)."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {list(DEVICES)}; got {device!r}")
+    return [*_train_arguments(command), "--threads", "1", "--out", out, "--device", device]
+
+
+def rerun(command: str, device: str = "cpu") -> dict[str, Any]:
+    """Run a recorded training command again, in a temporary folder, with one torch thread, on ``device``: the
+    new run's summary and its files' bytes by suffix (``.pt``, ``.csv``, ``.json``), so that the caller,
+    wherever it runs, can keep them. A command the training CLI refuses raises ``RuntimeError`` with its message."""
     with tempfile.TemporaryDirectory(prefix="attnmarl-reproduce-") as folder:
+        arguments = rerun_arguments(command, folder, device)
         messages = io.StringIO()
         try:  # the CLI's messages and progress bar go to the buffer, not to the worker's log
             with contextlib.redirect_stderr(messages), contextlib.redirect_stdout(messages):
-                train.main([*arguments, "--threads", "1", "--out", folder])  # the last --out and --threads win
+                train.main(arguments)
         except SystemExit:
             refusal = (messages.getvalue().strip().splitlines() or [""])[-1]
             raise RuntimeError(f"python -m attnmarl.train refused {command!r}: {refusal}") from None
@@ -222,6 +240,20 @@ def verdict(shipped: dict[str, Any], reproduced: dict[str, Any] | None) -> tuple
     combined = math.hypot(shipped["final_sem"], reproduced["final_sem"])
     z = difference / combined if combined > 0 else (0.0 if difference == 0 else math.copysign(math.inf, difference))
     return z, "reproduces" if abs(z) <= THRESHOLD else "differs"
+
+
+def task_options(device: str, retries: int) -> dict[str, Any]:
+    """The Ray resources and retries of one re-run: one CPU, and one GPU when it trains on ``device`` cuda."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {list(DEVICES)}; got {device!r}")
+    return {"num_cpus": 1, "num_gpus": 1 if device == "cuda" else 0, "max_retries": retries, "retry_exceptions": True}
+
+
+def _check_gpus(ray: Any) -> None:
+    """``ValueError`` if the joined Ray has no GPU: a task that asks for one would wait for ever."""
+    if not ray.cluster_resources().get("GPU"):
+        raise ValueError("--device cuda: the Ray cluster has no GPU, so runs that ask for one would never start; "
+                         "use --device cpu, or a cluster with GPUs")
 
 
 def _key(entry: dict[str, Any]) -> str:
@@ -343,10 +375,12 @@ def _message(error: Exception) -> str:
 
 
 def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", address: str | None = None,
-              cpus: int | None = None, retries: int = 2, progress: bool = True) -> dict[str, Any]:
+              cpus: int | None = None, retries: int = 2, progress: bool = True, device: str = "cpu") -> dict[str, Any]:
     """Re-run ``runs`` (from :func:`select_runs`) as Ray tasks, keep their files in ``out`` and write the report;
-    returns it (``report.json``'s content). Runs already reproduced in ``out`` are kept, not run again."""
+    returns it (``report.json``'s content). Runs already reproduced in ``out`` are kept, not run again. ``device``
+    cuda trains every run on a GPU, each task asking Ray for one (``ValueError`` if the Ray has none)."""
     check_int("retries", retries, minimum=0)
+    options = task_options(device, retries)
     if cpus is not None:
         check_int("cpus", cpus, maximum=MAX_THREADS)
     ray = _ray()
@@ -362,9 +396,14 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
 
     todo = sorted((e for e in runs if _key(e) not in results and _key(e) not in errors),
                   key=lambda e: -e["cpu_seconds"])  # longest first
+    started = False
     try:
         started = _connect(ray, address, cpus) if todo else False
+        if todo and options["num_gpus"]:
+            _check_gpus(ray)
     except ValueError:
+        if started:
+            ray.shutdown()
         _drop_if_new_and_empty(out, created)
         raise
     bar = tqdm(total=len(runs), initial=len(results) + len(errors), unit="run", desc="reproduce",
@@ -374,8 +413,8 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
             bar.write(f"{len(results)} run(s) already reproduced in {out} are kept")
         for key, reason in errors.items():
             bar.write(f"{key}: {reason}")
-        task = ray.remote(num_cpus=1, max_retries=retries, retry_exceptions=True)(rerun)
-        pending = {task.remote(entry["command"]): entry for entry in todo}
+        task = ray.remote(**options)(rerun)
+        pending = {task.remote(entry["command"], device): entry for entry in todo}
         report()
         while pending:
             finished, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
@@ -421,10 +460,15 @@ def main(argv: list[str] | None = None) -> int:
                         "(default: start a Ray on this machine)")
     parser.add_argument("--cpus", type=cli_threads(), help="cores of the local Ray (default: all of this machine's)")
     parser.add_argument("--retries", type=cli_int(0), default=2, help="retries of a failed run (default: 2)")
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="where each run trains: cpu (default) or cuda, a GPU per task")
     parser.add_argument("--out", default="reproduction", help="output folder (default: reproduction)")
     args = parser.parse_args(argv)
     if args.cpus is not None and args.address is not None:
         parser.error("--cpus sizes the local Ray; a cluster given by --address has its own cores")
+    if args.device == "cuda" and args.address is None and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no GPU on this machine for the local Ray; use --device cpu, or "
+                     "--address for a cluster with GPUs")
     created = not Path(args.out).exists()
     try:
         runs = select_runs(args.chapter, args.configs, args.seeds, args.index)
@@ -439,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     hours = sum(e["cpu_seconds"] for e in runs) / 3600
     print(f"{len(runs)} run(s), {hours:.1f} CPU-hours as recorded; results in {args.out}/")
     try:
-        report = reproduce(runs, args.out, args.address, args.cpus, args.retries)
+        report = reproduce(runs, args.out, args.address, args.cpus, args.retries, device=args.device)
     except ValueError as error:
         _drop_if_new_and_empty(Path(args.out), created)
         parser.error(str(error))

@@ -52,7 +52,6 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from tqdm.auto import tqdm
 
 from attnmarl import QUICK
@@ -303,8 +302,8 @@ class Encoder(nn.Module):
     bidirectional encoder for *both* models, so the no-attention model is not handicapped: its
     context C = [->h_T ; <-h_1] holds the two final states, each having just read one end of the
     input (Cho et al. 2014 used a one-directional encoder and C = h_T, which would only make the
-    bottleneck worse). Inputs are padded on the right; padding is packed away, so ->h_T is the
-    state after the last *real* character.
+    bottleneck worse). Inputs are padded on the right, and each direction reads the real characters
+    only, so ->h_T is the state after the last *real* character.
     """
 
     def __init__(self, cfg: Seq2SeqConfig) -> None:
@@ -313,12 +312,26 @@ class Encoder(nn.Module):
         self.gru = nn.GRU(cfg.d_emb, cfg.n_hidden, batch_first=True, bidirectional=True)
 
     def forward(self, x: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
-        """x, mask (batch, T_in) -> annotations H (batch, T_in, 2n) (zero at padding), C (batch, 2n)."""
-        lengths = mask.sum(dim=1).cpu()
-        packed = pack_padded_sequence(self.embed(x), lengths, batch_first=True, enforce_sorted=False)
-        H_packed, h_final = self.gru(packed)  # h_final: (2 directions, batch, n)
-        H, _ = pad_packed_sequence(H_packed, batch_first=True, total_length=x.shape[1])
-        C = torch.cat([h_final[0], h_final[1]], dim=-1)  # [->h_T ; <-h_1]
+        """x, mask (batch, T_in) -> annotations H (batch, T_in, 2n) (zero at padding), C (batch, 2n).
+
+        Every row is padded on the right and holds at least one real character. The forward GRU reads a
+        row from its start, so its states at the real characters never see the padding behind them. The
+        backward GRU must start at the row's last real character, not at its padding: it reads a copy of
+        the row rotated right by its padding (padding first, then the characters), and its states are
+        rotated back. Both directions so read the real characters only — what packing the batch would
+        do, with no lengths on the CPU, so the encoder runs wherever x lives.
+        """
+        batch, T = x.shape
+        n = self.gru.hidden_size
+        lengths = mask.sum(dim=1, keepdim=True)  # (batch, 1)
+        t = torch.arange(T, device=x.device)
+        rotated = x.gather(1, (t - (T - lengths)) % T)  # row b shifted right by its padding, T - length_b
+        out, _ = self.gru(self.embed(torch.cat([x, rotated])))  # (2 batch, T, 2n), of which two quarters are kept:
+        forward_H = out[:batch, :, :n]  # the forward states of x and the backward states of the rotated copy
+        backward_H = out[batch:, :, n:].gather(1, ((t + T - lengths) % T).unsqueeze(-1).expand(-1, -1, n))
+        H = torch.cat([forward_H, backward_H], dim=-1).masked_fill(~mask.unsqueeze(-1), 0.0)
+        last = forward_H.gather(1, (lengths - 1).unsqueeze(-1).expand(-1, 1, n)).squeeze(1)
+        C = torch.cat([last, backward_H[:, 0]], dim=-1)  # [->h_T ; <-h_1]
         return H, C
 
 

@@ -1,7 +1,7 @@
 """Command line: train a named MAPPO, MADDPG or MAAC configuration, evaluate it on mpe2, write a checkpoint and a curve.
 
     python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--replace]
-                             [--compile]
+                             [--compile] [--device cpu|cuda|auto]
     python -m attnmarl.train --list
     python -m attnmarl.train --index src/attnmarl/assets/value
 
@@ -37,6 +37,13 @@ its end; torch uses one thread unless ``--threads`` says otherwise (on a 2-core 
 with other work, one thread per run is the fastest). ``--compile`` runs the networks through
 ``torch.compile`` (where a C++ compiler exists): the same training after a one-off compile, not faster
 on the book's 2-core CPU (the benchmarks appendix), so it is off by default.
+
+``--device cuda`` trains the networks on a GPU (``auto``: on a GPU where torch sees one, else on the CPU;
+the default is ``cpu``); the environments still step on the CPU, and the checkpoint holds CPU tensors, so
+it loads anywhere. The device is not part of a run: the same config and seed on a CPU and on a GPU start
+from the same weights and draw the same random numbers, and differ only by how floating-point sums round
+(so their curves drift apart, and their scores agree within noise). The summary records which device ran
+it. Where torch sees no GPU, ``--device cuda`` is refused before anything starts.
 """
 from __future__ import annotations
 
@@ -67,7 +74,9 @@ from .algos.mappo import MAPPOConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
 from .guards import (
+    DEVICES,
     check_bool,
+    check_device,
     check_episodes,
     check_int,
     check_writable_folder,
@@ -81,7 +90,7 @@ from .guards import (
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent",
-           "run", "write_index", "check_command", "main"]
+           "run", "device_name", "write_index", "check_command", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -316,14 +325,17 @@ def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any
 
 def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int | None = None,
         eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
-        progress: bool = True, replace_run: bool = False, compile_nets: bool = False) -> dict[str, Any]:
+        progress: bool = True, replace_run: bool = False, compile_nets: bool = False,
+        device: str | torch.device = "cpu") -> dict[str, Any]:
     """Train config ``name``, evaluate it, write ``NAME-seedS.{pt,csv,json}`` to ``out``; returns the summary.
 
     ``compile_nets`` trains with ``torch.compile`` (:mod:`attnmarl.algos.compile`; the summary records it,
-    since it changes the CPU time). Bad arguments, an ``out`` that cannot be written, a fine-tuning
-    checkpoint that is missing or does not fit, and an earlier run of the same config and seed in ``out``
-    (unless ``replace_run``) raise
-    ``ValueError`` before training starts."""
+    since it changes the CPU time); ``device`` ("cpu", "cuda" or "auto") is where the networks train and
+    are evaluated (the summary records it too). Bad arguments, an ``out`` that cannot be written, a
+    fine-tuning checkpoint that is missing or does not fit, a GPU that torch does not see, and an earlier
+    run of the same config and seed in ``out`` (unless ``replace_run``) raise ``ValueError`` before
+    training starts."""
+    device = check_device(device)
     config = named_config(name, seed, steps)
     evals = check_evals(config, evals)
     check_episodes("eval_episodes", eval_episodes)
@@ -367,7 +379,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
 
     final: dict[str, Any] = {}
     try:
-        agent = TRAINERS[type(config)](config, on_update, compile_nets=compile_nets)
+        agent = TRAINERS[type(config)](config, on_update, compile_nets=compile_nets, device=device)
     finally:  # closed before an interruption is reported, so that the report is the last line
         bar.close()
     cpu_seconds, wall_seconds = time.process_time() - cpu_start, time.perf_counter() - wall_start
@@ -386,6 +398,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         "wall_seconds": round(wall_seconds, 1),
         "torch_threads": torch.get_num_threads(),
         "compiled": compile_nets,
+        "device": device_name(device),
         "final_return": round(final["mean"], 3),
         "final_sem": round(final["sem"], 3),
         "final_per_agent": [round(r, 3) for r in final["per_agent"]],
@@ -407,6 +420,11 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
         warnings.warn(f"{stem.name}.* replaced an earlier run; {Path(out) / 'index.json'} still describes the "
                       f"earlier one until `python -m attnmarl.train --index {out}` is run again", stacklevel=2)
     return summary
+
+
+def device_name(device: torch.device) -> str:
+    """``cpu``, or ``cuda`` and the card's name: which device trained a run, as its summary records it."""
+    return "cpu" if device.type == "cpu" else f"cuda ({torch.cuda.get_device_name(device)})"
 
 
 def _csv_bytes(rows: list[dict[str, Any]]) -> bytes:
@@ -600,6 +618,9 @@ def _parser(kind: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> ar
     parser.add_argument("--compile", action="store_true",
                         help="run the networks through torch.compile (needs a C++ compiler; measured no faster on "
                              "the book's 2-core CPU: see the benchmarks appendix)")
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="where the networks train: cpu (default), cuda (a GPU), or auto (cuda where torch sees "
+                             "a GPU, else cpu); the environments step on the CPU either way")
     return parser
 
 
@@ -648,6 +669,7 @@ def main(argv: list[str] | None = None) -> None:
         check_init_actor(config)
         if args.compile:
             check_compiler()
+        device = check_device(args.device, "--device")
     except ValueError as error:
         parser.error(str(error))
     earlier = existing_run(args.out, args.config, args.seed)
@@ -664,11 +686,12 @@ def main(argv: list[str] | None = None) -> None:
               f"updates makes {made} (one after every {max(1, config.num_updates // max(1, args.evals)):,} "
               "updates, and one at the end)")
     summary = run(args.config, args.seed, args.steps, args.out, args.evals, args.eval_episodes, args.final_episodes,
-                  command, replace_run=args.replace, compile_nets=args.compile)
+                  command, replace_run=args.replace, compile_nets=args.compile, device=device)
     print(f"{args.config} seed {args.seed}: mpe2 return over {args.final_episodes} episodes "
           f"{summary['final_return']:.2f} ± {summary['final_sem']:.2f}")
     print(f"CPU time: {summary['cpu_seconds']:.1f} s (wall {summary['wall_seconds']:.1f} s, "
-          f"{summary['torch_threads']} torch thread(s)); outputs in {args.out}/{args.config}-seed{args.seed}.*")
+          f"{summary['torch_threads']} torch thread(s), on {summary['device']}); outputs in "
+          f"{args.out}/{args.config}-seed{args.seed}.*")
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ class SpatialAttentionCNN(nn.Module):
         """alpha (B, S, S) over the positions of the feature map f (B, C, S, S)."""
         b, _, h, w = f.shape
         if self.score is None:
-            return torch.full((b, h, w), 1.0 / (h * w))
+            return f.new_full((b, h, w), 1.0 / (h * w))
         return masked_softmax(self.score(f).reshape(b, h * w)).reshape(b, h, w)
 
     def forward(self, images: Tensor) -> tuple[Tensor, Tensor]:

@@ -50,7 +50,8 @@ Where the book's version differs from MAAC's code (``algorithms/attention_sac.py
   (Adam's steps barely depend on that scale, but the critic's weight decay weighs m times more against
   the heads' loss here); no BatchNorm on inputs.
 
-Everything is vectorised over environments and agents; torch runs on the CPU.
+Everything is vectorised over environments and agents. The networks run and learn on ``device`` (the CPU by
+default, or a GPU), as MADDPG's do (:mod:`attnmarl.algos.maddpg`): the replay buffer stays in the CPU's memory.
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ from torch import Tensor, nn
 
 from ..envs import make_batched
 from ..envs.scenarios import given_port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_off_policy_budget
+from ..guards import check_choice, check_config_fields, check_device, check_finite, check_off_policy_budget
 from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
 from .compile import compile_in_place
@@ -207,11 +208,11 @@ class MAACAgent(nn.Module):
 
     def q_all(self, o: Tensor, a: Tensor) -> Tensor:
         """q_all^i(a') = Q^i(o, (a', a^{-i})) for integer actions a (batch, m): (batch, m, n_actions)."""
-        return self.critic(o, one_hot(a, self.n_actions))
+        return self.critic(o, one_hot(a, self.n_actions).to(o))
 
     def env_actions(self, a: Tensor) -> np.ndarray:
-        """Actions as the environment takes them: integers."""
-        return a.numpy()
+        """Actions as the environment takes them: integers, on the CPU."""
+        return a.cpu().numpy()
 
 
 def make_agent(config: MAACConfig, spec: EnvSpec | None = None) -> MAACAgent:
@@ -241,7 +242,7 @@ def reward_statistics(buffer: ReplayBuffer) -> tuple[Tensor, Tensor]:
 
 
 def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], None] | None = None,
-          compile_nets: bool = False) -> MAACAgent:
+          compile_nets: bool = False, device: str | torch.device = "cpu") -> MAACAgent:
     """Train a MAAC (or MADDPG+SAC) agent on the batched port of ``config.scenario``; returns it.
 
     After every iteration (``rollout_steps`` steps of ``num_envs`` environments, then
@@ -250,13 +251,14 @@ def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], 
     in this iteration; NaN if none did), ``train_return_<i>``, ``critic_loss``, ``actor_loss``,
     ``q_mean``, ``entropy`` and ``wall_seconds``. Runs are reproducible from ``config.seed``. A run whose
     losses stop being finite raises ``RuntimeError``. ``compile_nets`` runs the networks through
-    ``torch.compile``.
+    ``torch.compile``; ``device`` is where they run and learn, as in :func:`attnmarl.algos.mappo.train`.
     """
+    device = check_device(device)
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)
     spec = env_spec(config.scenario, **config.scenario_kwargs)
-    agent = make_agent(config, spec)
+    agent = make_agent(config, spec).to(device)
     target = copy.deepcopy(agent)
     for parameter in target.parameters():
         parameter.requires_grad_(False)
@@ -277,7 +279,7 @@ def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], 
         finished = []
         for _ in range(config.rollout_steps):  # 1. act and store
             with torch.no_grad():
-                a, _ = agent.act(o, generator)
+                a = agent.act(o.to(device), generator)[0].cpu()
             o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))
             final = torch.from_numpy(info["final_obs"])  # o' of a truncated episode: its own last observation
             buffer.add(o, one_hot(a, spec.n_actions), torch.from_numpy(r).float(), final,
@@ -291,10 +293,11 @@ def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], 
             env_steps += E
 
         if env_steps >= max(config.learning_starts, 1):
-            r_mean, r_std = reward_statistics(buffer) if config.reward_norm else (torch.zeros(m), torch.ones(m))
+            statistics = reward_statistics(buffer) if config.reward_norm else (torch.zeros(m), torch.ones(m))
+            r_mean, r_std = (x.to(device) for x in statistics)
             for _ in range(config.updates_per_iteration):
                 losses = _update(agent, target, buffer, actor_optimizer, critic_optimizer, config, generator,
-                                 r_mean, r_std)
+                                 r_mean, r_std, device)
                 if not all(math.isfinite(losses[k]) for k in ("critic_loss", "actor_loss")):
                     raise RuntimeError(f"training diverged: non-finite loss in iteration {iteration + 1} (after "
                                        f"{env_steps:,} env steps) of the {config.critic} critic on "
@@ -312,10 +315,10 @@ def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], 
 
 def _update(agent: MAACAgent, target: MAACAgent, buffer: ReplayBuffer, actor_optimizer: torch.optim.Optimizer,
             critic_optimizer: torch.optim.Optimizer, config: MAACConfig, generator: torch.Generator,
-            r_mean: Tensor, r_std: Tensor) -> dict[str, float]:
-    """One MAAC update on a minibatch: critic, actors, targets. Returns the losses, mean q_hat and the
-    policies' mean entropy."""
-    o, a, r, o_next, terminated = buffer.sample(config.minibatch_size, generator)
+            r_mean: Tensor, r_std: Tensor, device: torch.device) -> dict[str, float]:
+    """One MAAC update on a minibatch, on ``device``: critic, actors, targets. Returns the losses, mean q_hat and
+    the policies' mean entropy."""
+    o, a, r, o_next, terminated = (x.to(device) for x in buffer.sample(config.minibatch_size, generator))
     r = (r - r_mean) / r_std
     # 1. critic: y^i = r^i + gamma (1 - terminated) [Q'^i(o', a') - temperature log pi'(a'^i | o'^i)], a' ~ pi'(o')
     with torch.no_grad():

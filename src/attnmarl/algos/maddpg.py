@@ -26,8 +26,10 @@ One update on a minibatch of joint transitions:
    copies of the minibatch, copy i with agent i's action replaced (:func:`own_action_values`).
 3. **targets** — soft updates of mu' and q'.
 
-Everything is vectorised over environments and agents; torch runs on the CPU. Chapter 9's Algorithm 9.1
-states the whole loop in seven steps; the comments ``# Algorithm 9.1, step n`` mark the lines of each.
+Everything is vectorised over environments and agents. The networks run and learn on ``device`` (the CPU by
+default, or a GPU): each step's observations go there once for the actor, the replay buffer stays in the
+CPU's memory, and each minibatch goes to the device for its update. Chapter 9's Algorithm 9.1 states the
+whole loop in seven steps; the comments ``# Algorithm 9.1, step n`` mark the lines of each.
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ from ..envs.scenarios import given_port_kwargs
 from ..guards import (
     check_choice,
     check_config_fields,
+    check_device,
     check_finite,
     check_numbers,
     check_off_policy_budget,
@@ -55,7 +58,7 @@ from ..guards import (
 )
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
-from .mappo import EnvSpec, env_spec
+from .mappo import EnvSpec, env_spec, normal_noise
 
 __all__ = ["MADDPGConfig", "Q_CRITICS", "MADDPG_ACTORS", "FORCE_DIM", "force_to_action", "MADDPGAgent",
            "make_agent", "ReplayBuffer", "soft_update", "own_action_values", "train"]
@@ -197,17 +200,17 @@ class MADDPGAgent(nn.Module):
         """Actions (batch, m, 5) for observations (batch, m, obs_dim), and the forces u (batch, m, 2) they make.
 
         Deterministic: a = mu(o). Otherwise the force gets Gaussian noise of sigma ``noise_std`` (default:
-        :attr:`noise_std`) and is clipped to [-1, 1] — DDPG's exploration."""
+        :attr:`noise_std`) and is clipped to [-1, 1] — DDPG's exploration (the noise: :func:`normal_noise`)."""
         u = self.forward_mu(o)[1]
         check_finite("the actor's forces u", u)
         if not deterministic:
             sigma = self.noise_std if noise_std is None else noise_std
-            u = (u + sigma * torch.randn(u.shape, generator=generator)).clamp(-1.0, 1.0)
+            u = (u + sigma * normal_noise(u, generator)).clamp(-1.0, 1.0)
         return force_to_action(u), u
 
     def env_actions(self, a: Tensor) -> np.ndarray:
-        """Actions as the environment takes them (already in [0, 1])."""
-        return a.numpy()
+        """Actions as the environment takes them (already in [0, 1]), on the CPU."""
+        return a.cpu().numpy()
 
 
 def make_agent(config: MADDPGConfig, spec: EnvSpec | None = None) -> MADDPGAgent:
@@ -289,14 +292,14 @@ def own_action_values(critic: Callable[[Tensor, Tensor], Tensor], o: Tensor, a: 
     One critic pass on m copies of the batch: copy i takes agent i's action from ``a_own``, and its
     i-th output is kept (the diagonal)."""
     B, m = a.shape[:2]
-    own = torch.eye(m, dtype=torch.bool).view(1, m, m, 1)  # copy i, agent j: j == i
+    own = torch.eye(m, dtype=torch.bool, device=a.device).view(1, m, m, 1)  # copy i, agent j: j == i
     mixed = torch.where(own, a_own.unsqueeze(1), a.unsqueeze(1))  # (B, m copies, m agents, d)
     q = critic(o.unsqueeze(1).expand(B, m, *o.shape[1:]).reshape(B * m, *o.shape[1:]), mixed.flatten(0, 1))
     return q.view(B, m, m).diagonal(dim1=1, dim2=2)
 
 
 def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgent], None] | None = None,
-          compile_nets: bool = False) -> MADDPGAgent:
+          compile_nets: bool = False, device: str | torch.device = "cpu") -> MADDPGAgent:
     """Train a MADDPG agent on the batched port of ``config.scenario``; returns the trained agent.
 
     After every iteration (``rollout_steps`` steps of ``num_envs`` environments, then
@@ -305,13 +308,15 @@ def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgen
     in this iteration; NaN if none did), ``train_return_<i>``, ``critic_loss``, ``actor_loss``,
     ``q_mean``, ``noise_std`` and ``wall_seconds``. Runs are reproducible from ``config.seed``. A run
     whose losses stop being finite raises ``RuntimeError``. ``compile_nets`` runs the actor and the
-    critic, and their targets, through ``torch.compile`` (:mod:`attnmarl.algos.compile`).
+    critic, and their targets, through ``torch.compile`` (:mod:`attnmarl.algos.compile`). ``device`` is
+    where the networks run and learn, as in :func:`attnmarl.algos.mappo.train`.
     """
+    device = check_device(device)
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)
     spec = env_spec(config.scenario, **config.scenario_kwargs)
-    agent = make_agent(config, spec)
+    agent = make_agent(config, spec).to(device)
     target = copy.deepcopy(agent)
     for parameter in target.parameters():
         parameter.requires_grad_(False)
@@ -335,7 +340,7 @@ def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgen
                 if env_steps < config.learning_starts:
                     a = force_to_action(torch.rand(E, m, FORCE_DIM, generator=generator) * 2 - 1)
                 else:
-                    a, _ = agent.act(o, generator, deterministic=False, noise_std=sigma)
+                    a = agent.act(o.to(device), generator, deterministic=False, noise_std=sigma)[0].cpu()
             o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))  # Algorithm 9.1, step 2
             final = torch.from_numpy(info["final_obs"])  # o' of a truncated episode: its own last observation
             buffer.add(o, a, torch.from_numpy(r).float(), final, torch.from_numpy(terminated))
@@ -350,7 +355,7 @@ def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgen
         if env_steps >= config.learning_starts:
             for _ in range(config.updates_per_iteration):
                 critic_loss, actor_loss, q_mean = _update(agent, target, buffer, actor_optimizer, critic_optimizer,
-                                                          config, generator)
+                                                          config, generator, device)
                 if not (math.isfinite(critic_loss) and math.isfinite(actor_loss)):
                     raise RuntimeError(f"training diverged: non-finite loss in iteration {iteration + 1} (after "
                                        f"{env_steps:,} env steps) of the {config.critic} Q critic on "
@@ -369,10 +374,12 @@ def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgen
 
 
 def _update(agent: MADDPGAgent, target: MADDPGAgent, buffer: ReplayBuffer, actor_optimizer: torch.optim.Optimizer,
-            critic_optimizer: torch.optim.Optimizer, config: MADDPGConfig,
-            generator: torch.Generator) -> tuple[float, float, float]:
-    """One MADDPG update on a minibatch: critic, actors, targets. Returns the two losses and mean q_hat."""
-    o, a, r, o_next, terminated = buffer.sample(config.minibatch_size, generator)  # Algorithm 9.1, step 3
+            critic_optimizer: torch.optim.Optimizer, config: MADDPGConfig, generator: torch.Generator,
+            device: torch.device) -> tuple[float, float, float]:
+    """One MADDPG update on a minibatch, on ``device``: critic, actors, targets. Returns the two losses and mean
+    q_hat."""
+    minibatch = buffer.sample(config.minibatch_size, generator)  # Algorithm 9.1, step 3
+    o, a, r, o_next, terminated = (x.to(device) for x in minibatch)
     # Algorithm 9.1, step 4 (critic's target): y = G^i = r^i + gamma (1 - terminated) q'^i(o', mu'(o'))
     with torch.no_grad():
         y = r + config.gamma * (~terminated).float().unsqueeze(-1) * target.q_hat(o_next, target.mu(o_next))

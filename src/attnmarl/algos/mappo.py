@@ -35,7 +35,9 @@ One update:
    with running statistics (MAPPO's value normalisation), so the same learning rate suits
    simple_spread's small rewards and simple_tag's +-10.
 
-Everything is vectorised over environments and agents; torch runs on the CPU.
+Everything is vectorised over environments and agents. The networks run and learn on ``device`` (the CPU by
+default, or a GPU): the ports step on the CPU, each step's observations go to the device once, and the
+rollout's buffers, the critic pass, GAE and the PPO epochs stay there.
 """
 from __future__ import annotations
 
@@ -53,14 +55,14 @@ from torch import Tensor, nn
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_numbers, check_sizes
+from ..guards import check_choice, check_config_fields, check_device, check_finite, check_numbers, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from ..nets.policies import MIXINGS
 from .compile import compile_in_place
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
-           "ACTOR_ARCHITECTURE", "copy_actor", "load_actor_from", "sample_actions", "log_prob", "gaussian_log_prob",
-           "bootstrap_values", "gae", "normalize_advantages", "train"]
+           "ACTOR_ARCHITECTURE", "copy_actor", "load_actor_from", "normal_noise", "sample_actions", "log_prob",
+           "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages", "train"]
 
 
 @dataclass
@@ -273,7 +275,7 @@ class MAPPOAgent(nn.Module):
         self.continuous = spec.continuous
         self.log_std = (nn.Parameter(torch.full((max(spec.agent_types) + 1, spec.n_actions), log_std_init))
                         if spec.continuous else None)
-        self._types = torch.tensor(spec.agent_types)
+        self.register_buffer("_types", torch.tensor(spec.agent_types), persistent=False)
 
     def v_hat(self, o: Tensor) -> Tensor:
         """Values v_hat^1..v_hat^m of observations (batch, m, obs_dim), in return units: (batch, m)."""
@@ -301,7 +303,7 @@ class MAPPOAgent(nn.Module):
             return a, log_prob(y, a)[0]
         mu = self.mean_action(y)
         std = self.log_std[self._types].exp()
-        a = mu if deterministic else mu + std * torch.randn(mu.shape, generator=generator)
+        a = mu if deterministic else mu + std * normal_noise(mu, generator)
         return a, gaussian_log_prob(mu, self.log_std[self._types], a)[0]
 
     def evaluate_actions(self, o: Tensor, a: Tensor) -> tuple[Tensor, Tensor]:
@@ -312,8 +314,8 @@ class MAPPOAgent(nn.Module):
         return gaussian_log_prob(self.mean_action(y), self.log_std[self._types], a)
 
     def env_actions(self, a: Tensor) -> np.ndarray:
-        """Actions as the environment takes them: ints, or continuous ones clipped to [0, 1]."""
-        return a.clamp(0.0, 1.0).numpy() if self.continuous else a.numpy()
+        """Actions as the environment takes them, on the CPU: ints, or continuous ones clipped to [0, 1]."""
+        return (a.clamp(0.0, 1.0) if self.continuous else a).cpu().numpy()
 
 
 def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
@@ -390,12 +392,20 @@ def _action_space(continuous: bool) -> str:
     return "continuous actions" if continuous else "discrete actions"
 
 
+def normal_noise(like: Tensor, generator: torch.Generator | None) -> Tensor:
+    """N(0, 1) noise of ``like``'s shape, drawn on the CPU in float32 from ``generator`` (a CPU generator) and
+    moved to ``like``'s device and dtype, so that a run draws the same numbers on every device."""
+    return torch.randn(like.shape, generator=generator, dtype=torch.float32).to(like)
+
+
 def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
     """a ~ softmax(logits) by the Gumbel-max trick: argmax(logits - log E), E ~ Exp(1).
 
-    NaN or infinite logits raise ``ValueError`` (argmax would read NaN as the largest and pick it)."""
+    E is drawn on the CPU in float32 from ``generator`` (a CPU generator) and moved to the logits' device
+    and dtype, so that a run draws the same numbers on every device. NaN or infinite logits raise
+    ``ValueError`` (argmax would read NaN as the largest and pick it)."""
     check_finite("logits", logits)
-    exponential = torch.empty_like(logits).exponential_(generator=generator)
+    exponential = torch.empty(logits.shape, dtype=torch.float32).exponential_(generator=generator).to(logits)
     return (logits - exponential.log()).argmax(-1)
 
 
@@ -464,7 +474,7 @@ def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:
 
 
 def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent], None] | None = None,
-          compile_nets: bool = False) -> MAPPOAgent:
+          compile_nets: bool = False, device: str | torch.device = "cpu") -> MAPPOAgent:
     """Train a MAPPO agent on the batched port of ``config.scenario``; returns the trained agent.
 
     After every update ``callback(stats, agent)`` is called with ``stats``: ``update``,
@@ -474,7 +484,14 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     from ``config.seed`` (the same seed, the same torch thread count, the same numbers). A run whose
     value targets or loss stop being finite raises ``RuntimeError`` at once. ``compile_nets`` runs the
     actor and the critic through ``torch.compile`` (:mod:`attnmarl.algos.compile`).
+
+    ``device`` ("cpu", "cuda" or "auto": :func:`attnmarl.guards.check_device`) is where the agent runs and
+    learns; it is built on the CPU and every random number is drawn there, so a run on a GPU starts from
+    the same weights and draws the same numbers. Its sums round differently, though, so its numbers drift
+    from the CPU's over a run (a different sampled action, then a different episode): the same run, scores
+    equal within noise, not bit for bit.
     """
+    device = check_device(device)
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)
@@ -482,6 +499,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     agent = make_agent(config, spec)
     if config.init_actor:
         load_actor_from(agent, config, config.init_actor.format(seed=config.seed))
+    agent.to(device)
     if compile_nets:
         compile_in_place(agent.actor, agent.critic)
     optimizer = torch.optim.Adam([
@@ -493,15 +511,15 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         raise ValueError(f"a minibatch of {config.batch_size // config.num_minibatches} env step with m = {m} agent "
                          "holds one advantage, which cannot be normalised; use at least 2 env steps per minibatch")
     check_numbers("the rollout's observations", ("rollout_steps", T), ("num_envs", E), ("m", m), ("obs_dim", D))
-    o_buf = torch.zeros(T, E, m, D)
+    o_buf = torch.zeros(T, E, m, D, device=device)
     a_buf = torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
-                        dtype=torch.float32 if spec.continuous else torch.long)
-    logp_buf = torch.zeros(T, E, m)
-    r_buf = torch.zeros(T, E, m)
-    terminated_buf = torch.zeros(T, E, dtype=torch.bool)
-    truncated_buf = torch.zeros(T, E, dtype=torch.bool)
+                        dtype=torch.float32 if spec.continuous else torch.long, device=device)
+    logp_buf = torch.zeros(T, E, m, device=device)
+    r_buf = torch.zeros(T, E, m, device=device)
+    terminated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
+    truncated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
     episode_return = np.zeros((E, m))
-    o = torch.from_numpy(env.reset())
+    o = torch.from_numpy(env.reset()).to(device)
     start = time.perf_counter()
 
     for update in range(config.num_updates):
@@ -528,9 +546,9 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
                     finished.append(episode_return[ended].copy())
                     episode_return[ended] = 0.0
                     if truncated.any():
-                        finals.append((t, torch.from_numpy(truncated.nonzero()[0]),
-                                       torch.from_numpy(info["final_obs"][truncated])))
-                o = torch.from_numpy(o_next)
+                        finals.append((t, torch.from_numpy(truncated.nonzero()[0]).to(device),
+                                       torch.from_numpy(info["final_obs"][truncated]).to(device)))
+                o = torch.from_numpy(o_next).to(device)
 
             # 2. the critic on the whole rollout at once, then GAE
             values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf, finals)
@@ -546,7 +564,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         minibatch = config.batch_size // config.num_minibatches
         approx_kl, clip_frac = torch.zeros(()), torch.zeros(())
         for _ in range(config.update_epochs):  # Algorithm 7.1, step 5
-            order = torch.randperm(config.batch_size, generator=generator)
+            order = torch.randperm(config.batch_size, generator=generator).to(device)
             for idx in order.split(minibatch):
                 new_logp, entropy = agent.evaluate_actions(b_o[idx], b_a[idx])
                 log_ratio = new_logp - b_logp[idx]

@@ -13,15 +13,15 @@ permutation property of the attention networks.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import torch
 from torch import Tensor, nn
 
 from ..guards import check_finite, check_like, check_numbers, check_sizes, is_int
 
-__all__ = ["AgentLinear", "AgentHeads", "check_obs", "check_types", "type_features", "n_type_features",
-           "linear", "mlp"]
+__all__ = ["AgentLinear", "AgentHeads", "BufferList", "check_obs", "check_types", "type_features",
+           "n_type_features", "linear", "mlp"]
 
 
 def check_obs(o: Tensor, m: int, obs_dim: int, weight: Tensor | None = None) -> None:
@@ -81,6 +81,27 @@ def mlp(sizes: Sequence[int], activation: type[nn.Module] = nn.ReLU) -> nn.Seque
     for d_in, d_out in zip(sizes[:-1], sizes[1:]):
         layers += [linear(d_in, d_out), activation()]
     return nn.Sequential(*layers)
+
+
+class BufferList(nn.Module):
+    """Tensors a network reads in ``forward`` that are not weights (gather indices, say), as a list that moves
+    with the network: each is a buffer, so ``.to("cuda")`` moves it with the weights (a plain attribute would
+    stay behind on the CPU), and a non-persistent one, so it stays out of the ``state_dict`` (checkpoints do
+    not change). Read it back by position, or iterate over it."""
+
+    def __init__(self, tensors: Iterable[Tensor] = ()) -> None:
+        super().__init__()
+        for i, tensor in enumerate(tensors):
+            self.register_buffer(str(i), tensor, persistent=False)
+
+    def __len__(self) -> int:
+        return len(self._buffers)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        return iter(self._buffers.values())
+
+    def __getitem__(self, i: int) -> Tensor:
+        return self._buffers[str(range(len(self))[i])]
 
 
 MAX_LAYER_WEIGHTS = 50_000_000

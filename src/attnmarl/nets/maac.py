@@ -43,7 +43,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_no_overflow, check_numbers, check_sizes
+from ..guards import check_no_overflow, check_numbers, check_sizes, has_values
 from .common import AgentLinear, check_types, linear, n_type_features, type_features
 from .qnets import q_tokens
 
@@ -64,7 +64,7 @@ def chosen(q_all: Tensor, a: Tensor) -> Tensor:
     if a.shape != q_all.shape:
         raise ValueError(f"actions a must be one-hot, (batch, m, n_actions) = {tuple(q_all.shape)} like q_all; "
                          f"got shape {tuple(a.shape)}")
-    if not bool(((a == 0) | (a == 1)).all() and (a.sum(-1) == 1).all()):
+    if has_values(a) and not bool(((a == 0) | (a == 1)).all() and (a.sum(-1) == 1).all()):
         raise ValueError("actions a must be one-hot: every agent's row holds one 1 and zeros")
     return (q_all * a).sum(-1)
 

@@ -28,9 +28,9 @@ from torch import Tensor, nn
 
 from ..attention import masked_softmax
 from ..envs.tokens import TokenLayout, token_layout
-from ..guards import check_like, check_no_overflow, check_numbers, check_sizes, overflow_error
+from ..guards import check_like, check_no_overflow, check_numbers, check_sizes, has_values, overflow_error
 from .central import AttentionNet, ConcatNet
-from .common import check_obs, check_types, linear, mlp
+from .common import BufferList, check_obs, check_types, linear, mlp
 
 __all__ = ["Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention", "MIXINGS", "INTERVENTIONS",
            "POLICY_OUT_GAIN"]
@@ -53,15 +53,20 @@ weights); ``"other-agent"`` gives agent i the alpha that the next agent of its t
 computed from its own observation — a real alpha of another state, the same shape, not chosen for o^i."""
 
 
-class _TypeGroups:
+class _TypeGroups(nn.Module):
     """Which agents have which type, to run one network per type on its agents' rows and put the
-    outputs back in agent order."""
+    outputs back in agent order. The indices are buffers (:class:`BufferList`), so they move with the
+    network that holds them."""
 
     def __init__(self, agent_types: tuple[int, ...]) -> None:
+        super().__init__()
         n_types = max(agent_types) + 1
-        self.members = [torch.tensor([i for i, t in enumerate(agent_types) if t == k]) for k in range(n_types)]
-        order = torch.cat(self.members).tolist()
-        self.restore = torch.tensor(sorted(range(len(agent_types)), key=order.__getitem__))
+        self.members = BufferList(torch.tensor([i for i, t in enumerate(agent_types) if t == k])
+                                  for k in range(n_types))
+        """Each type's agents, in agent order: one index tensor (m_type,) per type."""
+        order = torch.cat(list(self.members)).tolist()
+        self.register_buffer("restore", torch.tensor(sorted(range(len(agent_types)), key=order.__getitem__)),
+                             persistent=False)
 
     def join(self, per_type: Sequence[Tensor]) -> Tensor:
         """Outputs of each type's agents (batch, m_type, ...) -> (batch, m, ...) in agent order."""
@@ -215,7 +220,7 @@ class EntityAttention(nn.Module):
             if mask.shape != tokens.shape[:-1] or mask.dtype != torch.bool:
                 raise ValueError(f"mask must be a bool tensor of shape {tuple(tokens.shape[:-1])} (batch, m_type, n); "
                                  f"got {mask.dtype} {tuple(mask.shape)}")
-            if not mask[..., 0].all():
+            if has_values(mask) and not mask[..., 0].all():
                 raise ValueError("mask hides a self token (token 0): every agent's own token must be real")
             mask = mask.reshape(-1, 1, n)
         scores = u @ z.transpose(1, 2) / math.sqrt(d_head)  # (N, l, n)
@@ -307,7 +312,7 @@ class EntityAttention(nn.Module):
         for t_k, (block, flag) in zip(t, columns):
             features = t_k.flatten(1)  # (w_k, n_k N)
             var = ((gram[block, block] @ features + 2 * gram[block, flag, None]) * features).sum(0) + gram[flag, flag]
-            if not torch.isfinite(var.sum()):  # else a huge token would silently get sigma = inf, weight 0
+            if has_values(var) and not torch.isfinite(var.sum()):  # else a huge token would get sigma = inf, weight 0
                 raise overflow_error("the entity actor (a token's layer-norm variance)", torch.cat(
                     [part.reshape(-1) for part in parts]), self, "the observations' token features")
             inv_sigma.append(torch.rsqrt(var.clamp_min(0) + self.ln_attn.eps).view(t_k.shape[1:]))  # (n_k, N)
@@ -319,7 +324,7 @@ class EntityAttention(nn.Module):
             if mask.shape != (n, m_type, batch) or mask.dtype != torch.bool:
                 raise ValueError(f"mask must be a bool tensor of shape {(n, m_type, batch)} (n, m_type, batch); "
                                  f"got {mask.dtype} {tuple(mask.shape)}")
-            if not mask[0].all():
+            if has_values(mask) and not mask[0].all():
                 raise ValueError("mask hides a self token (token 0): every agent's own token must be real")
             mask = mask.reshape(1, n, -1)
         if attends:  # softmax over the n tokens
@@ -360,7 +365,9 @@ class EntityActor(nn.Module):
 
     ``forward(o)`` maps (batch, m, obs_dim) to (batch, m, d_y); ``outputs_and_alpha(o)`` also returns
     alpha (batch, m, l, n_tokens) when every agent has the same number of tokens (else a list per type),
-    and :attr:`token_names` names each agent's tokens (mpe2 entity names).
+    and :attr:`token_names` names each agent's tokens (mpe2 entity names). The gather indices that cut
+    observations into tokens are buffers (:class:`attnmarl.nets.common.BufferList`): they move with
+    ``.to(device)`` and are not in the ``state_dict``.
     """
 
     @property
@@ -409,22 +416,31 @@ class EntityActor(nn.Module):
         self.token_names = tuple(layout.names for layout in layouts)
         self._groups = _TypeGroups(self.agent_types)
         self.nets = nn.ModuleList()
-        self._gather: list[Tensor] = []
-        self._kind_gather: list[list[tuple[Tensor, Tensor | None]]] = []  # per type, per kind: (main, offset)
+        gather, kind_gather = [], []
         for members in self._groups.members:
             group = [layouts[i] for i in members.tolist()]
             index = _token_index(group, obs_dim)  # (m_type, n, d_tokens)
             blocks = _kind_blocks(group[0])
             self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks], mixing))
-            self._gather.append(index)
+            gather.append(index)
             rows = members[:, None, None] * obs_dim  # where agent i's o^i starts in o.flatten(1)
-            self._kind_gather.append([(_feature_major(rows + index[:, tokens, start:start + width]), None)
-                                      for tokens, start, width in blocks])
+            kind_gather.append(BufferList(_feature_major(rows + index[:, tokens, start:start + width])
+                                          for tokens, start, width in blocks))
+        self._gather = BufferList(gather)
+        """Per type: where each token feature sits in the extended observation [o^i; 0; 1], (m_type, n, d_tokens)."""
+        self._kind_gather = nn.ModuleList(kind_gather)
+        """Per type, per kind of token: the rows of o.flatten(1) :meth:`kind_tokens` gathers, (w_k, n_k, m_type)."""
+        self._kind_offset = BufferList()
+        """Absolute tokens only: per kind, the rows added to :attr:`_kind_gather`'s (p_i + (p_l - p_i), say)."""
         if frame == "absolute":
-            self._absolute = _absolute_spread_index(m, obs_dim)
-            self._kind_gather = [[tuple(_feature_major(table[:, tokens, start:start + width])
-                                        for table in self._absolute)
-                                  for tokens, start, width in _kind_blocks(layouts[0])]]
+            main, offset = _absolute_spread_index(m, obs_dim)
+            self._absolute = BufferList([main, offset])
+            """simple_spread's world-coordinate tokens: table[main] + table[offset] (:func:`_absolute_spread_index`)."""
+            blocks = _kind_blocks(layouts[0])
+            self._kind_gather = nn.ModuleList([BufferList(_feature_major(main[:, tokens, start:start + width])
+                                                          for tokens, start, width in blocks)])
+            self._kind_offset = BufferList(_feature_major(offset[:, tokens, start:start + width])
+                                           for tokens, start, width in blocks)
 
     def tokens(self, o: Tensor) -> list[Tensor]:
         """Each type's token tensor (batch, m_type, n, d_tokens), gathered from ``o`` (batch, m, obs_dim)."""
@@ -454,8 +470,9 @@ class EntityActor(nn.Module):
         def gather(index: Tensor) -> Tensor:  # one row copy per kind: (w_k, n_k, m_type, batch)
             return table.index_select(0, index.flatten()).view(*index.shape, -1)
 
-        return [[gather(main) if offset is None else gather(main) + gather(offset) for main, offset in kinds]
-                for kinds in self._kind_gather]
+        if self.frame == "absolute":  # one type; each world-coordinate feature is the sum of two columns
+            return [[gather(main) + gather(offset) for main, offset in zip(self._kind_gather[0], self._kind_offset)]]
+        return [[gather(main) for main in kinds] for kinds in self._kind_gather]
 
     def forward(self, o: Tensor) -> Tensor:
         """Outputs (batch, m, d_y) by :meth:`EntityAttention.folded`: the same numbers as
