@@ -171,7 +171,9 @@ def test_every_scaling_point_has_three_seeds_and_the_same_budget_in_agent_decisi
             team = team_kwargs(scenario, m)
             assert r["scenario"] == scenario and {k: r["scenario_kwargs"][k] for k in team} == team
             assert not r["scenario_kwargs"].get("continuous_actions", False)
-            assert r["actor"] == actor and r["critic"] == "attention"
+            mixing = "mean" if actor == "mean" else "attention"  # the control: the entity actor, alpha uniform
+            assert r["actor"] == ("entity" if actor == "mean" else actor) and r["critic"] == "attention"
+            assert r["config"].get("entity_mixing", "attention") == mixing, name
             assert abs(m * r["env_steps"] - 12_000_000) <= m * 3200, name  # within one update of 12M
             curve = scale_curve(name, r["seed"])
             assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == 200
