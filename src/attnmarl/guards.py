@@ -5,10 +5,14 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
 
 - :func:`check_int`, :func:`check_bool`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`,
   :func:`check_real` for sizes, flags, seeds, indices and hyperparameters (a string is never a bool or a
-  number, an integer is never beyond :data:`INT_MAX`, numpy's integers are integers and no bool is one:
-  :func:`is_int`), and :func:`cli_int` for the command lines' integer options;
-- :func:`check_numbers` for a product of sizes, each allowed on its own, that would allocate gigabytes
-  (more than :data:`MAX_NUMBERS` in one array): refused before the allocation, naming the sizes;
+  number, a size is never beyond :data:`INT_MAX` nor a seed beyond :data:`SEED_MAX`, numpy's integers are
+  integers and no bool is one: :func:`is_int`), and :func:`cli_int` for the command lines' integer options;
+- :func:`check_cost` for work that would take minutes or exhaust memory: the caller estimates its seconds and
+  bytes (a world of thousands of entities, thousands of unshared layers), and what is estimated beyond
+  :data:`COST_SECONDS` or :func:`memory_budget` is refused before it starts, with the estimate and the way to
+  run it anyway (``ATTNMARL_ALLOW_COSTLY=1`` in the environment, :data:`ALLOW_COSTLY`);
+  :func:`check_numbers` does so for a product of sizes, each allowed on its own, that would allocate one
+  array larger than the memory budget;
 - :func:`check_finite` for tensors (one reduction, cheap enough for the training loop),
   :func:`check_like` for a tensor whose dtype or device differs from the weights it meets, and
   :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
@@ -51,9 +55,10 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.envs stays free of it
     from torch import Tensor
 
-__all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "check_bool", "check_sizes", "cli_int",
-           "check_seed", "check_index", "check_real",
-           "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "check_finite",
+__all__ = ["INT_MAX", "SEED_MAX", "is_int", "check_int", "ALLOW_COSTLY", "COST_SECONDS", "costly_allowed",
+           "memory_budget", "duration", "check_cost", "check_numbers", "check_bool", "check_sizes", "cli_int",
+           "check_seed", "derived_seed", "cli_seed", "check_index", "check_real",
+           "check_choice", "check_replay_buffer", "check_config_fields", "check_finite",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
@@ -71,8 +76,8 @@ def is_int(value: Any) -> bool:
 
 
 INT_MAX = 2**31 - 1
-"""The largest integer a size, count or seed may be: torch, numpy and mpe2 take 32-bit integers in places
-(numpy's legacy seeds, tensor sizes), and anything larger would fail inside them, or allocate for ever."""
+"""The largest integer a size or a count may be: tensor sizes and numpy's indices are 32-bit in places, and
+anything larger would fail inside them, or allocate for ever. (Seeds go further: :data:`SEED_MAX`.)"""
 
 
 def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -> int:
@@ -84,25 +89,84 @@ def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -
     return int(value)
 
 
-MAX_NUMBERS = 100_000_000
-"""The most numbers one array that the package allocates may hold (0.4 GB in float32, 0.8 GB in float64; the
-book's largest hold about a million): a product of sizes beyond it, each size allowed on its own (a layer of
-100,000 x 100,000, a million worlds of 50 agents), would take minutes and gigabytes before failing in
-torch's or numpy's allocator, so it is refused up front by :func:`check_numbers`."""
+ALLOW_COSTLY = "ATTNMARL_ALLOW_COSTLY"
+"""The environment variable that turns every cost estimate off: with ``ATTNMARL_ALLOW_COSTLY=1`` set (in the
+shell, or ``os.environ`` before the call), :func:`check_cost` and :func:`check_numbers` refuse nothing, and work
+estimated at hours or at more memory than the machine has is started anyway."""
+
+COST_SECONDS = 60.0
+"""The most seconds one call is estimated to take before :func:`check_cost` refuses it: building a world and
+stepping it once, building a network. A call estimated beyond it would seem to hang; estimates are made
+with coefficients measured on a busy 2-core CPU (one thread), so they err on the slow side."""
 
 
-def check_numbers(what: str, *sizes: tuple[str, Any], limit: int = MAX_NUMBERS, hint: str = "",
-                  minimum: int = 1) -> int:
+def costly_allowed() -> bool:
+    """True when :data:`ALLOW_COSTLY` is set to anything but ``""`` or ``"0"``: no estimate refuses work."""
+    return os.environ.get(ALLOW_COSTLY, "") not in ("", "0")
+
+
+def memory_budget() -> int:
+    """The most bytes one estimated allocation may take: a quarter of this machine's physical memory (the rest
+    leaves room for the copies a computation makes of its largest array, and for everything else running)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): assume a small machine
+        physical = 8 * 2**30
+    return max(physical, 2**30) // 4
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min``, ``2.5 h``, ``4 days``: how long an estimate is, in words."""
+    if seconds < 120:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:,.0f} days"
+
+
+def _size(nbytes: float) -> str:
+    return f"{nbytes / 1e9:,.1f} GB" if nbytes >= 1e8 else f"{nbytes / 1e6:,.1f} MB"
+
+
+def check_cost(what: str, seconds: float = 0.0, nbytes: float = 0.0, basis: str = "", remedy: str = "") -> None:
+    """Refuse ``what`` if it is estimated to take more than :data:`COST_SECONDS` or more memory than
+    :func:`memory_budget`; else do nothing. The ``ValueError`` says the estimate (``seconds``, ``nbytes``), what
+    it rests on (``basis``: the sizes and the measured coefficient), the limit it exceeds, what to do instead
+    (``remedy``), and how to run it anyway: set ``ATTNMARL_ALLOW_COSTLY=1`` (:data:`ALLOW_COSTLY`). Only what
+    would really take minutes or exhaust memory is refused, so that every size the package can serve in
+    reasonable time is served."""
+    if costly_allowed():
+        return
+    budget = memory_budget()
+    if seconds <= COST_SECONDS and nbytes <= budget:
+        return
+    estimate = " and ".join(part for part in (f"about {duration(seconds)}" if seconds else "",
+                                                f"about {_size(nbytes)} of memory" if nbytes else "") if part)
+    raise ValueError(f"{what} would take {estimate}" + (f" (estimated from {basis})" if basis else "")
+                     + f"; this package refuses work estimated at more than {COST_SECONDS:.0f} s or {_size(budget)} "
+                     "(a quarter of this machine's memory)" + (f": {remedy}" if remedy else "")
+                     + f"; to run it anyway, set {ALLOW_COSTLY}=1 in the environment")
+
+
+def check_numbers(what: str, *sizes: tuple[str, Any], limit: int | None = None, hint: str = "",
+                  minimum: int = 1, itemsize: int = 4) -> int:
     """The product of ``sizes`` — ``(name, value)`` pairs, each value an integer >= ``minimum`` (0 for the shape of
     a tensor, which may be empty) — the number of entries of the array ``what``; ``ValueError`` naming the sizes,
-    their product, its memory and ``limit`` if it exceeds ``limit`` (``hint`` says what to do instead). Called
-    before the array is allocated: each size may be allowed on its own and their product still take gigabytes
-    (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``)."""
+    their product and its memory if that memory (``itemsize`` bytes a number, float32's 4 by default) exceeds
+    :func:`memory_budget`, or if the product exceeds ``limit`` when one is given (``hint`` says what to do
+    instead). Called before the array is allocated: each size may be allowed on its own and their product still
+    take more memory than the machine has (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``). Set
+    ``ATTNMARL_ALLOW_COSTLY=1`` to allocate it anyway (:data:`ALLOW_COSTLY`)."""
     count = math.prod(check_int(name, value, minimum) for name, value in sizes)
-    if count > limit:
+    most = memory_budget() // itemsize if limit is None else limit
+    if count > most and not costly_allowed():
         shape = " x ".join(f"{name} = {int(value):,}" for name, value in sizes)
-        raise ValueError(f"{what} would hold {shape} = {count:,} numbers ({count * 4 / 1e9:,.1f} GB in float32); "
-                         f"this package allocates at most {limit:,} in one array{hint}")
+        why = "a quarter of this machine's memory" if limit is None else "its limit"
+        raise ValueError(f"{what} would hold {shape} = {count:,} numbers ({count * itemsize / 1e9:,.1f} GB); "
+                         f"this package allocates at most {most:,} in one array ({why}){hint}; to allocate it "
+                         f"anyway, set {ALLOW_COSTLY}=1 in the environment")
     return count
 
 
@@ -168,10 +232,27 @@ def check_episodes(name: str, value: Any) -> int:
     return check_int(name, value, 1, MAX_EPISODES)
 
 
+SEED_MAX = 2**64 - 1
+"""The largest seed: numpy's generators (``default_rng``), torch's (``manual_seed``) and mpe2's (``reset(seed=)``,
+through numpy) all take every integer from 0 to 2**64 - 1; torch refuses larger ones."""
+
+
 def check_seed(value: Any, name: str = "seed") -> int:
-    """A random seed: an integer from 0 to :data:`INT_MAX` (numpy's generators refuse anything else, with
-    a less clear message, and torch fails on seeds beyond 64 bits)."""
-    return check_int(name, value, minimum=0)
+    """A random seed: an integer from 0 to :data:`SEED_MAX`, 64 bits, as numpy, torch and mpe2 take it (numpy's
+    generators refuse negative seeds, with a less clear message, and torch fails beyond 64 bits)."""
+    return check_int(name, value, minimum=0, maximum=SEED_MAX)
+
+
+def derived_seed(seed: int, offset: int) -> int:
+    """The seed ``seed + offset`` of one of several streams (episode k, agent i), wrapped into 0 … :data:`SEED_MAX`
+    so that a seed near the top still gives seeds that torch takes; the same number as ``seed + offset``
+    whenever that fits in 64 bits."""
+    return (seed + offset) % (SEED_MAX + 1)
+
+
+def cli_seed() -> Callable[[str], int]:
+    """The ``argparse`` type of a ``--seed`` option: an integer from 0 to :data:`SEED_MAX`."""
+    return cli_int(0, SEED_MAX)
 
 
 def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
@@ -230,17 +311,17 @@ def check_off_policy_budget(config: Any) -> None:
                          f"{buffer_size:,}: a minibatch is drawn from the buffer's transitions")
 
 
-MAX_BUFFER_NUMBERS = 500_000_000
-"""The most numbers in each of a replay buffer's largest arrays, o and o' (2 GB each in float32): the book's
-largest, MAAC's at 12 collect_treasure agents, holds 322 million."""
-
-
 def check_replay_buffer(capacity: int, m: int, obs_dim: int, action_dim: int) -> None:
-    """The sizes of a replay buffer of ``capacity`` joint transitions: positive integers, and its largest arrays,
-    o and o' (capacity, m, obs_dim), within :data:`MAX_BUFFER_NUMBERS` (:func:`check_numbers`)."""
+    """The sizes of a replay buffer of ``capacity`` joint transitions: positive integers, and its arrays — o and o'
+    (capacity, m, obs_dim), the actions (capacity, m, action_dim), rewards and ends — within the memory budget
+    (:func:`check_cost`, :func:`memory_budget`)."""
     check_int("action_dim", action_dim)
-    check_numbers("the replay buffer's observations o", ("capacity", capacity), ("m", m), ("obs_dim", obs_dim),
-                  limit=MAX_BUFFER_NUMBERS, hint=" of a replay buffer (a smaller buffer_size)")
+    numbers = check_numbers("the replay buffer's observations o", ("capacity", capacity), ("m", m),
+                            ("obs_dim", obs_dim), hint=" (a smaller buffer_size)")
+    nbytes = 4 * (2 * numbers + capacity * m * (action_dim + 2) + capacity)
+    check_cost(f"a replay buffer of {capacity:,} transitions of {m} agents", nbytes=nbytes,
+               basis=f"o and o' of {numbers:,} float32 numbers each, actions, rewards and ends",
+               remedy="give a smaller buffer_size")
 
 
 def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]],

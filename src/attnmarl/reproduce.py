@@ -55,6 +55,7 @@ from .guards import (
     check_int,
     check_writable_folder,
     cli_int,
+    cli_seed,
     cli_threads,
     restore_sigint,
     write_atomically,
@@ -416,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
                        help=f"chapters whose shipped runs to re-run: {', '.join(CHAPTERS)} (default: all)")
     where.add_argument("--index", metavar="DIR", help="re-run the runs listed in DIR/index.json instead")
     parser.add_argument("--configs", nargs="+", metavar="NAME", help="only these configs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=cli_int(0), metavar="S", help="only these seeds (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=cli_seed(), metavar="S", help="only these seeds (default: all)")
     parser.add_argument("--address", help="an existing Ray cluster: auto, HOST:PORT or ray://HOST:10001 "
                         "(default: start a Ray on this machine)")
     parser.add_argument("--cpus", type=cli_threads(), help="cores of the local Ray (default: all of this machine's)")

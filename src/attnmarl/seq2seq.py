@@ -69,6 +69,7 @@ from attnmarl.guards import (
     check_writable_folder,
     cli_episodes,
     cli_int,
+    cli_seed,
     cli_threads,
     is_int,
     load_trusted,
@@ -693,7 +694,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m attnmarl.seq2seq", description=__doc__.splitlines()[0])
     parser.add_argument("--train", action="store_true", help="train both models and print accuracy by length")
     parser.add_argument("--steps", type=cli_int(), default=TRAIN_STEPS, help="training steps per model")
-    parser.add_argument("--seed", type=cli_int(0), default=SEED)
+    parser.add_argument("--seed", type=cli_seed(), default=SEED)
     parser.add_argument("--n-test", type=cli_episodes(), default=2000, help="held-out examples to evaluate on")
     parser.add_argument("--out",
                         help="directory for the checkpoints and log (the book's: src/attnmarl/assets/seq2seq)")

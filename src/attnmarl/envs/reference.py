@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_seed, is_int
+from ..guards import check_seed, derived_seed, is_int
 from .actions import check_actions
 from .scenarios import reference_kwargs, reference_module
 
@@ -156,7 +156,7 @@ def render_episode(
     env = make_reference(scenario, render_mode="rgb_array", **scenario_kwargs)
     obs, _ = env.reset(seed=seed)
     for i, agent in enumerate(env.possible_agents):
-        env.action_space(agent).seed(seed + i)
+        env.action_space(agent).seed(derived_seed(seed, i))
     frames = [env.render()]
     while env.agents:
         if policy is None:
