@@ -62,7 +62,7 @@ __all__ = ["INT_MAX", "SEED_MAX", "is_int", "check_int", "ALLOW_COSTLY", "COST_S
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
-           "check_seal",
+           "check_seal", "check_stored", "check_shapes",
            "check_writable_folder", "check_writable_file", "save_files", "save_result", "run_command",
            "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
@@ -518,15 +518,37 @@ def check_plain(name: str, value: Any) -> None:
                          "weights_only=True) would refuse the file once written")
 
 
+HASH_CHUNK_BYTES = 2**24
+"""The most bytes of a tensor that :func:`seal` and :func:`check_seal` copy at once to hash it (16 MB): a tensor
+whose entries are not laid out in order is hashed piece by piece, never copied whole."""
+
+
+def _tensor_bytes(tensor: Tensor) -> Iterable[Any]:
+    """The bytes of ``tensor``'s entries in C order, as numpy views of at most :data:`HASH_CHUNK_BYTES` each: a
+    contiguous tensor is read in place; any other is copied a piece of rows at a time."""
+    import torch
+
+    if tensor.is_contiguous() or tensor.dim() == 0 or tensor.numel() * tensor.element_size() <= HASH_CHUNK_BYTES:
+        flat = tensor.contiguous().reshape(-1).view(torch.uint8).numpy()
+        for start in range(0, flat.size, HASH_CHUNK_BYTES):
+            yield flat[start:start + HASH_CHUNK_BYTES]
+        return
+    rows = max(1, HASH_CHUNK_BYTES // max(1, tensor[0].numel() * tensor.element_size()))
+    for piece in tensor.split(rows):
+        yield from _tensor_bytes(piece[0] if piece.shape[0] == 1 else piece)
+
+
 def _feed(hasher: Any, value: Any) -> None:
     """Feed ``value`` to ``hasher`` in a canonical form: dicts by sorted key, tensors by dtype, shape and
-    bytes, anything else by type and ``repr`` (exact for the str, int, float, bool and None a checkpoint holds)."""
+    bytes (:func:`_tensor_bytes`, in bounded pieces), anything else by type and ``repr`` (exact for the str, int,
+    float, bool and None a checkpoint holds)."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        flat = value.detach().cpu().contiguous().reshape(-1)
-        hasher.update(f"T{flat.dtype}{tuple(value.shape)}:".encode())
-        hasher.update(flat.view(torch.uint8).numpy().tobytes())
+        tensor = value.detach().cpu()
+        hasher.update(f"T{tensor.dtype}{tuple(value.shape)}:".encode())
+        for chunk in _tensor_bytes(tensor):
+            hasher.update(chunk)
     elif isinstance(value, Mapping):
         hasher.update(b"{")
         for key in sorted(value, key=repr):
@@ -554,9 +576,64 @@ def seal(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "checksum": _checksum(data)}
 
 
+def _tensors(value: Any, name: str) -> Iterable[tuple[str, Tensor]]:
+    """Every tensor in ``value`` (nested dicts, lists and tuples), with where it is (``state_dict['W']``)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield name, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _tensors(item, f"{name}[{key!r}]" if name else str(key))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _tensors(item, f"{name}[{i}]")
+
+
+def check_stored(path: str | Path, data: Any, what: str) -> None:
+    """Raise ``ValueError`` if a tensor read from ``path`` declares more entries than its file stores: a view
+    whose entries overlap (stride 0: one stored number read as a billion) is what no saved weight is, and
+    hashing, checking or loading it would allocate gigabytes for a file of a few kilobytes. Checked before
+    anything reads the entries (:func:`check_seal` calls it first), so such a file is refused at once."""
+    total, storages = 0, {}
+    for name, tensor in _tensors(data, ""):
+        declared = tensor.numel() * tensor.element_size()
+        storage = tensor.untyped_storage()
+        stored = storage.nbytes() - tensor.storage_offset() * tensor.element_size()
+        total += declared
+        storages[storage.data_ptr(), storage.nbytes()] = storage.nbytes()
+        if declared > stored:
+            raise ValueError(f"{path} is not a loadable {what}: {name or 'its tensor'} declares {tensor.numel():,} "
+                             f"numbers (shape {tuple(tensor.shape)}, strides {tensor.stride()}) but the file stores "
+                             f"{max(stored, 0) // tensor.element_size():,} for it, so its entries overlap (a stride-0 "
+                             "view); a saved weight stores every entry, so the file was made or changed by hand and "
+                             "is refused before its checksum is computed")
+    if total > sum(storages.values()):  # each tensor fits its storage, but many tensors read the same numbers
+        raise ValueError(f"{path} is not a loadable {what}: its tensors declare {total:,} bytes of entries over "
+                         f"{sum(storages.values()):,} bytes stored, so several of them read the same stored numbers; "
+                         "a saved checkpoint stores each weight on its own, so the file was made or changed by hand "
+                         "and is refused before its checksum is computed")
+
+
+def check_shapes(path: str | Path, state: Mapping[str, Any], expected: Mapping[str, tuple[int, ...]]) -> None:
+    """Raise ``ValueError`` unless the state dict ``state`` read from ``path`` holds exactly the weights ``expected``
+    (names and shapes: those of the agent its own config builds), naming the first few that differ."""
+    given = {name: tuple(tensor.shape) if hasattr(tensor, "shape") else type(tensor).__name__
+             for name, tensor in state.items()}
+    if given != dict(expected):
+        differ = sorted(name for name in given.keys() | expected.keys() if given.get(name) != expected.get(name))
+        listed = "; ".join(f"{name}: file {given.get(name, 'none')}, config {expected.get(name, 'none')}"
+                           for name in differ[:4]) + (f"; and {len(differ) - 4} more" if len(differ) > 4 else "")
+        raise ValueError(f"{path}: the weights do not fit the architecture of its own config — {len(differ)} "
+                         f"differ in name or shape: {listed}")
+
+
 def check_seal(path: str | Path, data: Mapping[str, Any], what: str) -> None:
     """Raise ``ValueError`` unless ``data``, as read from ``path``, carries the checksum of its contents:
-    a file changed after it was saved (a flipped byte in a weight, say) is refused, not played."""
+    a file changed after it was saved (a flipped byte in a weight, say) is refused, not played. A tensor that
+    declares more entries than the file stores is refused first (:func:`check_stored`), and the tensors are
+    hashed in bounded pieces (:data:`HASH_CHUNK_BYTES`), so refusing a hostile file stays cheap."""
+    check_stored(path, data, what)
     stored = data.get("checksum")
     if not isinstance(stored, str):
         raise ValueError(f"{path} is a {what} without a checksum (saved before attnmarl's checkpoints carried "
