@@ -44,8 +44,10 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -66,7 +68,7 @@ __all__ = ["INT_MAX", "SEED_MAX", "is_int", "check_int", "ALLOW_COSTLY", "COST_S
            "check_writable_folder", "check_writable_file", "save_files", "save_result", "run_command",
            "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
-           "check_new_files", "check_run_file", "restore_sigint"]
+           "check_new_files", "check_run_file", "restore_sigint", "HeldInterrupt", "WRITTEN"]
 
 
 def is_int(value: Any) -> bool:
@@ -775,7 +777,9 @@ def restore_sigint() -> None:
 def run_command(prog: str, main: Callable[[], Any], interrupted: str, imports: tuple[str, ...] = ()) -> None:
     """Run a command line's ``main`` so that it ends in one line, not a traceback, when it is stopped:
     Ctrl-C (SIGINT) prints ``PROG: interrupted; <interrupted>`` — what was and was not written — and exits
-    with status 130; a refusal or a failed write (``ValueError``, ``OSError``, which name the problem)
+    with status 130 (if ``main`` had already written files with :func:`write_atomically`, the line names them
+    instead, each complete, since ``interrupted`` says what holds when nothing was written); a refusal or a
+    failed write (``ValueError``, ``OSError``, which name the problem)
     prints ``PROG: error: <message>`` and exits with status 1. (Ctrl-C during the imports before it is
     caught by ``attnmarl``'s start-up handler, which this hands back to Python.)
 
@@ -786,9 +790,14 @@ def run_command(prog: str, main: Callable[[], Any], interrupted: str, imports: t
     for module in imports:
         importlib.import_module(module)
     restore_sigint()
+    already = len(WRITTEN)
     try:
         main()
     except KeyboardInterrupt:
+        written = WRITTEN[already:]
+        if written:
+            listed = ", ".join(str(path) for path in written)
+            interrupted = f"it had written {listed} (each file complete); nothing else was written"
         sys.stderr.write(f"\n{prog}: interrupted; {interrupted}\n")
         sys.exit(130)
     except (ValueError, OSError) as error:
@@ -802,10 +811,13 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
     Each ``write(handle)`` fills a temporary file in its target's folder (named ``.NAME.*.tmp``, so no
     ``*.pt`` or ``*.json`` pattern matches it), which is flushed to disk; only when every file is
     complete are they renamed over their targets (``os.replace``, atomic on one file system), in the
-    order given. A process killed before the renames leaves the old files (and perhaps a ``.tmp`` file,
-    which nothing reads); killed between two renames, the first files are new and the rest old — put
-    last the file that says the others are complete. A target named twice, a folder, or one in a folder that
-    does not exist is refused before anything is written (:func:`_check_targets`).
+    order given. Ctrl-C (SIGINT) is held across the renames (:class:`HeldInterrupt`) and raised once they are
+    done, so an interrupted write leaves either every old file or every new one, never a mixed set, and the
+    files written are recorded in :data:`WRITTEN` (what :func:`run_command` reports). A process killed before
+    the renames leaves the old files (and perhaps a ``.tmp`` file, which nothing reads); only a kill that
+    cannot be caught (SIGKILL, a power cut) between two renames leaves the first files new and the rest
+    old — put last the file that says the others are complete. A target named twice, a folder, or one in a
+    folder that does not exist is refused before anything is written (:func:`_check_targets`).
     """
     _check_targets(list(files))
     staged: list[tuple[str, Path]] = []
@@ -820,12 +832,53 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
                 handle.flush()
                 os.fchmod(handle.fileno(), mode)
                 os.fsync(handle.fileno())
-        for temporary, target in staged:
-            os.replace(temporary, target)
+        with HeldInterrupt():
+            for temporary, target in staged:
+                os.replace(temporary, target)
+                WRITTEN.append(target)
     finally:
         for temporary, _ in staged:
             if os.path.exists(temporary):
                 os.remove(temporary)
+
+
+WRITTEN: list[Path] = []
+"""Every file this process has written with :func:`write_atomically`, in order: :func:`run_command` names those
+written before an interrupt, so that its last line never says that nothing was written when something was."""
+
+
+class HeldInterrupt:
+    """A block during which Ctrl-C (SIGINT) is held: an interrupt that arrives is remembered, and delivered to
+    the handler it was meant for (``KeyboardInterrupt``, usually) as soon as the block ends — so that a few
+    steps that belong together (renaming a set of files into place) are never cut in two. Outside the main
+    thread, where no Python signal handler can be set and no ``KeyboardInterrupt`` is raised, it holds
+    nothing."""
+
+    def __init__(self) -> None:
+        self.pending, self.installed = False, False
+        self.previous: Any = None
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self.pending = True
+
+    def __enter__(self) -> HeldInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._hold)
+            self.installed = True
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if not self.installed:
+            return
+        previous = signal.SIG_DFL if self.previous is None else self.previous  # None: set outside Python
+        signal.signal(signal.SIGINT, previous)
+        if not self.pending:
+            return
+        if callable(previous):  # Python's default_int_handler raises KeyboardInterrupt
+            previous(signal.SIGINT, None)
+        elif previous == signal.SIG_DFL:  # the interrupt ends the process, as it would have
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 def _check_targets(targets: list[str | Path]) -> None:

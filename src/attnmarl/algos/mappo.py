@@ -378,12 +378,43 @@ def copy_actor(agent: nn.Module, config: Any, saved: Any, state: dict[str, Tenso
     try:
         agent.actor.load_state_dict(actor)
     except RuntimeError:
-        raise ValueError(f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its "
-                         f"weights have shapes that depend on them, so it cannot run with {config.scenario_kwargs} "
-                         f"(only the entity actor runs at any m)") from None
+        raise ValueError(_actor_misfit(path, saved, config)) from None
     if getattr(agent, "log_std", None) is not None and "log_std" in state:
         with torch.no_grad():
             agent.log_std.copy_(state["log_std"])
+
+
+def _token_kinds(config: Any) -> list[str]:
+    """The kinds of entity token (self, landmark, agent, ...) that some agent of ``config``'s scenario reads."""
+    from ..envs import make_reference
+    from ..envs.tokens import token_layout
+
+    kinds: dict[str, None] = {}
+    for i in range(len(make_reference(config.scenario, **config.scenario_kwargs).possible_agents)):
+        kinds.update(dict.fromkeys(token_layout(config.scenario, i, **config.scenario_kwargs).kinds))
+    return list(kinds)
+
+
+def _actor_misfit(path: str | Path, saved: Any, config: Any) -> str:
+    """Why the actor of the checkpoint at ``path`` (config ``saved``) does not fit the one built for ``config``.
+    The entity actor's weights do not depend on m, but it has an embedding for each kind of token it was
+    trained on: a team without some kind (no other agent at m = 1) has a narrower token layout."""
+    if saved.actor == "entity":
+        trained, here = _token_kinds(saved), _token_kinds(config)
+        missing = [kind for kind in trained if kind not in here]
+        if missing:
+            alone = " (a team of one has no other agent)" if "agent" in missing else ""
+            return (f"{path}: its entity actor was trained on {saved.scenario_kwargs}, on tokens of the kinds "
+                    f"{trained}, and has an embedding for each kind; with {config.scenario_kwargs} no agent has a "
+                    f"token of the kind {' or '.join(repr(kind) for kind in missing)}{alone}, so the layout of its "
+                    "tokens differs and the actor cannot run there: give a team with every kind of entity it was "
+                    "trained on (for simple_spread, N >= 2)")
+        return (f"{path}: its entity actor was trained with {saved.scenario_kwargs} on tokens of the kinds {trained}, "
+                f"and with {config.scenario_kwargs} the tokens have the kinds {here}, in another layout, so its "
+                "weights do not fit")
+    return (f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its weights have shapes "
+            f"that depend on them, so it cannot run with {config.scenario_kwargs} (only the entity actor runs at "
+            "any m)")
 
 
 def _action_space(continuous: bool) -> str:

@@ -287,8 +287,14 @@ class PolicyProbe:
 
 def make_policy_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 5) -> PolicyProbe:
     """Play mpe2 (reset with ``seed``) for ``t`` steps with the agent's greedy policy and freeze the
-    state: it is copied into a one-environment port with :meth:`BatchedEnv.load_state`."""
+    state: it is copied into a one-environment port with :meth:`BatchedEnv.load_state`. An entity actor whose
+    tokens are ranked by distance (collect_treasure's) is refused: moving an entity reorders its tokens, so alpha
+    could not be told entity by entity."""
     _check_discrete(agent)
+    if isinstance(agent.actor, EntityActor) and any(name.startswith("nearest_") for name in agent.actor.token_names[0]):
+        raise ValueError(f"the policy probe moves an entity and reads alpha entity by entity, but {config.scenario}'s "
+                         "tokens are ranked by distance (nearest first), so a moved entity changes which token is "
+                         "which; step through a recorded episode with policy_episode_explorer(agent, config) instead")
     episode, port = freeze_state(agent, config, seed, t)
     return PolicyProbe(agent, config, episode, t, port)
 
