@@ -562,9 +562,17 @@ def test_one_advantage_per_minibatch_is_refused_before_training():
 
 # ---- the rest of the issue: explorers, sizes, seeds, summaries, fine-tuning assets --------------------------------
 
+def changed(panel, **fields):
+    """``panel`` with ``fields`` set after it was made (a Heatmap refuses a non-finite vmax when made, so this is
+    how one reaches the renderer's own check)."""
+    for name, value in fields.items():
+        setattr(panel, name, value)
+    return panel
+
+
 @pytest.mark.parametrize("panel,field", [
     (Heatmap(np.array([[0.5, np.nan]]), ["q"], ["a", "b"], title="alpha"), "values"),
-    (Heatmap(np.ones((1, 1)), ["q"], ["a"], vmax=math.inf, title="alpha"), "vmax"),
+    (changed(Heatmap(np.ones((1, 1)), ["q"], ["a"], title="alpha"), vmax=math.inf), "vmax"),
     (Points(np.array([[0.0, np.inf]]), ["x"], title="tokens"), "xy"),
     (Arena(np.array([[np.nan, 0.0]]), [0.1], ["red"], ["a"], title="world"), "xy"),
 ])

@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
 
 __all__ = ["INT_MAX", "SEED_MAX", "is_int", "check_int", "ALLOW_COSTLY", "COST_SECONDS", "costly_allowed",
            "memory_budget", "duration", "check_cost", "check_numbers", "check_bool", "check_sizes", "cli_int",
-           "check_seed", "derived_seed", "cli_seed", "check_index", "check_real",
+           "check_seed", "derived_seed", "cli_seed", "check_index", "check_indices", "check_real",
            "check_choice", "check_replay_buffer", "check_config_fields", "check_finite",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
@@ -263,6 +263,23 @@ def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
     if not is_int(value) or not 0 <= value < n:
         raise ValueError(f"{name} must be an {what} in [0, {n}); got {value!r}")
     return int(value)
+
+
+def check_indices(name: str, index: Tensor, n: int, shape: tuple[int, ...] | None = None, what: str = "index") -> None:
+    """Raise ``ValueError`` unless ``index`` is a tensor of integers (of ``shape``, if given), each in 0 … n - 1:
+    torch's ``gather`` would fail with an error about its own internals, or, for a negative index in plain
+    indexing, silently count from the end."""
+    import torch
+
+    integer = isinstance(index, torch.Tensor) and not (index.is_floating_point() or index.is_complex())
+    if not integer or index.dtype == torch.bool:
+        got = f"dtype {index.dtype}" if isinstance(index, torch.Tensor) else type(index).__name__
+        raise ValueError(f"{name} must be a tensor of integer {what}es (for example torch.long); got {got}")
+    if shape is not None and tuple(index.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}; got {tuple(index.shape)}")
+    if index.numel() and not bool(((index >= 0) & (index < n)).all()):
+        bad = index[(index < 0) | (index >= n)]
+        raise ValueError(f"{name} must hold {what}es in [0, {n}); {bad.numel()} do not, for example {int(bad[0])}")
 
 
 def check_real(name: str, value: Any, low: float = -math.inf, high: float = math.inf, low_open: bool = False,

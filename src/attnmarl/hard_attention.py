@@ -177,6 +177,7 @@ def gradient_variance(model: KeyValueReader, generator: torch.Generator, estimat
     |mean_k g_k|^2. ``hard`` and ``exact`` estimate the same gradient, so the gap between their
     variances is the noise that sampling j ~ alpha adds on top of the mini-batch noise.
     """
+    check_int("n_batches", n_batches, minimum=2)  # the variance of one estimate is undefined (NaN)
     unknown = set(estimators) - set(ESTIMATORS)
     if unknown or not estimators:
         raise ValueError(f"estimators must be a non-empty subset of {ESTIMATORS}; got {estimators!r}")

@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from PIL import Image
 
-from .guards import check_real
+from .guards import check_bool, check_real
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
            "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
@@ -185,6 +185,11 @@ class Heatmap:
                 f"heatmap values of shape {self.values.shape} do not match {len(self.rows)} row and "
                 f"{len(self.cols)} column labels"
             )
+        self.vmin, self.vmax = check_real("heatmap vmin", self.vmin), check_real("heatmap vmax", self.vmax)
+        if not self.vmin < self.vmax:  # an empty or reversed colour scale draws every value in one colour
+            raise ValueError(f"heatmap vmin must be below vmax (the colour scale runs from vmin to vmax); got "
+                             f"vmin = {self.vmin:g}, vmax = {self.vmax:g}")
+        self.annotate = check_bool("heatmap annotate", self.annotate)
 
 
 MAX_LIM = 1000.0

@@ -53,7 +53,7 @@ from torch import Tensor, nn
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
-from ..guards import check_choice, check_config_fields, check_finite, check_numbers, check_sizes
+from ..guards import check_choice, check_config_fields, check_finite, check_indices, check_numbers, check_sizes
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from ..nets.policies import MIXINGS
 from .compile import compile_in_place
@@ -246,7 +246,15 @@ class ValueNorm(nn.Module):
         self.register_buffer("count", torch.tensor(0.0))
 
     def update(self, x: Tensor) -> None:
-        """Fold a batch of targets (n, m) into the statistics (parallel variance formula)."""
+        """Fold a batch of targets (n, m), n >= 1, into the statistics (parallel variance formula). An empty batch
+        (its mean and variance are NaN), targets of another m or non-finite ones raise ``ValueError``: each would
+        turn the running statistics, and every value the critic predicts after, into NaN."""
+        m = self.mean.shape[0]
+        if not isinstance(x, Tensor) or x.dim() != 2 or x.shape[1] != m or x.shape[0] == 0:
+            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"the value targets must be a tensor of shape (n, m) = (n, {m}) with n >= 1 rows; got "
+                             f"{shape}")
+        check_finite("the value targets", x)
         n = x.shape[0]
         batch_mean, batch_var = x.mean(0), x.var(0, unbiased=False)
         total = self.count + n
@@ -431,7 +439,8 @@ def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
 
 
 def log_prob(logits: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:
-    """log pi(a | o) of the given actions and the entropy of pi, both (..., m)."""
+    """log pi(a | o) of the given actions, (..., m) integers in [0, n_actions), and the entropy of pi, both (..., m)."""
+    check_indices("actions", actions, logits.shape[-1], tuple(logits.shape[:-1]), "action")
     log_pi = torch.log_softmax(logits, dim=-1)
     entropy = -(log_pi.exp() * log_pi).sum(-1)
     return log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1), entropy
@@ -488,7 +497,16 @@ def gae(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor, gam
 
 def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:
     """Advantages (minibatch, m) shifted and scaled to mean 0 and std 1: over all entries, or
-    separately for each agent (column) with ``per_agent``."""
+    separately for each agent (column) with ``per_agent``. Fewer than two advantages to normalise together
+    (one row per agent, one entry, none) have no standard deviation: ``ValueError``, not NaN."""
+    if not isinstance(adv, Tensor) or adv.dim() != 2:
+        got = tuple(adv.shape) if isinstance(adv, Tensor) else type(adv).__name__
+        raise ValueError(f"adv must be a tensor (minibatch, m); got {got}")
+    together = adv.shape[0] if per_agent else adv.numel()
+    if together < 2:
+        raise ValueError(f"normalising advantages needs at least two of them {'per agent' if per_agent else 'in all'}: "
+                         f"a standard deviation of {together} is undefined (NaN); got adv of shape {tuple(adv.shape)} "
+                         "(a larger minibatch)")
     if per_agent:
         return (adv - adv.mean(0)) / (adv.std(0) + 1e-8)
     return (adv - adv.mean()) / (adv.std() + 1e-8)

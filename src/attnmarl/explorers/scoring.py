@@ -86,7 +86,7 @@ def score(name: str, q: Tensor, k: Tensor, weights: ScoreWeights | None = None) 
 def score_alpha(name: str, q: Tensor, tau: float = 1.0, keys: Tensor = KEYS,
                 mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Scores s (n_q, m) and weights alpha = masked_softmax(s / tau, mask) (n_q, m) of queries q (n_q, d)."""
-    if not (isinstance(tau, Real) and math.isfinite(tau) and tau > 0):
+    if isinstance(tau, (bool, np.bool_)) or not (isinstance(tau, Real) and math.isfinite(tau) and tau > 0):
         raise ValueError(f"the temperature tau must be a positive number; got {tau!r}")
     s = score(name, q, keys)
     if s.isfinite().all() and not (s / tau).isfinite().all():
@@ -104,7 +104,7 @@ def entropy(alpha: np.ndarray | Tensor) -> np.ndarray:
 
 def scoring_frame(score: str = "dot", qx: float = 1.0, qy: float = 0.5, tau: float = 1.0) -> Frame:
     """One query q = (qx, qy) among :data:`KEYS`: the points, and alpha as a 1 x m row."""
-    if not all(isinstance(v, Real) and math.isfinite(v) for v in (qx, qy)):
+    if not all(isinstance(v, Real) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v) for v in (qx, qy)):
         raise ValueError(f"the query coordinates must be finite numbers; got qx={qx!r}, qy={qy!r}")
     largest = float(torch.finfo(torch.float32).max)
     if max(abs(qx), abs(qy)) > largest:

@@ -135,7 +135,13 @@ class AgentLinear(nn.Module):
         return f"m={self.m}, d_in={self.d_in}, d_out={self.d_out}"
 
     def forward(self, h: Tensor) -> Tensor:
+        if not isinstance(h, Tensor):
+            raise ValueError(f"h must be a torch.Tensor; got {type(h).__name__}")
         check_like("h", h, self.W)
+        if not ((h.dim() == 3 and h.shape[1:] == (self.m, self.d_in)) or (h.dim() == 2 and h.shape[1] == self.d_in)):
+            raise ValueError(f"the input of {self.m} unshared layers must be (batch, m, d_in) = (batch, {self.m}, "
+                             f"{self.d_in}), one input per agent, or (batch, d_in) = (batch, {self.d_in}), one input "
+                             f"all of them read; got {tuple(h.shape)}")
         if h.dim() == 2:  # one shared input: a single (batch, d_in) x (d_in, m d_out) product
             return (h @ self.W.flatten(0, 1).T).view(h.shape[0], self.m, self.d_out) + self.b
         return torch.einsum("bmi,moi->bmo", h, self.W) + self.b
