@@ -13,7 +13,8 @@ permutation property of the attention networks.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 from torch import Tensor, nn
@@ -86,8 +87,23 @@ def mlp(sizes: Sequence[int], activation: type[nn.Module] = nn.ReLU) -> nn.Seque
 
 INIT_CALL_SECONDS = 2e-4
 """Seconds per orthogonal initialisation of one small weight matrix (a QR factorisation, and torch's overhead
-for the call): :class:`AgentLinear` initialises its m matrices one by one. Measured on a busy 2-core CPU with
-one thread: 0.075 s for 512 matrices of 64 x 64, 0.29 s for 2,000."""
+for the call): :class:`AgentLinear` initialises its m matrices one by one, on one thread (:func:`one_thread`).
+Measured on a busy 2-core CPU: 0.075 s for 512 matrices of 64 x 64, 0.29 s for 2,000."""
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run torch on one thread inside the block. Each of :class:`AgentLinear`'s m small QR factorisations is far
+    too small to share out, and with two threads on a busy machine each call waited for the other thread: 2,000
+    matrices of 64 x 8 took 16 s instead of 0.08 s, 200 of 64 x 6,400 100 s instead of 1.1 s. One thread also
+    makes the initial weights the same whatever the machine's number of cores (two threads round some QR
+    factorisations differently)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 INIT_FLOP_SECONDS = 2e-10
 """Seconds per multiply-add of the QR factorisation of a (rows x cols) matrix, rows x cols^2 of them (rows >= cols):
@@ -128,8 +144,9 @@ class AgentLinear(nn.Module):
         self.m, self.d_in, self.d_out = m, d_in, d_out
         self.W = nn.Parameter(torch.empty(m, d_out, d_in))
         self.b = nn.Parameter(torch.zeros(m, d_out))
-        for W_i in self.W.data:
-            nn.init.orthogonal_(W_i, gain)
+        with one_thread():
+            for W_i in self.W.data:
+                nn.init.orthogonal_(W_i, gain)
 
     def extra_repr(self) -> str:
         return f"m={self.m}, d_in={self.d_in}, d_out={self.d_out}"
