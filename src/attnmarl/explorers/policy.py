@@ -32,7 +32,7 @@ from ..nets import AttentionPolicy, EntityActor
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, scenario_text, short_label
-from .value import freeze_state, head_names, select_head, trained_episode
+from .value import check_drag, drag_lim, freeze_state, head_names, select_head, trained_episode
 
 __all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
            "ranked_entities", "policy_alpha", "action_probabilities", "entity_attention_statistics",
@@ -268,6 +268,7 @@ class PolicyProbe:
         (None: leave it), recompute the observations and run the policy: alpha and pi (1, m, 5)."""
         port = self.port
         moved = check_index("moved", moved, port.n_agents + port.n_landmarks, "entity index")
+        xy = None if xy is None else check_drag(*xy)
         positions = port.agent_pos if moved < port.n_agents else port.landmark_pos
         k = moved if moved < port.n_agents else moved - port.n_agents
         saved = positions[0, k].copy()
@@ -304,13 +305,14 @@ def policy_probe_frame(probe: PolicyProbe, moved: int = 0, x: float = 0.0, y: fl
     ``query`` (mean of heads), every agent's alpha over the entities, and every agent's pi over moves."""
     m = probe.port.n_agents
     query = check_index("query", query, m, "agent index")
+    x, y = check_drag(x, y)
     weights, probs = probe.run(moved, (x, y))
     alpha = weights.alpha[0].mean(0)  # (m, n_entities)
     arena = arena_panel(probe.episode, probe.t, focus=query)
     labels = list(arena.labels)
     xy = arena.xy.copy()
     xy[moved] = (x, y)
-    arena = replace(arena, xy=xy, emphasis=_ring_emphasis(alpha[query]).tolist(), lim=max(arena.lim, 1.2),
+    arena = replace(arena, xy=xy, emphasis=_ring_emphasis(alpha[query]).tolist(), lim=drag_lim(arena.lim, x, y),
                     title=f"{labels[moved]} moved; rings = α of {labels[query]}")
     keys = list(weights.keys)
     agents = labels[:m]
