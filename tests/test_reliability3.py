@@ -6,7 +6,9 @@ One section per class of the issue; each tries several inputs of its class. The 
 ``check_indices``) and the modules that call them.
 """
 import hashlib
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -526,3 +528,251 @@ def test_colour_limits_and_flags_that_mean_nothing_are_refused(kwargs, message):
 def test_values_that_mean_nothing_are_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ---- 5. what the fresh probe found ----------------------------------------------------------------------------------
+
+from attnmarl import reproduce  # noqa: E402
+from attnmarl.train import main as train_main  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_index(tmp_path_factory):
+    """Two tiny trained runs (a second of CPU each) and their index.json, as python -m attnmarl.train writes them."""
+    folder = tmp_path_factory.mktemp("runs") / "tiny"
+    for seed in ("0", "1"):
+        train_main(["--config", "spread3-concat", "--seed", seed, "--steps", "3200", "--evals", "1",
+                    "--eval-episodes", "1", "--final-episodes", "2", "--out", str(folder)])
+    train_main(["--index", str(folder)])
+    return folder
+
+
+class FakeRay:
+    """Ray as reproduce uses it, in-process: each task returns the files its run already has in ``folder``;
+    ``wait_error`` is raised by the first wait; ``silent`` waits return nothing (a cluster gone quiet) and the
+    head's address is ``gcs``."""
+
+    def __init__(self, folder, wait_error=None, silent=False, gcs=None):
+        import ray.exceptions
+        self.folder, self.wait_error, self.silent, self.gcs = folder, wait_error, silent, gcs
+        self.exceptions = ray.exceptions
+
+    def is_initialized(self):
+        return False
+
+    def init(self, **kwargs):
+        pass
+
+    def shutdown(self):
+        pass
+
+    def get_runtime_context(self):
+        return type("Context", (), {"gcs_address": self.gcs})()
+
+    def remote(self, **options):
+        return lambda fn: type("Task", (), {"remote": lambda _, command: command})()
+
+    def wait(self, refs, num_returns=1, timeout=None):
+        if self.wait_error is not None:
+            raise self.wait_error
+        return ([], refs) if self.silent else (refs[:1], refs[1:])
+
+    def get(self, command):
+        stem = self.folder / f"spread3-concat-seed{command.split('--seed ')[1].split()[0]}"
+        files = {suffix: stem.with_suffix(suffix).read_bytes() for suffix in (".pt", ".csv", ".json")}
+        return {"summary": json.loads(files[".json"]), "files": files}
+
+
+def reproduce_with(monkeypatch, fake, *argv):
+    monkeypatch.setattr(reproduce, "_ray", lambda: fake)
+    return reproduce.main(list(argv))
+
+
+@pytest.mark.parametrize("error", [RuntimeError("Ray has not been started yet"),
+                                   ConnectionError("Ray client has already been disconnected"), "system"])
+def test_a_cluster_that_drops_mid_run_ends_in_one_line_and_keeps_what_finished(tiny_index, tmp_path, monkeypatch,
+                                                                               capsys, error):
+    import ray.exceptions
+    error = ray.exceptions.RaySystemError("GCS unreachable") if error == "system" else error
+    status = reproduce_with(monkeypatch, FakeRay(tiny_index, wait_error=error), "--index", str(tiny_index),
+                            "--out", str(tmp_path), "--address", "auto")
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 1 and "Traceback" not in line
+    assert re.search(r"error: the Ray cluster at 'auto' stopped answering \(.*\) while 2 run\(s\) were pending", line)
+    assert "the same command resumes the others" in line and (tmp_path / "report.json").exists()
+
+
+def test_a_head_that_stops_answering_is_noticed_within_seconds(tiny_index, tmp_path, monkeypatch, capsys):
+    import socket
+    with socket.socket() as closed:  # a port that nothing listens on: the head has gone
+        closed.bind(("127.0.0.1", 0))
+        gcs = f"127.0.0.1:{closed.getsockname()[1]}"
+    status = reproduce_with(monkeypatch, FakeRay(tiny_index, silent=True, gcs=gcs), "--index", str(tiny_index),
+                            "--out", str(tmp_path))
+    assert status == 1
+    assert f"its head at {gcs} no longer answers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("full", ["spread3-concat-seed1", "spread3-concat", "report"])
+def test_a_full_disk_keeps_every_result_elsewhere_and_says_where(tiny_index, tmp_path, monkeypatch, capsys, full):
+    import errno
+    real = guards.write_atomically
+
+    def write(files):
+        if any(full in str(path) for path in files):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(files)
+
+    monkeypatch.setattr(guards, "write_atomically", write)
+    out = tmp_path / "out"
+    status = reproduce_with(monkeypatch, FakeRay(tiny_index), "--index", str(tiny_index), "--out", str(out))
+    said = capsys.readouterr()
+    places = {Path(p.rstrip(";,)")) for p in re.findall(r"kept in (/\S+)", said.out + said.err)}
+    assert status == 1 and "Traceback" not in said.err and places
+    kept = {p.name for place in places for p in place.iterdir()}
+    lost = {f"spread3-concat-seed{s}{suffix}" for s in "01" for suffix in (".pt", ".csv", ".json")
+            if full in f"spread3-concat-seed{s}"} | ({"report.json", "report.md"} if full == "report" else set())
+    assert lost <= kept  # nothing the disk refused is lost
+    if full != "report":
+        rows = json.loads((out / "report.json").read_text())["runs"]
+        assert all("kept in" in row["error"] for row in rows if row["verdict"] == "failed")
+
+
+def test_a_second_reproduction_into_the_same_folder_is_refused_while_the_first_runs(tiny_index, tmp_path,
+                                                                                   monkeypatch, capsys):
+    with reproduce._only_writer(tmp_path):  # the first one, still running
+        with pytest.raises(SystemExit):
+            reproduce_with(monkeypatch, FakeRay(tiny_index), "--index", str(tiny_index), "--out", str(tmp_path))
+        assert f"another reproduction (pid {os.getpid()}" in capsys.readouterr().err
+        assert not (tmp_path / "report.json").exists()
+    assert reproduce_with(monkeypatch, FakeRay(tiny_index), "--index", str(tiny_index), "--out", str(tmp_path)) == 0
+
+
+@pytest.mark.parametrize("summary,reason", [
+    (lambda s: {**s, "seed": 1}, "it describes run spread3-concat-seed1, not spread3-concat-seed0"),
+    (lambda s: {k: v for k, v in s.items() if k != "final_episodes"}, "final_episodes"),
+    (lambda s: {**s, "final_sem": -1.0}, "not a run summary with a final score"),
+])
+def test_a_kept_summary_of_another_run_or_without_a_score_is_named(tiny_index, tmp_path, monkeypatch, capsys, summary,
+                                                                   reason):
+    (tmp_path / "tiny").mkdir()
+    shipped = json.loads((tiny_index / "spread3-concat-seed0.json").read_text())
+    (tmp_path / "tiny" / "spread3-concat-seed0.json").write_text(json.dumps(summary(shipped)))
+    with pytest.raises(SystemExit):
+        reproduce_with(monkeypatch, FakeRay(tiny_index), "--index", str(tiny_index), "--out", str(tmp_path))
+    assert "is damaged: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", ".."])
+def test_an_index_entry_named_with_a_path_is_refused(tiny_index, tmp_path, name):
+    entries = json.loads((tiny_index / "index.json").read_text())
+    folder = tmp_path / "other"
+    folder.mkdir()
+    (folder / "index.json").write_text(json.dumps([{**entries[0], "name": name}]))
+    with pytest.raises(ValueError, match="not a config's name: its files would be read and written outside --out"):
+        reproduce.select_runs(index=folder)
+
+
+def test_a_file_where_a_chapters_runs_go_is_refused_before_any_run(tiny_index, tmp_path, monkeypatch, capsys):
+    (tmp_path / "tiny").write_text("not a folder")
+    with pytest.raises(SystemExit):
+        reproduce_with(monkeypatch, FakeRay(tiny_index), "--index", str(tiny_index), "--out", str(tmp_path))
+    assert "is a file, where the reproduced runs of tiny go" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def mean_actor(tmp_path_factory):
+    config = MAPPOConfig("simple_spread", {"N": 3}, actor="entity", entity_mixing="mean", num_envs=2,
+                         rollout_steps=25, total_steps=50, num_minibatches=1, entity_d=8, entity_ff=8)
+    path = tmp_path_factory.mktemp("mean") / "mean.pt"
+    save_checkpoint(path, make_agent(config), config)
+    return path
+
+
+def scaled_copy(tmp_path, source, factor):
+    agent, config = load_agent(source)
+    with torch.no_grad():
+        next(p for name, p in agent.named_parameters() if name.startswith("actor.")).mul_(factor)
+    path = tmp_path / f"x{factor:g}.pt"
+    save_checkpoint(path, agent, config)
+    return path
+
+
+def test_the_playground_exports_only_actors_it_runs_as_python_does(tmp_path, mean_actor):
+    from attnmarl import playground
+    with pytest.raises(ValueError, match="mixes its tokens by 'mean'; playground.js runs attention"):
+        playground.export_entity_actor(mean_actor)
+    with pytest.raises(ValueError, match="its actor cannot act on simple_spread's observations .* the page would play "
+                                         "what Python refuses"):
+        playground.export_entity_actor(scaled_copy(tmp_path, ENTITY6, 1e30))
+    playground.export_entity_actor(scaled_copy(tmp_path, ENTITY6, 1e3))  # odd but runnable: exported
+
+
+@pytest.mark.parametrize("seed", [2**52 + 1, 2**53 + 1, 2**63, SEED_MAX])
+def test_the_playground_takes_only_seeds_its_javascript_holds_exactly(seed):
+    from attnmarl import playground
+    with pytest.raises(ValueError, match="seed must be at most 4,503,599,627,370,496"):
+        playground.playground_spec(seed=seed)
+    assert playground.playground_spec(seed=2**52)["seed"] == 2**52
+
+
+@pytest.fixture(scope="module")
+def probes():
+    from attnmarl.explorers.policy import make_policy_probe
+    from attnmarl.explorers.value import make_probe
+    return (make_probe(*load_agent(shipped_checkpoint("value", "spread3-attention"))),
+            make_policy_probe(*load_agent(ENTITY6)))
+
+
+@pytest.mark.parametrize("x,message", [(True, "x must be a real number; got True"), ("0.5", "x must be a real number"),
+                                       (None, "x must be a real number; got None"),
+                                       (float("nan"), r"x must be a finite number in \[-100, 100\]"),
+                                       (1e30, r"x must be a finite number in \[-100, 100\]; got 1e\+30"),
+                                       (-101.0, r"in \[-100, 100\]")])
+def test_a_probe_drag_that_is_not_a_position_in_reach_is_named(probes, x, message):
+    from attnmarl.explorers.policy import policy_probe_frame
+    from attnmarl.explorers.value import probe_frame
+    value_probe, policy_probe = probes
+    for frame in (lambda: probe_frame(value_probe, 0, x, 0.0), lambda: policy_probe_frame(policy_probe, 6, x, 0.0)):
+        with pytest.raises(ValueError, match=message):
+            frame()
+
+
+@pytest.mark.parametrize("x", [5.0, -50.0, 100.0])
+def test_an_entity_dragged_far_stays_in_the_drawing(probes, x):
+    from attnmarl.explorers.policy import policy_probe_frame
+    from attnmarl.explorers.value import probe_frame
+    value_probe, policy_probe = probes
+    for frame, moved in ((probe_frame(value_probe, 1, x, 0.5), 1), (policy_probe_frame(policy_probe, 7, 0.5, x), 7)):
+        arena = frame.panels[0]
+        assert np.abs(arena.xy).max() <= arena.lim and tuple(arena.xy[moved]).count(x) == 1
+
+
+@pytest.mark.parametrize("qx", [10.0, -500.0, 900.0])
+def test_the_score_explorer_draws_a_far_query_inside_its_square_or_refuses_it(qx):
+    from attnmarl.explorers.scoring import scoring_frame
+    points = scoring_frame("cosine", qx, 0.0).panels[0]
+    assert np.abs(points.xy).max() <= points.lim
+    with pytest.raises(ValueError, match="the query must lie within the drawing"):
+        scoring_frame("cosine", qx * 1e6, 0.0)
+
+
+@pytest.mark.parametrize("grid,a,message", [
+    (np.array([0.0, 1e30]), None, r"grid must be forces in \[-1, 1\]"), (np.array([np.nan]), None, "grid must be"),
+    (np.array([]), None, "grid must be"), (None, -0.5, "a must hold"),
+    (None, 1e30, r"a must hold mpe2's continuous actions, every entry in \[0, 1\]"),
+])
+def test_the_q_probe_names_forces_and_actions_outside_mpe2s_ranges(grid, a, message):
+    from attnmarl.explorers.qnet import FORCE_GRID, force_response
+    agent, _ = load_agent(shipped_checkpoint("qnet", "q-spread3-attention"))
+    o = make_batched("simple_spread", 1, N=3, continuous_actions=True).reset()[0]
+    actions = np.full((3, 5), 0.2 if a is None else a, dtype=np.float32)
+    with pytest.raises(ValueError, match=message):
+        force_response(agent, o, actions, 0, 1, FORCE_GRID if grid is None else grid)
+
+
+@pytest.mark.parametrize("shape", [(4, 10**6), (201, 200), (10**5, 1)])
+def test_a_heatmap_too_large_to_draw_is_refused_when_made(shape):
+    with pytest.raises(ValueError, match="more than a figure can show"):
+        Heatmap(np.zeros(shape), [str(i) for i in range(shape[0])], [str(j) for j in range(shape[1])])
+    assert Heatmap(np.zeros((200, 200)), [str(i) for i in range(200)], [str(j) for j in range(200)]).values.size
