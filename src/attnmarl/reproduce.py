@@ -187,7 +187,8 @@ def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
     if address is None or address == "auto":
         return
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    bare = host.startswith("[") and host.endswith("]") or ":" not in host and "/" not in host  # IPv6 in brackets
+    if not host or not bare or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--address must be auto, HOST:PORT or ray://HOST:PORT; got {address!r}")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
@@ -198,7 +199,10 @@ def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
 
 def _train_arguments(command: str) -> list[str]:
     """The arguments of a recorded training command (``ValueError`` for any other command)."""
-    words = shlex.split(command)
+    try:
+        words = shlex.split(command)
+    except ValueError as error:  # an unclosed quote
+        raise ValueError(f"a recorded command cannot be read as a command line ({error}): {command!r}") from None
     if words[:3] != TRAIN_COMMAND.split() or not any(w.split("=")[0] == "--config" for w in words[3:]):
         raise ValueError(f"a recorded command is {TRAIN_COMMAND!r} --config NAME ...; got {command!r}")
     return words[3:]
@@ -396,7 +400,10 @@ def _gcs_address(ray: Any) -> str | None:
         address = ray.get_runtime_context().gcs_address
     except Exception:  # noqa: BLE001 - any Ray that cannot tell: no check
         return None
-    return address if isinstance(address, str) and ":" in address else None
+    if not isinstance(address, str) or ":" not in address:
+        return None
+    host, _, port = address.rpartition(":")
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else address  # IPv6 in brackets
 
 
 def _lost(error: Exception, address: str | None, out: Path, pending: Any) -> ClusterLostError:
