@@ -776,3 +776,19 @@ def test_a_heatmap_too_large_to_draw_is_refused_when_made(shape):
     with pytest.raises(ValueError, match="more than a figure can show"):
         Heatmap(np.zeros(shape), [str(i) for i in range(shape[0])], [str(j) for j in range(shape[1])])
     assert Heatmap(np.zeros((200, 200)), [str(i) for i in range(200)], [str(j) for j in range(200)]).values.size
+
+
+@pytest.mark.parametrize("address", ["http://127.0.0.1:8265", "127.0.0.1:6379:1", "ray://a:b:1", "host/x:1"])
+def test_an_address_that_is_no_host_and_port_is_a_format_error_not_a_name_lookup(address):
+    with pytest.raises(ValueError, match="--address must be auto, HOST:PORT or ray://HOST:PORT"):
+        reproduce._check_reachable(address, timeout=1.0)
+
+
+@pytest.mark.parametrize("tail", [" '", ' "unclosed', " --out 'a b"])
+def test_a_recorded_command_with_an_unclosed_quote_is_named(tiny_index, tmp_path, tail):
+    entries = json.loads((tiny_index / "index.json").read_text())
+    folder = tmp_path / "quoted"
+    folder.mkdir()
+    (folder / "index.json").write_text(json.dumps([{**entries[0], "command": entries[0]["command"] + tail}]))
+    with pytest.raises(ValueError, match="a recorded command cannot be read as a command line .*No closing quotation"):
+        reproduce.select_runs(index=folder)
