@@ -792,3 +792,10 @@ def test_a_recorded_command_with_an_unclosed_quote_is_named(tiny_index, tmp_path
     (folder / "index.json").write_text(json.dumps([{**entries[0], "command": entries[0]["command"] + tail}]))
     with pytest.raises(ValueError, match="a recorded command cannot be read as a command line .*No closing quotation"):
         reproduce.select_runs(index=folder)
+
+
+@pytest.mark.parametrize("address", ["nonexistent.invalid:6379", "ray://no-such-host.invalid:10001"])
+def test_an_address_whose_host_does_not_resolve_says_so_rather_than_a_timeout(address):
+    with pytest.raises(ValueError, match="is no name or address this machine can resolve") as error:
+        reproduce._check_reachable(address, timeout=1.0)
+    assert "nothing answered within" not in str(error.value)

@@ -192,6 +192,9 @@ def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
         raise ValueError(f"--address must be auto, HOST:PORT or ray://HOST:PORT; got {address!r}")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except socket.gaierror as error:  # no such host: nothing was asked, so nothing timed out
+        raise ValueError(f"cannot join a Ray cluster at {address!r}: its host {host!r} is no name or address this "
+                         f"machine can resolve ({error.strerror or error})") from None
     except OSError as error:
         raise ValueError(f"cannot join a Ray cluster at {address!r}: nothing answered within {timeout:.0f} s "
                          f"({error.strerror or error}); is the cluster running (ray start --head)?") from None
