@@ -351,7 +351,7 @@ def _connect(ray: Any, address: str | None, cpus: int | None) -> bool:
             ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError) as error:
         hint = (" (a cluster that uses Ray's token authentication also needs RAY_AUTH_MODE=token and the cluster's "
-                "token in this process's environment; Ray reports a token it refuses only in its log)")
+                "token in this process's environment: Ray's own log lines say InvalidAuthToken when that is the cause)")
         raise ValueError(f"cannot join a Ray cluster at {address!r}: {error}{hint}") from None
     return True
 
