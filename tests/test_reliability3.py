@@ -587,7 +587,7 @@ class FakeRay:
         return type("Context", (), {"gcs_address": self.gcs})()
 
     def remote(self, **options):
-        return lambda fn: type("Task", (), {"remote": lambda _, command: command})()
+        return lambda fn: type("Task", (), {"remote": lambda _, command, device="cpu": command})()
 
     def wait(self, refs, num_returns=1, timeout=None):
         if self.wait_error is not None:

@@ -272,7 +272,8 @@ def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
 def check_indices(name: str, index: Tensor, n: int, shape: tuple[int, ...] | None = None, what: str = "index") -> None:
     """Raise ``ValueError`` unless ``index`` is a tensor of integers (of ``shape``, if given), each in 0 … n - 1:
     torch's ``gather`` would fail with an error about its own internals, or, for a negative index in plain
-    indexing, silently count from the end."""
+    indexing, silently count from the end. An index without values (on the ``meta`` device) is checked for its
+    dtype and shape only."""
     import torch
 
     integer = isinstance(index, torch.Tensor) and not (index.is_floating_point() or index.is_complex())
@@ -281,7 +282,7 @@ def check_indices(name: str, index: Tensor, n: int, shape: tuple[int, ...] | Non
         raise ValueError(f"{name} must be a tensor of integer {what}es (for example torch.long); got {got}")
     if shape is not None and tuple(index.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}; got {tuple(index.shape)}")
-    if index.numel() and not bool(((index >= 0) & (index < n)).all()):
+    if index.numel() and has_values(index) and not bool(((index >= 0) & (index < n)).all()):
         bad = index[(index < 0) | (index >= n)]
         raise ValueError(f"{name} must hold {what}es in [0, {n}); {bad.numel()} do not, for example {int(bad[0])}")
 
