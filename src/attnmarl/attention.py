@@ -151,6 +151,10 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     if not is_int(dim) or not -scores.dim() <= dim < scores.dim():
         raise ValueError(f"dim must be an axis of the {scores.dim()}-dimensional scores, an int from {-scores.dim()} "
                          f"to {scores.dim() - 1}; got {dim!r}")
+    rows = math.prod(size for axis, size in enumerate(scores.shape) if axis != dim % scores.dim())
+    if scores.shape[dim] == 0 and rows:
+        raise ValueError(f"scores of shape {tuple(scores.shape)} have no keys along dim {dim}: a softmax over zero "
+                         "keys has no weights that sum to 1; each query needs at least one key")
     if mask is not None:
         scores = scores.masked_fill(~_check_mask(scores, mask, dim), float("-inf"))
     alpha = torch.softmax(scores, dim=dim)
@@ -163,8 +167,12 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
 
 def _check_mask(scores: Tensor, mask: Tensor, dim: int) -> Tensor:
     """``mask`` broadcast to ``scores``, after checking that it is boolean and leaves every row a key."""
+    if not isinstance(mask, Tensor):
+        raise ValueError(f"mask must be a bool tensor (True = takes part); got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise ValueError(f"mask must be a bool tensor (True = takes part); got dtype {mask.dtype}")
+    if mask.device != scores.device:
+        raise ValueError(f"mask is on device {mask.device} but the scores are on {scores.device}; move one of them")
     try:
         mask = mask.expand_as(scores)
     except RuntimeError:

@@ -13,6 +13,7 @@ way — checkpoints → algos → checkpoint_file → guards — with no circle.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from importlib import resources
 from pathlib import Path
@@ -20,7 +21,16 @@ from typing import Any, TypeVar
 
 import torch
 
-from .guards import check_finite_weights, check_plain, check_seal, load_trusted, seal, write_atomically
+from .guards import (
+    check_finite_weights,
+    check_plain,
+    check_seal,
+    check_shapes,
+    check_stored,
+    load_trusted,
+    seal,
+    write_atomically,
+)
 
 __all__ = ["FORMAT", "MADDPG_FORMAT", "MAAC_FORMAT", "ASSETS", "sealed_checkpoint", "read_checkpoint", "config_from",
            "resolve_asset", "seal_checkpoint"]
@@ -47,10 +57,14 @@ def sealed_checkpoint(format: str, config: dict[str, Any], state: dict[str, torc
     return seal({"format": format, "config": config, "state_dict": state, "metadata": metadata})
 
 
-def read_checkpoint(path: str | Path) -> dict[str, Any]:
+def read_checkpoint(path: str | Path,
+                    shapes: Callable[[dict[str, Any]], Mapping[str, tuple[int, ...]]] | None = None) -> dict[str, Any]:
     """The data of the checkpoint at ``path``, after checking that it is one: a file this book trusts
-    (:func:`attnmarl.guards.load_trusted`), of a known format, with every part, whole (its checksum) and
-    with finite weights; else ``ValueError`` saying which of these fails."""
+    (:func:`attnmarl.guards.load_trusted`), of a known format, with every part, tensors that store every entry they
+    declare (:func:`attnmarl.guards.check_stored`), weights of the names and shapes its own config gives (``shapes``
+    maps the data to them, when the caller can tell), whole (its checksum) and with finite weights; else
+    ``ValueError`` saying which of these fails. The sizes are compared before any entry is read, so a small file
+    that declares huge tensors is refused at once."""
     data = load_trusted(path, "attnmarl checkpoint")
     if not isinstance(data, dict) or data.get("format") not in _FORMATS:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
@@ -59,6 +73,9 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     if missing:
         raise ValueError(f"{path} is an incomplete attnmarl checkpoint: it has no dict under {missing} "
                          "(a checkpoint holds 'config', 'state_dict' and 'metadata')")
+    check_stored(path, data, "attnmarl checkpoint")
+    if shapes is not None:
+        check_shapes(path, data["state_dict"], shapes(data))
     check_seal(path, data, "attnmarl checkpoint")
     check_finite_weights(path, data["state_dict"])
     return data
@@ -96,5 +113,6 @@ def seal_checkpoint(path: str | Path) -> None:
     if "checksum" in data:  # sealed already: refuse to bless damage done since
         check_seal(path, data, "checkpoint")
         return
+    check_stored(path, data, "checkpoint")
     data = seal(data)
     write_atomically({path: lambda handle: torch.save(data, handle)})

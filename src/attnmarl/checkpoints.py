@@ -136,9 +136,25 @@ def load_checkpoint(path: str | Path) -> tuple[Config, dict[str, torch.Tensor], 
     (:func:`attnmarl.guards.load_trusted`), another format, a missing part, contents that no longer match
     their checksum, a config this version refuses, NaN or infinite weights.
     """
-    data = read_checkpoint(path)
-    config = config_from(FORMATS[data["format"]], path, data["config"])
-    return config, data["state_dict"], data["metadata"]
+    config, state, metadata, _ = _read(path, fork_rng=True)
+    return config, state, metadata
+
+
+def _read(path: str | Path, fork_rng: bool) -> tuple[Config, dict[str, torch.Tensor], dict[str, Any], Agent]:
+    """The config, state dict and metadata of a checkpoint, and a fresh agent built from that config, with which
+    the weights' names and shapes are compared before the file's checksum is computed (a small file that declares
+    huge tensors is refused at once). With ``fork_rng`` the agent is built without drawing from torch's global
+    generator (a caller that only reads the file); without, it draws as building it to load the weights always has."""
+    built: dict[str, Any] = {}
+
+    def shapes(data: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+        built["config"] = config_from(FORMATS[data["format"]], path, data["config"])
+        with torch.random.fork_rng(devices=[], enabled=fork_rng):
+            built["agent"] = make_agent(built["config"])
+        return {name: tuple(tensor.shape) for name, tensor in built["agent"].state_dict().items()}
+
+    data = read_checkpoint(path, shapes)
+    return built["config"], data["state_dict"], data["metadata"], built["agent"]
 
 
 def load_run(path: str | Path, run: str, seed: int) -> Config:
@@ -164,7 +180,7 @@ def load_agent(path: str | Path, config: Config | None = None, device: str | tor
     instead of loading weights into a network they were not trained for.
     """
     device = check_device(device)
-    saved, state, _ = load_checkpoint(path)
+    saved, state, _, agent = _read(path, fork_rng=False)
     if config is not None:
         if type(config) is not type(saved):
             raise ValueError(f"{path} holds a {type(saved).__name__} agent, not the {type(config).__name__} one "
@@ -173,12 +189,12 @@ def load_agent(path: str | Path, config: Config | None = None, device: str | tor
                   for name in _architecture(saved) if getattr(saved, name) != getattr(config, name)]
         if differ:
             raise ValueError(f"{path} holds another architecture than requested — " + "; ".join(differ))
-    return _whole_agent(saved, state, path).to(device), saved
+    return _whole_agent(agent, state, path).to(device), saved
 
 
-def _whole_agent(saved: Config, state: dict[str, torch.Tensor], path: str | Path) -> Agent:
-    """The agent ``saved`` describes, with every weight of ``state``, in eval mode."""
-    agent = make_agent(saved)
+def _whole_agent(agent: Agent, state: dict[str, torch.Tensor], path: str | Path) -> Agent:
+    """``agent``, freshly built from the config of the checkpoint at ``path``, with every weight of ``state``, in
+    eval mode."""
     try:
         agent.load_state_dict(state)
     except RuntimeError as error:
@@ -241,13 +257,13 @@ def load_agent_at(path: str | Path, device: str | torch.device = "cpu", **env_kw
     whose shapes depend on m) beside an *untrained* critic, since the critics' shapes depend on m.
     Without new arguments, :func:`load_agent`. Returns the agent and its config for these arguments."""
     device = check_device(device)
-    saved, state, _ = load_checkpoint(path)
+    saved, state, _, built = _read(path, fork_rng=bool(env_kwargs))  # with new arguments, another agent is built
     try:
         config = replace(saved, scenario_kwargs={**saved.scenario_kwargs, **env_kwargs})
     except ValueError as error:
         raise ValueError(f"{path} cannot run with {env_kwargs}: {error}") from None
-    if config == saved:
-        return _whole_agent(saved, state, path).to(device), saved
+    if config == saved:  # the arguments it was trained with: built as loading it always has
+        return _whole_agent(built if not env_kwargs else make_agent(saved), state, path).to(device), saved
     agent = make_agent(config)
     copy_actor(agent, config, saved, state, path)
     agent.eval()

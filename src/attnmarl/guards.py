@@ -5,10 +5,14 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
 
 - :func:`check_int`, :func:`check_bool`, :func:`check_sizes`, :func:`check_seed`, :func:`check_index`,
   :func:`check_real` for sizes, flags, seeds, indices and hyperparameters (a string is never a bool or a
-  number, an integer is never beyond :data:`INT_MAX`, numpy's integers are integers and no bool is one:
-  :func:`is_int`), and :func:`cli_int` for the command lines' integer options;
-- :func:`check_numbers` for a product of sizes, each allowed on its own, that would allocate gigabytes
-  (more than :data:`MAX_NUMBERS` in one array): refused before the allocation, naming the sizes;
+  number, a size is never beyond :data:`INT_MAX` nor a seed beyond :data:`SEED_MAX`, numpy's integers are
+  integers and no bool is one: :func:`is_int`), and :func:`cli_int` for the command lines' integer options;
+- :func:`check_cost` for work that would take minutes or exhaust memory: the caller estimates its seconds and
+  bytes (a world of thousands of entities, thousands of unshared layers), and what is estimated beyond
+  :data:`COST_SECONDS` or :func:`memory_budget` is refused before it starts, with the estimate and the way to
+  run it anyway (``ATTNMARL_ALLOW_COSTLY=1`` in the environment, :data:`ALLOW_COSTLY`);
+  :func:`check_numbers` does so for a product of sizes, each allowed on its own, that would allocate one
+  array larger than the memory budget;
 - :func:`check_finite` for tensors (one reduction, cheap enough for the training loop),
   :func:`check_like` for a tensor whose dtype or device differs from the weights it meets, and
   :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
@@ -42,8 +46,10 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -54,18 +60,19 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
     import torch
     from torch import Tensor
 
-__all__ = ["INT_MAX", "is_int", "check_int", "MAX_NUMBERS", "check_numbers", "check_bool", "check_sizes", "cli_int",
-           "check_seed", "check_index", "check_real",
-           "check_choice", "MAX_BUFFER_NUMBERS", "check_replay_buffer", "check_config_fields", "has_values",
+__all__ = ["INT_MAX", "SEED_MAX", "is_int", "check_int", "ALLOW_COSTLY", "COST_SECONDS", "costly_allowed",
+           "memory_budget", "duration", "check_cost", "check_numbers", "check_bool", "check_sizes", "cli_int",
+           "check_seed", "derived_seed", "cli_seed", "check_index", "check_indices", "check_real",
+           "check_choice", "check_replay_buffer", "check_config_fields", "has_values",
            "check_finite", "DEVICES", "check_device",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
-           "check_seal",
+           "check_seal", "check_stored", "check_shapes",
            "check_writable_folder", "check_writable_file", "save_files", "save_result", "run_command",
            "write_atomically",
            "write_json_atomically", "MAX_THREADS", "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes",
-           "check_new_files", "check_run_file", "restore_sigint"]
+           "check_new_files", "check_run_file", "restore_sigint", "HeldInterrupt", "WRITTEN"]
 
 
 def is_int(value: Any) -> bool:
@@ -75,8 +82,8 @@ def is_int(value: Any) -> bool:
 
 
 INT_MAX = 2**31 - 1
-"""The largest integer a size, count or seed may be: torch, numpy and mpe2 take 32-bit integers in places
-(numpy's legacy seeds, tensor sizes), and anything larger would fail inside them, or allocate for ever."""
+"""The largest integer a size or a count may be: tensor sizes and numpy's indices are 32-bit in places, and
+anything larger would fail inside them, or allocate for ever. (Seeds go further: :data:`SEED_MAX`.)"""
 
 
 def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -> int:
@@ -88,25 +95,84 @@ def check_int(name: str, value: Any, minimum: int = 1, maximum: int = INT_MAX) -
     return int(value)
 
 
-MAX_NUMBERS = 100_000_000
-"""The most numbers one array that the package allocates may hold (0.4 GB in float32, 0.8 GB in float64; the
-book's largest hold about a million): a product of sizes beyond it, each size allowed on its own (a layer of
-100,000 x 100,000, a million worlds of 50 agents), would take minutes and gigabytes before failing in
-torch's or numpy's allocator, so it is refused up front by :func:`check_numbers`."""
+ALLOW_COSTLY = "ATTNMARL_ALLOW_COSTLY"
+"""The environment variable that turns every cost estimate off: with ``ATTNMARL_ALLOW_COSTLY=1`` set (in the
+shell, or ``os.environ`` before the call), :func:`check_cost` and :func:`check_numbers` refuse nothing, and work
+estimated at hours or at more memory than the machine has is started anyway."""
+
+COST_SECONDS = 60.0
+"""The most seconds one call is estimated to take before :func:`check_cost` refuses it: building a world and
+stepping it once, building a network. A call estimated beyond it would seem to hang; estimates are made
+with coefficients measured on a busy 2-core CPU (one thread), so they err on the slow side."""
 
 
-def check_numbers(what: str, *sizes: tuple[str, Any], limit: int = MAX_NUMBERS, hint: str = "",
-                  minimum: int = 1) -> int:
+def costly_allowed() -> bool:
+    """True when :data:`ALLOW_COSTLY` is set to anything but ``""`` or ``"0"``: no estimate refuses work."""
+    return os.environ.get(ALLOW_COSTLY, "") not in ("", "0")
+
+
+def memory_budget() -> int:
+    """The most bytes one estimated allocation may take: a quarter of this machine's physical memory (the rest
+    leaves room for the copies a computation makes of its largest array, and for everything else running)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): assume a small machine
+        physical = 8 * 2**30
+    return max(physical, 2**30) // 4
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min``, ``2.5 h``, ``4 days``: how long an estimate is, in words."""
+    if seconds < 120:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:,.0f} days"
+
+
+def _size(nbytes: float) -> str:
+    return f"{nbytes / 1e9:,.1f} GB" if nbytes >= 1e8 else f"{nbytes / 1e6:,.1f} MB"
+
+
+def check_cost(what: str, seconds: float = 0.0, nbytes: float = 0.0, basis: str = "", remedy: str = "") -> None:
+    """Refuse ``what`` if it is estimated to take more than :data:`COST_SECONDS` or more memory than
+    :func:`memory_budget`; else do nothing. The ``ValueError`` says the estimate (``seconds``, ``nbytes``), what
+    it rests on (``basis``: the sizes and the measured coefficient), the limit it exceeds, what to do instead
+    (``remedy``), and how to run it anyway: set ``ATTNMARL_ALLOW_COSTLY=1`` (:data:`ALLOW_COSTLY`). Only what
+    would really take minutes or exhaust memory is refused, so that every size the package can serve in
+    reasonable time is served."""
+    if costly_allowed():
+        return
+    budget = memory_budget()
+    if seconds <= COST_SECONDS and nbytes <= budget:
+        return
+    estimate = " and ".join(part for part in (f"about {duration(seconds)}" if seconds else "",
+                                                f"about {_size(nbytes)} of memory" if nbytes else "") if part)
+    raise ValueError(f"{what} would take {estimate}" + (f" (estimated from {basis})" if basis else "")
+                     + f"; this package refuses work estimated at more than {COST_SECONDS:.0f} s or {_size(budget)} "
+                     "(a quarter of this machine's memory)" + (f": {remedy}" if remedy else "")
+                     + f"; to run it anyway, set {ALLOW_COSTLY}=1 in the environment")
+
+
+def check_numbers(what: str, *sizes: tuple[str, Any], limit: int | None = None, hint: str = "",
+                  minimum: int = 1, itemsize: int = 4) -> int:
     """The product of ``sizes`` — ``(name, value)`` pairs, each value an integer >= ``minimum`` (0 for the shape of
     a tensor, which may be empty) — the number of entries of the array ``what``; ``ValueError`` naming the sizes,
-    their product, its memory and ``limit`` if it exceeds ``limit`` (``hint`` says what to do instead). Called
-    before the array is allocated: each size may be allowed on its own and their product still take gigabytes
-    (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``)."""
+    their product and its memory if that memory (``itemsize`` bytes a number, float32's 4 by default) exceeds
+    :func:`memory_budget`, or if the product exceeds ``limit`` when one is given (``hint`` says what to do
+    instead). Called before the array is allocated: each size may be allowed on its own and their product still
+    take more memory than the machine has (``check_numbers("W_q", ("d_q", d_q), ("d_in", d_in))``). Set
+    ``ATTNMARL_ALLOW_COSTLY=1`` to allocate it anyway (:data:`ALLOW_COSTLY`)."""
     count = math.prod(check_int(name, value, minimum) for name, value in sizes)
-    if count > limit:
+    most = memory_budget() // itemsize if limit is None else limit
+    if count > most and not costly_allowed():
         shape = " x ".join(f"{name} = {int(value):,}" for name, value in sizes)
-        raise ValueError(f"{what} would hold {shape} = {count:,} numbers ({count * 4 / 1e9:,.1f} GB in float32); "
-                         f"this package allocates at most {limit:,} in one array{hint}")
+        why = "a quarter of this machine's memory" if limit is None else "its limit"
+        raise ValueError(f"{what} would hold {shape} = {count:,} numbers ({count * itemsize / 1e9:,.1f} GB); "
+                         f"this package allocates at most {most:,} in one array ({why}){hint}; to allocate it "
+                         f"anyway, set {ALLOW_COSTLY}=1 in the environment")
     return count
 
 
@@ -172,10 +238,27 @@ def check_episodes(name: str, value: Any) -> int:
     return check_int(name, value, 1, MAX_EPISODES)
 
 
+SEED_MAX = 2**64 - 1
+"""The largest seed: numpy's generators (``default_rng``), torch's (``manual_seed``) and mpe2's (``reset(seed=)``,
+through numpy) all take every integer from 0 to 2**64 - 1; torch refuses larger ones."""
+
+
 def check_seed(value: Any, name: str = "seed") -> int:
-    """A random seed: an integer from 0 to :data:`INT_MAX` (numpy's generators refuse anything else, with
-    a less clear message, and torch fails on seeds beyond 64 bits)."""
-    return check_int(name, value, minimum=0)
+    """A random seed: an integer from 0 to :data:`SEED_MAX`, 64 bits, as numpy, torch and mpe2 take it (numpy's
+    generators refuse negative seeds, with a less clear message, and torch fails beyond 64 bits)."""
+    return check_int(name, value, minimum=0, maximum=SEED_MAX)
+
+
+def derived_seed(seed: int, offset: int) -> int:
+    """The seed ``seed + offset`` of one of several streams (episode k, agent i), wrapped into 0 … :data:`SEED_MAX`
+    so that a seed near the top still gives seeds that torch takes; the same number as ``seed + offset``
+    whenever that fits in 64 bits."""
+    return (seed + offset) % (SEED_MAX + 1)
+
+
+def cli_seed() -> Callable[[str], int]:
+    """The ``argparse`` type of a ``--seed`` option: an integer from 0 to :data:`SEED_MAX`."""
+    return cli_int(0, SEED_MAX)
 
 
 def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
@@ -184,6 +267,24 @@ def check_index(name: str, value: Any, n: int, what: str = "index") -> int:
     if not is_int(value) or not 0 <= value < n:
         raise ValueError(f"{name} must be an {what} in [0, {n}); got {value!r}")
     return int(value)
+
+
+def check_indices(name: str, index: Tensor, n: int, shape: tuple[int, ...] | None = None, what: str = "index") -> None:
+    """Raise ``ValueError`` unless ``index`` is a tensor of integers (of ``shape``, if given), each in 0 … n - 1:
+    torch's ``gather`` would fail with an error about its own internals, or, for a negative index in plain
+    indexing, silently count from the end. An index without values (on the ``meta`` device) is checked for its
+    dtype and shape only."""
+    import torch
+
+    integer = isinstance(index, torch.Tensor) and not (index.is_floating_point() or index.is_complex())
+    if not integer or index.dtype == torch.bool:
+        got = f"dtype {index.dtype}" if isinstance(index, torch.Tensor) else type(index).__name__
+        raise ValueError(f"{name} must be a tensor of integer {what}es (for example torch.long); got {got}")
+    if shape is not None and tuple(index.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}; got {tuple(index.shape)}")
+    if index.numel() and has_values(index) and not bool(((index >= 0) & (index < n)).all()):
+        bad = index[(index < 0) | (index >= n)]
+        raise ValueError(f"{name} must hold {what}es in [0, {n}); {bad.numel()} do not, for example {int(bad[0])}")
 
 
 def check_real(name: str, value: Any, low: float = -math.inf, high: float = math.inf, low_open: bool = False,
@@ -234,17 +335,17 @@ def check_off_policy_budget(config: Any) -> None:
                          f"{buffer_size:,}: a minibatch is drawn from the buffer's transitions")
 
 
-MAX_BUFFER_NUMBERS = 500_000_000
-"""The most numbers in each of a replay buffer's largest arrays, o and o' (2 GB each in float32): the book's
-largest, MAAC's at 12 collect_treasure agents, holds 322 million."""
-
-
 def check_replay_buffer(capacity: int, m: int, obs_dim: int, action_dim: int) -> None:
-    """The sizes of a replay buffer of ``capacity`` joint transitions: positive integers, and its largest arrays,
-    o and o' (capacity, m, obs_dim), within :data:`MAX_BUFFER_NUMBERS` (:func:`check_numbers`)."""
+    """The sizes of a replay buffer of ``capacity`` joint transitions: positive integers, and its arrays — o and o'
+    (capacity, m, obs_dim), the actions (capacity, m, action_dim), rewards and ends — within the memory budget
+    (:func:`check_cost`, :func:`memory_budget`)."""
     check_int("action_dim", action_dim)
-    check_numbers("the replay buffer's observations o", ("capacity", capacity), ("m", m), ("obs_dim", obs_dim),
-                  limit=MAX_BUFFER_NUMBERS, hint=" of a replay buffer (a smaller buffer_size)")
+    numbers = check_numbers("the replay buffer's observations o", ("capacity", capacity), ("m", m),
+                            ("obs_dim", obs_dim), hint=" (a smaller buffer_size)")
+    nbytes = 4 * (2 * numbers + capacity * m * (action_dim + 2) + capacity)
+    check_cost(f"a replay buffer of {capacity:,} transitions of {m} agents", nbytes=nbytes,
+               basis=f"o and o' of {numbers:,} float32 numbers each, actions, rewards and ends",
+               remedy="give a smaller buffer_size")
 
 
 def check_config_fields(config: Any, sizes: Iterable[str], ranges: Iterable[tuple[str, float, float, bool]],
@@ -477,15 +578,37 @@ def check_plain(name: str, value: Any) -> None:
                          "weights_only=True) would refuse the file once written")
 
 
+HASH_CHUNK_BYTES = 2**24
+"""The most bytes of a tensor that :func:`seal` and :func:`check_seal` copy at once to hash it (16 MB): a tensor
+whose entries are not laid out in order is hashed piece by piece, never copied whole."""
+
+
+def _tensor_bytes(tensor: Tensor) -> Iterable[Any]:
+    """The bytes of ``tensor``'s entries in C order, as numpy views of at most :data:`HASH_CHUNK_BYTES` each: a
+    contiguous tensor is read in place; any other is copied a piece of rows at a time."""
+    import torch
+
+    if tensor.is_contiguous() or tensor.dim() == 0 or tensor.numel() * tensor.element_size() <= HASH_CHUNK_BYTES:
+        flat = tensor.contiguous().reshape(-1).view(torch.uint8).numpy()
+        for start in range(0, flat.size, HASH_CHUNK_BYTES):
+            yield flat[start:start + HASH_CHUNK_BYTES]
+        return
+    rows = max(1, HASH_CHUNK_BYTES // max(1, tensor[0].numel() * tensor.element_size()))
+    for piece in tensor.split(rows):
+        yield from _tensor_bytes(piece[0] if piece.shape[0] == 1 else piece)
+
+
 def _feed(hasher: Any, value: Any) -> None:
     """Feed ``value`` to ``hasher`` in a canonical form: dicts by sorted key, tensors by dtype, shape and
-    bytes, anything else by type and ``repr`` (exact for the str, int, float, bool and None a checkpoint holds)."""
+    bytes (:func:`_tensor_bytes`, in bounded pieces), anything else by type and ``repr`` (exact for the str, int,
+    float, bool and None a checkpoint holds)."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        flat = value.detach().cpu().contiguous().reshape(-1)
-        hasher.update(f"T{flat.dtype}{tuple(value.shape)}:".encode())
-        hasher.update(flat.view(torch.uint8).numpy().tobytes())
+        tensor = value.detach().cpu()
+        hasher.update(f"T{tensor.dtype}{tuple(value.shape)}:".encode())
+        for chunk in _tensor_bytes(tensor):
+            hasher.update(chunk)
     elif isinstance(value, Mapping):
         hasher.update(b"{")
         for key in sorted(value, key=repr):
@@ -513,9 +636,64 @@ def seal(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, "checksum": _checksum(data)}
 
 
+def _tensors(value: Any, name: str) -> Iterable[tuple[str, Tensor]]:
+    """Every tensor in ``value`` (nested dicts, lists and tuples), with where it is (``state_dict['W']``)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield name, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _tensors(item, f"{name}[{key!r}]" if name else str(key))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _tensors(item, f"{name}[{i}]")
+
+
+def check_stored(path: str | Path, data: Any, what: str) -> None:
+    """Raise ``ValueError`` if a tensor read from ``path`` declares more entries than its file stores: a view
+    whose entries overlap (stride 0: one stored number read as a billion) is what no saved weight is, and
+    hashing, checking or loading it would allocate gigabytes for a file of a few kilobytes. Checked before
+    anything reads the entries (:func:`check_seal` calls it first), so such a file is refused at once."""
+    total, storages = 0, {}
+    for name, tensor in _tensors(data, ""):
+        declared = tensor.numel() * tensor.element_size()
+        storage = tensor.untyped_storage()
+        stored = storage.nbytes() - tensor.storage_offset() * tensor.element_size()
+        total += declared
+        storages[storage.data_ptr(), storage.nbytes()] = storage.nbytes()
+        if declared > stored:
+            raise ValueError(f"{path} is not a loadable {what}: {name or 'its tensor'} declares {tensor.numel():,} "
+                             f"numbers (shape {tuple(tensor.shape)}, strides {tensor.stride()}) but the file stores "
+                             f"{max(stored, 0) // tensor.element_size():,} for it, so its entries overlap (a stride-0 "
+                             "view); a saved weight stores every entry, so the file was made or changed by hand and "
+                             "is refused before its checksum is computed")
+    if total > sum(storages.values()):  # each tensor fits its storage, but many tensors read the same numbers
+        raise ValueError(f"{path} is not a loadable {what}: its tensors declare {total:,} bytes of entries over "
+                         f"{sum(storages.values()):,} bytes stored, so several of them read the same stored numbers; "
+                         "a saved checkpoint stores each weight on its own, so the file was made or changed by hand "
+                         "and is refused before its checksum is computed")
+
+
+def check_shapes(path: str | Path, state: Mapping[str, Any], expected: Mapping[str, tuple[int, ...]]) -> None:
+    """Raise ``ValueError`` unless the state dict ``state`` read from ``path`` holds exactly the weights ``expected``
+    (names and shapes: those of the agent its own config builds), naming the first few that differ."""
+    given = {name: tuple(tensor.shape) if hasattr(tensor, "shape") else type(tensor).__name__
+             for name, tensor in state.items()}
+    if given != dict(expected):
+        differ = sorted(name for name in given.keys() | expected.keys() if given.get(name) != expected.get(name))
+        listed = "; ".join(f"{name}: file {given.get(name, 'none')}, config {expected.get(name, 'none')}"
+                           for name in differ[:4]) + (f"; and {len(differ) - 4} more" if len(differ) > 4 else "")
+        raise ValueError(f"{path}: the weights do not fit the architecture of its own config — {len(differ)} "
+                         f"differ in name or shape: {listed}")
+
+
 def check_seal(path: str | Path, data: Mapping[str, Any], what: str) -> None:
     """Raise ``ValueError`` unless ``data``, as read from ``path``, carries the checksum of its contents:
-    a file changed after it was saved (a flipped byte in a weight, say) is refused, not played."""
+    a file changed after it was saved (a flipped byte in a weight, say) is refused, not played. A tensor that
+    declares more entries than the file stores is refused first (:func:`check_stored`), and the tensors are
+    hashed in bounded pieces (:data:`HASH_CHUNK_BYTES`), so refusing a hostile file stays cheap."""
+    check_stored(path, data, what)
     stored = data.get("checksum")
     if not isinstance(stored, str):
         raise ValueError(f"{path} is a {what} without a checksum (saved before attnmarl's checkpoints carried "
@@ -657,7 +835,9 @@ def restore_sigint() -> None:
 def run_command(prog: str, main: Callable[[], Any], interrupted: str, imports: tuple[str, ...] = ()) -> None:
     """Run a command line's ``main`` so that it ends in one line, not a traceback, when it is stopped:
     Ctrl-C (SIGINT) prints ``PROG: interrupted; <interrupted>`` — what was and was not written — and exits
-    with status 130; a refusal or a failed write (``ValueError``, ``OSError``, which name the problem)
+    with status 130 (if ``main`` had already written files with :func:`write_atomically`, the line names them
+    instead, each complete, since ``interrupted`` says what holds when nothing was written); a refusal or a
+    failed write (``ValueError``, ``OSError``, which name the problem)
     prints ``PROG: error: <message>`` and exits with status 1. (Ctrl-C during the imports before it is
     caught by ``attnmarl``'s start-up handler, which this hands back to Python.)
 
@@ -668,9 +848,14 @@ def run_command(prog: str, main: Callable[[], Any], interrupted: str, imports: t
     for module in imports:
         importlib.import_module(module)
     restore_sigint()
+    already = len(WRITTEN)
     try:
         main()
     except KeyboardInterrupt:
+        written = WRITTEN[already:]
+        if written:
+            listed = ", ".join(str(path) for path in written)
+            interrupted = f"it had written {listed} (each file complete); nothing else was written"
         sys.stderr.write(f"\n{prog}: interrupted; {interrupted}\n")
         sys.exit(130)
     except (ValueError, OSError) as error:
@@ -684,10 +869,13 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
     Each ``write(handle)`` fills a temporary file in its target's folder (named ``.NAME.*.tmp``, so no
     ``*.pt`` or ``*.json`` pattern matches it), which is flushed to disk; only when every file is
     complete are they renamed over their targets (``os.replace``, atomic on one file system), in the
-    order given. A process killed before the renames leaves the old files (and perhaps a ``.tmp`` file,
-    which nothing reads); killed between two renames, the first files are new and the rest old — put
-    last the file that says the others are complete. A target named twice, a folder, or one in a folder that
-    does not exist is refused before anything is written (:func:`_check_targets`).
+    order given. Ctrl-C (SIGINT) is held across the renames (:class:`HeldInterrupt`) and raised once they are
+    done, so an interrupted write leaves either every old file or every new one, never a mixed set, and the
+    files written are recorded in :data:`WRITTEN` (what :func:`run_command` reports). A process killed before
+    the renames leaves the old files (and perhaps a ``.tmp`` file, which nothing reads); only a kill that
+    cannot be caught (SIGKILL, a power cut) between two renames leaves the first files new and the rest
+    old — put last the file that says the others are complete. A target named twice, a folder, or one in a
+    folder that does not exist is refused before anything is written (:func:`_check_targets`).
     """
     _check_targets(list(files))
     staged: list[tuple[str, Path]] = []
@@ -702,12 +890,53 @@ def write_atomically(files: Mapping[str | Path, Callable[[BinaryIO], None]]) -> 
                 handle.flush()
                 os.fchmod(handle.fileno(), mode)
                 os.fsync(handle.fileno())
-        for temporary, target in staged:
-            os.replace(temporary, target)
+        with HeldInterrupt():
+            for temporary, target in staged:
+                os.replace(temporary, target)
+                WRITTEN.append(target)
     finally:
         for temporary, _ in staged:
             if os.path.exists(temporary):
                 os.remove(temporary)
+
+
+WRITTEN: list[Path] = []
+"""Every file this process has written with :func:`write_atomically`, in order: :func:`run_command` names those
+written before an interrupt, so that its last line never says that nothing was written when something was."""
+
+
+class HeldInterrupt:
+    """A block during which Ctrl-C (SIGINT) is held: an interrupt that arrives is remembered, and delivered to
+    the handler it was meant for (``KeyboardInterrupt``, usually) as soon as the block ends — so that a few
+    steps that belong together (renaming a set of files into place) are never cut in two. Outside the main
+    thread, where no Python signal handler can be set and no ``KeyboardInterrupt`` is raised, it holds
+    nothing."""
+
+    def __init__(self) -> None:
+        self.pending, self.installed = False, False
+        self.previous: Any = None
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self.pending = True
+
+    def __enter__(self) -> HeldInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._hold)
+            self.installed = True
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if not self.installed:
+            return
+        previous = signal.SIG_DFL if self.previous is None else self.previous  # None: set outside Python
+        signal.signal(signal.SIGINT, previous)
+        if not self.pending:
+            return
+        if callable(previous):  # Python's default_int_handler raises KeyboardInterrupt
+            previous(signal.SIGINT, None)
+        elif previous == signal.SIG_DFL:  # the interrupt ends the process, as it would have
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 def _check_targets(targets: list[str | Path]) -> None:

@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from attnmarl import QUICK
-from attnmarl.guards import check_bool, check_int, check_numbers, check_real, check_seed, is_int
+from attnmarl.guards import check_bool, check_int, check_numbers, check_real, check_seed, derived_seed, is_int
 
 __all__ = [
     "KeyValueBatch", "sample_batch", "KeyValueReader", "soft_loss", "reinforce_surrogate", "hard_loss",
@@ -177,6 +177,7 @@ def gradient_variance(model: KeyValueReader, generator: torch.Generator, estimat
     |mean_k g_k|^2. ``hard`` and ``exact`` estimate the same gradient, so the gap between their
     variances is the noise that sampling j ~ alpha adds on top of the mini-batch noise.
     """
+    check_int("n_batches", n_batches, minimum=2)  # the variance of one estimate is undefined (NaN)
     unknown = set(estimators) - set(ESTIMATORS)
     if unknown or not estimators:
         raise ValueError(f"estimators must be a non-empty subset of {ESTIMATORS}; got {estimators!r}")
@@ -213,7 +214,7 @@ def train(mode: str, steps: int = TRAIN_STEPS, n_pairs: int = N_PAIRS, batch_siz
     torch.manual_seed(seed)
     model = KeyValueReader()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    data, sampling, probe = (torch.Generator().manual_seed(seed + i) for i in range(3))
+    data, sampling, probe = (torch.Generator().manual_seed(derived_seed(seed, i)) for i in range(3))
     checkpoints = {round(i * steps / (VARIANCE_CHECKPOINTS - 1)) for i in range(VARIANCE_CHECKPOINTS)}
     baseline = math.log(N_VALUES)  # the cross-entropy of a uniform guess, where training starts
     estimators = ("soft",) if mode == "soft" else ("hard", "exact")

@@ -27,10 +27,10 @@ import torch
 from .checkpoints import load_agent, shipped_checkpoint
 from .envs.scenarios import port_kwargs
 from .envs.spread import BatchedSpread
-from .guards import check_int, check_seed
+from .guards import check_int
 from .widgets import _asset
 
-__all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "M_RANGE", "world_constants", "export_entity_actor",
+__all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "M_RANGE", "MAX_PAGE_SEED", "world_constants", "export_entity_actor",
            "export_flat_actor", "playground_spec", "playground_html", "playground"]
 
 ENTITY_ACTOR = ("policy", "pi-spread6-entity", 0)
@@ -39,6 +39,10 @@ FLAT_ACTOR = ("policy", "pi-spread6-flat", 0)
 """The flat MLP actor the page offers at the m it was trained for (chapter 8's, m = 6)."""
 M_RANGE = (3, 16)
 """The team sizes of the page's m slider."""
+MAX_PAGE_SEED = 2**52
+"""The largest seed the page takes: it reads the spec with ``JSON.parse``, whose numbers hold integers exactly
+only up to 2^53, and its reset button counts up from the seed (a larger one would start another episode than
+Python's ``BatchedSpread(1, seed)``, or repeat one)."""
 
 _ENTITY_TENSORS = (("embed", "embed.weight"), ("ln_attn_w", "ln_attn.weight"), ("ln_attn_b", "ln_attn.bias"),
                    ("W_q", "W_q.weight"), ("W_kv", "W_kv.weight"), ("W_o", "W_o.weight"), ("W_o_b", "W_o.bias"),
@@ -81,6 +85,16 @@ def _actor(path: Path, kind: str):
         raise ValueError(f"{path} is not a discrete-action simple_spread policy")
     if config.actor != kind:
         raise ValueError(f"{path} holds a {config.actor!r} actor, not the {kind!r} one asked for")
+    if getattr(config, "entity_mixing", "attention") != "attention":
+        raise ValueError(f"{path} holds an entity actor that mixes its tokens by {config.entity_mixing!r}; "
+                         "playground.js runs attention, so the page would play another policy than this one")
+    port = BatchedSpread(4, seed=0, **config.scenario_kwargs)  # the weights must act in Python before the page
+    try:
+        with torch.no_grad():
+            agent.actor(torch.from_numpy(port.reset()))
+    except ValueError as error:
+        raise ValueError(f"{path}: its actor cannot act on simple_spread's observations ({error}), so the page "
+                         "would play what Python refuses") from None
     return agent.actor, config
 
 
@@ -118,7 +132,7 @@ def export_flat_actor(path: str | Path) -> dict[str, Any]:
 def playground_spec(m: int = 6, seed: int = 0, policy: str = "entity") -> dict[str, Any]:
     """Everything the page needs: constants, weights, and the starting settings."""
     m = check_int("m", m, minimum=M_RANGE[0], maximum=M_RANGE[1])  # a plain int (np.int64 is no JSON)
-    seed = check_seed(seed)
+    seed = check_int("seed", seed, minimum=0, maximum=MAX_PAGE_SEED)  # MAX_PAGE_SEED: JavaScript's exact integers
     if policy not in ("entity", "flat", "greedy"):
         raise ValueError(f"policy must be 'entity', 'flat' or 'greedy'; got {policy!r}")
     entity = export_entity_actor(shipped_checkpoint(*ENTITY_ACTOR[:2], seed=ENTITY_ACTOR[2]))

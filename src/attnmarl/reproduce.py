@@ -26,7 +26,11 @@ Ray is an optional extra: ``pip install "attnmarl[cluster]"``.
 What it writes to ``--out``: each reproduced run's checkpoint, curve and summary in ``OUT/<chapter>/``, as
 the training command writes them (the summary last, :func:`attnmarl.guards.write_atomically`), and
 ``report.json`` and ``report.md``, rewritten after every finished run. Interrupted and started again
-with the same arguments, it keeps every run whose summary is in ``OUT/<chapter>/`` and runs the others.
+with the same arguments, it keeps every run whose summary is in ``OUT/<chapter>/`` and runs the others. One
+reproduction writes to a folder at a time (a lock, :func:`_only_writer`): a second one into the same
+folder is refused, since each rewrites the report with its own runs. Files that cannot be written (a full disk)
+are kept in a new folder in the temporary folder, and the error says where (:func:`attnmarl.guards.save_files`);
+a cluster that stops answering mid-run ends the command in one line, with the finished runs kept.
 A task that raises or whose worker dies is run again by Ray up to ``--retries`` times, then reported as
 failed with its error (and tried again on the next start). A run whose recorded command the training command
 line refuses, or which trains another run, is reported as failed at once, without a task (:func:`unrunnable`).
@@ -44,10 +48,12 @@ import io
 import json
 import logging
 import math
+import os
 import shlex
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +67,14 @@ from .guards import (
     check_int,
     check_writable_folder,
     cli_int,
+    cli_seed,
     cli_threads,
     restore_sigint,
-    write_atomically,
-    write_json_atomically,
+    save_files,
 )
 
-__all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "DEVICES", "select_runs", "unrunnable", "rerun_arguments",
-           "rerun", "task_options", "verdict", "reproduce", "main"]
+__all__ = ["CHAPTERS", "THRESHOLD", "TRAIN_COMMAND", "DEVICES", "ClusterLostError", "select_runs", "unrunnable",
+           "rerun_arguments", "rerun", "task_options", "verdict", "reproduce", "main"]
 
 CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
@@ -82,6 +88,12 @@ TRAIN_COMMAND = "python -m attnmarl.train"
 
 DEVICES = ("cpu", "cuda")
 """Where a re-run trains (``--device``). Not ``auto``: a Ray task that asks for no GPU is given none."""
+
+
+class ClusterLostError(ConnectionError):
+    """The Ray cluster stopped answering while runs were pending (its head died, the network or Ray Client's
+    connection dropped): the finished runs are kept, and the same command resumes the others."""
+
 
 RAY_MISSING = ('python -m attnmarl.reproduce runs its tasks on Ray, an optional extra that is not installed here: '
                'pip install "attnmarl[cluster]" (or pip install "ray[client]")')
@@ -160,6 +172,9 @@ def _index_entries(path: Path) -> list[dict[str, Any]]:
             if not isinstance(value, kind) or isinstance(value, bool) or not _in_range(field, value):
                 raise ValueError(f"entry {i} of {path} ({entry.get('name', 'unnamed')}) has no valid {field!r} "
                                  f"(got {value!r}); python -m attnmarl.train --index DIR writes it again")
+        if Path(entry["name"]).name != entry["name"] or entry["name"] in ("", ".", ".."):
+            raise ValueError(f"entry {i} of {path} is named {entry['name']!r}, not a config's name: its files would "
+                             "be read and written outside --out")
         first = seen.setdefault((entry["name"], entry["seed"]), i)
         if first != i:  # two tasks would train the run and write the same files
             raise ValueError(f"entries {first} and {i} of {path} are both run {entry['name']}-seed{entry['seed']}; "
@@ -182,10 +197,14 @@ def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
     if address is None or address == "auto":
         return
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    bare = host.startswith("[") and host.endswith("]") or ":" not in host and "/" not in host  # IPv6 in brackets
+    if not host or not bare or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--address must be auto, HOST:PORT or ray://HOST:PORT; got {address!r}")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except socket.gaierror as error:  # no such host: nothing was asked, so nothing timed out
+        raise ValueError(f"cannot join a Ray cluster at {address!r}: its host {host!r} is no name or address this "
+                         f"machine can resolve ({error.strerror or error})") from None
     except OSError as error:
         raise ValueError(f"cannot join a Ray cluster at {address!r}: nothing answered within {timeout:.0f} s "
                          f"({error.strerror or error}); is the cluster running (ray start --head)?") from None
@@ -193,7 +212,10 @@ def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
 
 def _train_arguments(command: str) -> list[str]:
     """The arguments of a recorded training command (``ValueError`` for any other command)."""
-    words = shlex.split(command)
+    try:
+        words = shlex.split(command)
+    except ValueError as error:  # an unclosed quote
+        raise ValueError(f"a recorded command cannot be read as a command line ({error}): {command!r}") from None
     if words[:3] != TRAIN_COMMAND.split() or not any(w.split("=")[0] == "--config" for w in words[3:]):
         raise ValueError(f"a recorded command is {TRAIN_COMMAND!r} --config NAME ...; got {command!r}")
     return words[3:]
@@ -271,21 +293,28 @@ def _kept(out: Path, entry: dict[str, Any]) -> dict[str, Any] | None:
         reason = None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         summary, reason = None, f"it is not readable JSON ({error})"
-    scored = isinstance(summary, dict) and all(isinstance(summary.get(key), (int, float))
-                                               for key in ("final_return", "final_sem", "cpu_seconds"))
+    scored = isinstance(summary, dict) and all(
+        isinstance(summary.get(key), (int, float)) and not isinstance(summary.get(key), bool) and
+        _in_range(key, summary[key]) for key in ("final_return", "final_sem", "final_episodes", "cpu_seconds"))
+    if not reason and scored and (summary.get("name"), summary.get("seed")) != (entry["name"], entry["seed"]):
+        reason = (f"it describes run {summary.get('name')}-seed{summary.get('seed')}, not "
+                  f"{entry['name']}-seed{entry['seed']}")
     if reason or not scored:
-        reason = reason or "it is not a run summary with a final score"
+        reason = reason or ("it is not a run summary with a final score (final_return, final_sem, final_episodes "
+                            "and cpu_seconds)")
         raise ValueError(f"{path}, the summary of a run reproduced by an earlier start, is damaged: {reason}; remove "
                          f"{path.with_suffix('')}.* to reproduce the run again")
     return summary
 
 
 def _keep(out: Path, entry: dict[str, Any], files: dict[str, bytes]) -> None:
-    """Write a reproduced run's files into ``OUT/<chapter>/``, the summary last (it marks the run finished)."""
+    """Write a reproduced run's files into ``OUT/<chapter>/``, the summary last (it marks the run finished); if
+    they cannot be written there, they are kept elsewhere and ``OSError`` says where (:func:`save_files`)."""
     stem = out / _key(entry)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically({stem.with_suffix(suffix): (lambda handle, data=files[suffix]: handle.write(data))
-                      for suffix in (".pt", ".csv", ".json") if suffix in files})
+    with contextlib.suppress(OSError):  # a folder that cannot be made: save_files keeps the files elsewhere
+        stem.parent.mkdir(parents=True, exist_ok=True)
+    save_files({stem.with_suffix(suffix): files[suffix] for suffix in (".pt", ".csv", ".json") if suffix in files},
+               "--out")
 
 
 def _row(entry: dict[str, Any], reproduced: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
@@ -310,7 +339,6 @@ def _report(out: Path, rows: list[dict[str, Any]], retries: int) -> dict[str, An
             f"same fixed-seed episodes. A failed run raised an error, or lost its worker, {retries + 1} time(s).")
     today = datetime.date.today().isoformat()
     report = {"date": today, "rule": rule, "threshold": THRESHOLD, "retries": retries, "counts": counts, "runs": rows}
-    write_json_atomically(out / "report.json", report)
     lines = ["# Reproduction of the shipped runs", "", f"Made on {today}. {rule}", "",
              ", ".join(f"{n} {v}" for v, n in counts.items()), "",
              "| run | shipped score | reproduced score | difference (se) | CPU s, shipped | CPU s, reproduced "
@@ -325,8 +353,8 @@ def _report(out: Path, rows: list[dict[str, Any]], retries: int) -> dict[str, An
     failed = [r for r in rows if r["error"]]
     if failed:
         lines += ["", "Errors:", ""] + [f"- {r['run']}: {r['error']}" for r in failed]
-    text = ("\n".join(lines) + "\n").encode()
-    write_atomically({out / "report.md": lambda handle: handle.write(text)})
+    save_files({out / "report.json": (json.dumps(report, indent=1) + "\n").encode(),
+                out / "report.md": ("\n".join(lines) + "\n").encode()}, "--out")
     return report
 
 
@@ -355,10 +383,43 @@ def _connect(ray: Any, address: str | None, cpus: int | None) -> bool:
         else:
             ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError) as error:
-        token = str(address).startswith("ray://")
-        hint = " (a cluster with token authentication also needs RAY_AUTH_MODE=token and its token here)" * token
+        hint = (" (a cluster that uses Ray's token authentication also needs RAY_AUTH_MODE=token and the cluster's "
+                "token in this process's environment: Ray's own log lines say InvalidAuthToken when that is the cause)")
         raise ValueError(f"cannot join a Ray cluster at {address!r}: {error}{hint}") from None
     return True
+
+
+@contextlib.contextmanager
+def _only_writer(out: Path) -> Iterator[None]:
+    """Hold a lock on ``out`` while the block runs — an advisory lock on a file in the temporary folder named after
+    ``out``'s real path, which the system releases when the process ends, however it ends, and which leaves nothing
+    in ``out`` — and raise ``ValueError`` at once if another reproduction holds it: two into one folder would each
+    rewrite the report with only their own runs. Where ``fcntl`` is missing (Windows) nothing is held."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    import hashlib
+
+    name = hashlib.sha256(os.path.realpath(out).encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"attnmarl-reproduce-{name}.lock"
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise ValueError(f"another reproduction ({holder}) is writing to {out}; each rewrites the report with its "
+                             "own runs, so wait for it to finish, or give another --out") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}, started {datetime.datetime.now().isoformat(timespec='seconds')}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _drop_if_new_and_empty(out: Path, created: bool) -> None:
@@ -366,6 +427,29 @@ def _drop_if_new_and_empty(out: Path, created: bool) -> None:
     join leaves no empty folder behind)."""
     if created and out.is_dir() and not any(out.iterdir()):
         out.rmdir()
+
+
+def _gcs_address(ray: Any) -> str | None:
+    """``HOST:PORT`` of the cluster's head (its GCS) that this process joined, or None where Ray does not say
+    (Ray Client, whose lost connection raises in ``ray.wait`` instead)."""
+    try:
+        address = ray.get_runtime_context().gcs_address
+    except Exception:  # noqa: BLE001 - any Ray that cannot tell: no check
+        return None
+    if not isinstance(address, str) or ":" not in address:
+        return None
+    host, _, port = address.rpartition(":")
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else address  # IPv6 in brackets
+
+
+def _lost(error: Exception, address: str | None, out: Path, pending: Any) -> ClusterLostError:
+    """The error that ends a reproduction whose cluster stopped answering (``error``, raised by Ray)."""
+    where = f"the Ray cluster at {address!r}" if address else "the local Ray"
+    names = [_key(e) for e in pending]
+    listed = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+    return ClusterLostError(f"{where} stopped answering ({type(error).__name__}: {str(error).strip()[:200]}) while "
+                            f"{len(names)} run(s) were pending ({listed}); the finished runs are kept in {out}, and "
+                            "the same command resumes the others")
 
 
 def _message(error: Exception) -> str:
@@ -387,6 +471,23 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
     _check_reachable(address)
     created = not Path(out).exists()
     out = check_writable_folder(out, "out")
+    try:
+        with _only_writer(out):
+            for chapter in sorted({e["chapter"] for e in runs}):  # before any run: a run's files go there
+                if (out / chapter).exists() and not (out / chapter).is_dir():
+                    raise ValueError(f"{out / chapter} is a file, where the reproduced runs of {chapter} go (a "
+                                     "folder); move it, or give another --out")
+            return _reproduce(ray, runs, out, created, address, cpus, retries, progress, options, device)
+    except ValueError:
+        _drop_if_new_and_empty(out, created)
+        raise
+
+
+def _reproduce(ray: Any, runs: list[dict[str, Any]], out: Path, created: bool, address: str | None,
+               cpus: int | None, retries: int, progress: bool, options: dict[str, Any],
+               device: str) -> dict[str, Any]:
+    """:func:`reproduce` once ``out`` is checked and locked; each run a Ray task with ``options``
+    (:func:`task_options`) that trains on ``device``."""
     results = {_key(e): summary for e in runs if (summary := _kept(out, e)) is not None}
     errors = {_key(e): reason for e in runs if _key(e) not in results and (reason := unrunnable(e))}
 
@@ -404,7 +505,6 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
     except ValueError:
         if started:
             ray.shutdown()
-        _drop_if_new_and_empty(out, created)
         raise
     bar = tqdm(total=len(runs), initial=len(results) + len(errors), unit="run", desc="reproduce",
                disable=not progress)
@@ -416,10 +516,21 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
         task = ray.remote(**options)(rerun)
         pending = {task.remote(entry["command"], device): entry for entry in todo}
         report()
+        gcs, waited = _gcs_address(ray), 0
         while pending:
-            finished, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            try:
+                finished, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            except Exception as error:  # the cluster, not a task: its head died, or the connection dropped
+                raise _lost(error, address, out, pending.values()) from None
             if not finished:
                 bar.refresh()  # the clock moves while the runs do
+                waited += 1
+                if gcs and waited % 5 == 0:  # a stopped head makes Ray end this process after a minute's silence
+                    try:
+                        _check_reachable(gcs, timeout=5.0)
+                    except ValueError:
+                        raise _lost(ConnectionError(f"its head at {gcs} no longer answers"), address, out,
+                                    pending.values()) from None
                 continue
             entry = pending.pop(finished[0])
             key = _key(entry)
@@ -427,13 +538,19 @@ def reproduce(runs: list[dict[str, Any]], out: str | Path = "reproduction", addr
                 result = ray.get(finished[0])
             except ray.exceptions.RayError as error:
                 errors[key] = f"failed after {retries} retr{'y' if retries == 1 else 'ies'}: {_message(error)}"
+            except Exception as error:  # Ray Client's connection dropped, or Ray was shut down meanwhile
+                raise _lost(error, address, out, [entry, *pending.values()]) from None
             else:
                 made = f"{result['summary']['name']}-seed{result['summary']['seed']}"
                 if made != f"{entry['name']}-seed{entry['seed']}":
                     errors[key] = f"its recorded command made {made}"
                 else:
-                    _keep(out, entry, result["files"])
-                    results[key] = result["summary"]
+                    try:
+                        _keep(out, entry, result["files"])
+                    except OSError as error:  # kept elsewhere: the error says where
+                        errors[key] = f"reproduced, but not written to {out}: {error}"
+                    else:
+                        results[key] = result["summary"]
             row = _row(entry, results.get(key), errors.get(key))
             bar.write(f"{key}: {errors[key]}" if key in errors else
                       f"{key}: shipped {_score(row['shipped'])}, reproduced {_score(row['reproduced'])}, "
@@ -455,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
                        help=f"chapters whose shipped runs to re-run: {', '.join(CHAPTERS)} (default: all)")
     where.add_argument("--index", metavar="DIR", help="re-run the runs listed in DIR/index.json instead")
     parser.add_argument("--configs", nargs="+", metavar="NAME", help="only these configs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=cli_int(0), metavar="S", help="only these seeds (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=cli_seed(), metavar="S", help="only these seeds (default: all)")
     parser.add_argument("--address", help="an existing Ray cluster: auto, HOST:PORT or ray://HOST:10001 "
                         "(default: start a Ray on this machine)")
     parser.add_argument("--cpus", type=cli_threads(), help="cores of the local Ray (default: all of this machine's)")
@@ -487,6 +604,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         _drop_if_new_and_empty(Path(args.out), created)
         parser.error(str(error))
+    except OSError as error:  # a cluster lost mid-run, a full disk (the files kept elsewhere, the error says where)
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished runs are kept in {args.out}/; the same command resumes", file=sys.stderr)
         return 130

@@ -64,10 +64,13 @@ from attnmarl.guards import (
     check_real,
     check_seal,
     check_seed,
+    check_shapes,
     check_sizes,
+    check_stored,
     check_writable_folder,
     cli_episodes,
     cli_int,
+    cli_seed,
     cli_threads,
     is_int,
     load_trusted,
@@ -641,16 +644,18 @@ def load_checkpoint(path: str | Path, attention: bool | None = None) -> Seq2Seq:
     if (not isinstance(checkpoint, dict) or set(checkpoint) - {"checksum"} != {"config", "state_dict"}
             or not isinstance(checkpoint["config"], dict) or not isinstance(checkpoint["state_dict"], dict)):
         raise ValueError(f"{path} is not a seq2seq checkpoint (expected keys 'config', 'state_dict' and 'checksum')")
-    check_seal(path, checkpoint, "seq2seq checkpoint")
-    check_finite_weights(path, checkpoint["state_dict"])
+    check_stored(path, checkpoint, "seq2seq checkpoint")  # sizes first: a small file declaring huge tensors
     try:
         cfg = Seq2SeqConfig(**checkpoint["config"])
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path} has an unknown seq2seq config {checkpoint['config']}: {err}") from None
+    model = Seq2Seq(cfg)
+    check_shapes(path, checkpoint["state_dict"], {name: tuple(t.shape) for name, t in model.state_dict().items()})
+    check_seal(path, checkpoint, "seq2seq checkpoint")
+    check_finite_weights(path, checkpoint["state_dict"])
     if attention is not None and cfg.attention != attention:
         have, want = ("with" if cfg.attention else "without"), ("with" if attention else "without")
         raise ValueError(f"{path} holds a seq2seq model {have} attention, but a model {want} attention was requested")
-    model = Seq2Seq(cfg)
     try:
         model.load_state_dict(checkpoint["state_dict"])
     except RuntimeError as err:
@@ -706,7 +711,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m attnmarl.seq2seq", description=__doc__.splitlines()[0])
     parser.add_argument("--train", action="store_true", help="train both models and print accuracy by length")
     parser.add_argument("--steps", type=cli_int(), default=TRAIN_STEPS, help="training steps per model")
-    parser.add_argument("--seed", type=cli_int(0), default=SEED)
+    parser.add_argument("--seed", type=cli_seed(), default=SEED)
     parser.add_argument("--n-test", type=cli_episodes(), default=2000, help="held-out examples to evaluate on")
     parser.add_argument("--out",
                         help="directory for the checkpoints and log (the book's: src/attnmarl/assets/seq2seq)")

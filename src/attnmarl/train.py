@@ -82,6 +82,7 @@ from .guards import (
     check_writable_folder,
     cli_episodes,
     cli_int,
+    cli_seed,
     cli_threads,
     run_command,
     save_files,
@@ -603,7 +604,7 @@ def _parser(kind: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> ar
     what.add_argument("--config", help="a named configuration (see --list)")
     what.add_argument("--list", action="store_true", help="list the named configurations")
     what.add_argument("--index", metavar="DIR", help="write index.json and README.md for the runs in DIR")
-    parser.add_argument("--seed", type=cli_int(0), default=0)
+    parser.add_argument("--seed", type=cli_seed(), default=0)
     parser.add_argument("--steps", type=cli_int(), default=None, help="env steps (default: the config's budget)")
     parser.add_argument("--out", default="runs", help="output directory (default: runs)")
     parser.add_argument("--evals", type=cli_int(0), default=None,

@@ -34,7 +34,7 @@ from .envs import (
     treasure_hunter_policy,
 )
 from .envs.scenarios import reference_kwargs
-from .guards import check_int, check_writable_file, cli_episodes, cli_int, run_command, save_result
+from .guards import check_int, check_writable_file, cli_episodes, cli_seed, run_command, save_result
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
            "check_transferable", "parse_ms", "main"]
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", action="append", default=[],
                         help="a shipped run, FOLDER/NAME (for example policy/pi-spread6-entity); repeatable")
     parser.add_argument("--scenario", default="simple_spread", choices=TEAM_SCENARIOS)
-    parser.add_argument("--seeds", type=cli_int(0), nargs="+", default=[0])
+    parser.add_argument("--seeds", type=cli_seed(), nargs="+", default=[0])
     parser.add_argument("--m", default="2-16", help="numbers of agents: a range LOW-HIGH or a list 3,6,12")
     parser.add_argument("--episodes", type=cli_episodes(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import load_policy, load_run
 from .envs import Policy, chase_policy, episode_returns, make_reference, mixed_teams, random_policy, scenario_name
-from .guards import check_writable_file, cli_episodes, cli_int, run_command, save_result
+from .guards import check_writable_file, cli_episodes, cli_seed, run_command, save_result
 
 __all__ = ["ROLES", "reference_teams", "versus_scores", "main"]
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m attnmarl.versus", description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", required=True,
                         help="a run's path without '-seed{S}.pt', for example runs/q-tag-attention; repeatable")
-    parser.add_argument("--seeds", type=cli_int(0), nargs="+", default=[0])
+    parser.add_argument("--seeds", type=cli_seed(), nargs="+", default=[0])
     parser.add_argument("--episodes", type=cli_episodes(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")
     parser.add_argument("--replace", action="store_true", help="replace --out if it exists (refused otherwise)")

@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
-from attnmarl.guards import check_bool, check_finite, check_int, check_numbers, check_seed
+from attnmarl.guards import check_bool, check_finite, check_int, check_numbers, check_seed, derived_seed
 
 __all__ = ["SIZE", "N_DIGITS", "N_CLASSES", "RECEPTIVE_FIELD", "FONT", "MarkedDigits", "make_images",
            "SpatialAttentionCNN", "glimpse_logits", "accuracy", "train", "TRAIN_STEPS"]
@@ -212,7 +212,7 @@ def train(attention: bool, steps: int = TRAIN_STEPS, seed: int = SEED, progress:
     curves: dict = {"loss": [], "accuracy": []}
     name = "soft attention" if attention else "average pooling"
     for step in tqdm(range(steps), desc=f"training ({name})", disable=not progress):
-        batch = make_images(BATCH_SIZE, seed=1_000_000 * (seed + 1) + step)
+        batch = make_images(BATCH_SIZE, seed=derived_seed(1_000_000 * (seed + 1), step))
         logits, _ = model(batch.images)
         loss = nn.functional.cross_entropy(logits, batch.labels)
         optimizer.zero_grad()

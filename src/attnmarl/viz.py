@@ -28,12 +28,13 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from PIL import Image
 
-from .guards import check_real
+from .guards import check_bool, check_real
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
            "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
            "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line",
-           "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style"]
+           "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style",
+           "MAX_HEATMAP_CELLS"]
 
 # ---- the book's palette and figure style ---------------------------------------------------------
 
@@ -160,6 +161,11 @@ def sup(i: int) -> str:
     return str(i).translate(_SUPERSCRIPTS)
 
 
+MAX_HEATMAP_CELLS = 40_000
+"""The most cells a :class:`Heatmap` may have (200 x 200): a figure cannot show more, and the page's drawing of
+one cell per value grew to a gigabyte of markup and a minute of drawing at four million."""
+
+
 @dataclass
 class Heatmap:
     """A labelled matrix: rows are queries, columns are keys (for alpha)."""
@@ -186,6 +192,15 @@ class Heatmap:
                 f"heatmap values of shape {self.values.shape} do not match {len(self.rows)} row and "
                 f"{len(self.cols)} column labels"
             )
+        if self.values.size > MAX_HEATMAP_CELLS:
+            raise ValueError(f"heatmap {self.title!r} would draw {self.values.shape[0]:,} x {self.values.shape[1]:,} = "
+                             f"{self.values.size:,} cells, more than a figure can show (at most "
+                             f"{MAX_HEATMAP_CELLS:,}); show fewer rows or columns")
+        self.vmin, self.vmax = check_real("heatmap vmin", self.vmin), check_real("heatmap vmax", self.vmax)
+        if not self.vmin < self.vmax:  # an empty or reversed colour scale draws every value in one colour
+            raise ValueError(f"heatmap vmin must be below vmax (the colour scale runs from vmin to vmax); got "
+                             f"vmin = {self.vmin:g}, vmax = {self.vmax:g}")
+        self.annotate = check_bool("heatmap annotate", self.annotate)
 
 
 MAX_LIM = 1000.0

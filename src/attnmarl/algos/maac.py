@@ -68,7 +68,14 @@ from torch import Tensor, nn
 
 from ..envs import make_batched
 from ..envs.scenarios import given_port_kwargs
-from ..guards import check_choice, check_config_fields, check_device, check_finite, check_off_policy_budget
+from ..guards import (
+    check_choice,
+    check_config_fields,
+    check_device,
+    check_finite,
+    check_indices,
+    check_off_policy_budget,
+)
 from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
 from .compile import compile_in_place
@@ -231,6 +238,9 @@ def counterfactual_advantage(q_all: Tensor, pi: Tensor, a: Tensor) -> Tensor:
     """MAAC's multi-agent advantage (eqs. 9-10): A^i = q_all^i(a^i) - sum_a' pi(a' | o^i) q_all^i(a'),
     from q_all (batch, m, n_actions), the policies' probabilities pi (batch, m, n_actions) and integer
     actions a (batch, m): (batch, m)."""
+    if pi.shape != q_all.shape:
+        raise ValueError(f"pi must have the shape of q_all, {tuple(q_all.shape)}; got {tuple(pi.shape)}")
+    check_indices("a", a, q_all.shape[-1], tuple(q_all.shape[:-1]), "action")
     q = q_all.gather(-1, a.unsqueeze(-1)).squeeze(-1)
     return q - (pi * q_all).sum(-1)
 

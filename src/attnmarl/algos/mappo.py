@@ -55,7 +55,15 @@ from torch import Tensor, nn
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
-from ..guards import check_choice, check_config_fields, check_device, check_finite, check_numbers, check_sizes
+from ..guards import (
+    check_choice,
+    check_config_fields,
+    check_device,
+    check_finite,
+    check_indices,
+    check_numbers,
+    check_sizes,
+)
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from ..nets.policies import MIXINGS
 from .compile import compile_in_place
@@ -248,7 +256,15 @@ class ValueNorm(nn.Module):
         self.register_buffer("count", torch.tensor(0.0))
 
     def update(self, x: Tensor) -> None:
-        """Fold a batch of targets (n, m) into the statistics (parallel variance formula)."""
+        """Fold a batch of targets (n, m), n >= 1, into the statistics (parallel variance formula). An empty batch
+        (its mean and variance are NaN), targets of another m or non-finite ones raise ``ValueError``: each would
+        turn the running statistics, and every value the critic predicts after, into NaN."""
+        m = self.mean.shape[0]
+        if not isinstance(x, Tensor) or x.dim() != 2 or x.shape[1] != m or x.shape[0] == 0:
+            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"the value targets must be a tensor of shape (n, m) = (n, {m}) with n >= 1 rows; got "
+                             f"{shape}")
+        check_finite("the value targets", x)
         n = x.shape[0]
         batch_mean, batch_var = x.mean(0), x.var(0, unbiased=False)
         total = self.count + n
@@ -380,12 +396,43 @@ def copy_actor(agent: nn.Module, config: Any, saved: Any, state: dict[str, Tenso
     try:
         agent.actor.load_state_dict(actor)
     except RuntimeError:
-        raise ValueError(f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its "
-                         f"weights have shapes that depend on them, so it cannot run with {config.scenario_kwargs} "
-                         f"(only the entity actor runs at any m)") from None
+        raise ValueError(_actor_misfit(path, saved, config)) from None
     if getattr(agent, "log_std", None) is not None and "log_std" in state:
         with torch.no_grad():
             agent.log_std.copy_(state["log_std"])
+
+
+def _token_kinds(config: Any) -> list[str]:
+    """The kinds of entity token (self, landmark, agent, ...) that some agent of ``config``'s scenario reads."""
+    from ..envs import make_reference
+    from ..envs.tokens import token_layout
+
+    kinds: dict[str, None] = {}
+    for i in range(len(make_reference(config.scenario, **config.scenario_kwargs).possible_agents)):
+        kinds.update(dict.fromkeys(token_layout(config.scenario, i, **config.scenario_kwargs).kinds))
+    return list(kinds)
+
+
+def _actor_misfit(path: str | Path, saved: Any, config: Any) -> str:
+    """Why the actor of the checkpoint at ``path`` (config ``saved``) does not fit the one built for ``config``.
+    The entity actor's weights do not depend on m, but it has an embedding for each kind of token it was
+    trained on: a team without some kind (no other agent at m = 1) has a narrower token layout."""
+    if saved.actor == "entity":
+        trained, here = _token_kinds(saved), _token_kinds(config)
+        missing = [kind for kind in trained if kind not in here]
+        if missing:
+            alone = " (a team of one has no other agent)" if "agent" in missing else ""
+            return (f"{path}: its entity actor was trained on {saved.scenario_kwargs}, on tokens of the kinds "
+                    f"{trained}, and has an embedding for each kind; with {config.scenario_kwargs} no agent has a "
+                    f"token of the kind {' or '.join(repr(kind) for kind in missing)}{alone}, so the layout of its "
+                    "tokens differs and the actor cannot run there: give a team with every kind of entity it was "
+                    "trained on (for simple_spread, N >= 2)")
+        return (f"{path}: its entity actor was trained with {saved.scenario_kwargs} on tokens of the kinds {trained}, "
+                f"and with {config.scenario_kwargs} the tokens have the kinds {here}, in another layout, so its "
+                "weights do not fit")
+    return (f"{path}: its {saved.actor} actor was trained with {saved.scenario_kwargs}, and its weights have shapes "
+            f"that depend on them, so it cannot run with {config.scenario_kwargs} (only the entity actor runs at "
+            "any m)")
 
 
 def _action_space(continuous: bool) -> str:
@@ -410,7 +457,8 @@ def sample_actions(logits: Tensor, generator: torch.Generator | None) -> Tensor:
 
 
 def log_prob(logits: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:
-    """log pi(a | o) of the given actions and the entropy of pi, both (..., m)."""
+    """log pi(a | o) of the given actions, (..., m) integers in [0, n_actions), and the entropy of pi, both (..., m)."""
+    check_indices("actions", actions, logits.shape[-1], tuple(logits.shape[:-1]), "action")
     log_pi = torch.log_softmax(logits, dim=-1)
     entropy = -(log_pi.exp() * log_pi).sum(-1)
     return log_pi.gather(-1, actions.unsqueeze(-1)).squeeze(-1), entropy
@@ -467,7 +515,16 @@ def gae(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor, gam
 
 def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:
     """Advantages (minibatch, m) shifted and scaled to mean 0 and std 1: over all entries, or
-    separately for each agent (column) with ``per_agent``."""
+    separately for each agent (column) with ``per_agent``. Fewer than two advantages to normalise together
+    (one row per agent, one entry, none) have no standard deviation: ``ValueError``, not NaN."""
+    if not isinstance(adv, Tensor) or adv.dim() != 2:
+        got = tuple(adv.shape) if isinstance(adv, Tensor) else type(adv).__name__
+        raise ValueError(f"adv must be a tensor (minibatch, m); got {got}")
+    together = adv.shape[0] if per_agent else adv.numel()
+    if together < 2:
+        raise ValueError(f"normalising advantages needs at least two of them {'per agent' if per_agent else 'in all'}: "
+                         f"a standard deviation of {together} is undefined (NaN); got adv of shape {tuple(adv.shape)} "
+                         "(a larger minibatch)")
     if per_agent:
         return (adv - adv.mean(0)) / (adv.std(0) + 1e-8)
     return (adv - adv.mean()) / (adv.std() + 1e-8)

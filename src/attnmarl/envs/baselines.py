@@ -29,7 +29,7 @@ import numpy as np
 from mpe2.simple_spread.simple_spread import Scenario as SpreadScenario
 from scipy.optimize import linear_sum_assignment
 
-from ..guards import check_bool, check_seed
+from ..guards import check_bool, check_seed, derived_seed
 from .actions import DISCRETE_DIRECTION
 from .physics import WorldParams
 from .reference import Policy, describe, make_reference
@@ -45,7 +45,7 @@ def random_policy(scenario: str, seed: int = 0, **scenario_kwargs: Any) -> Polic
     env = make_reference(scenario, **scenario_kwargs)
     action_spaces = {agent: env.action_space(agent) for agent in env.possible_agents}
     for i, space in enumerate(action_spaces.values()):
-        space.seed(seed + i)
+        space.seed(derived_seed(seed, i))
 
     def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
         return {agent: action_spaces[agent].sample() for agent in obs}

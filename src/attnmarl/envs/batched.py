@@ -30,15 +30,20 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_index, check_int, check_numbers, check_seed
+from ..guards import check_cost, check_index, check_int, check_numbers, check_seed
 from .actions import N_MOVES, action_force, check_actions
 from .physics import WorldParams, world_step
 from .reference import make_reference
 from .scenarios import port_kwargs
 
-MAX_ENVS = 2**20
-"""The most worlds one port steps at once (the book uses 128): a million worlds of a few agents already
-hold gigabytes of state; more would fail in numpy's allocator instead of here."""
+PORT_PAIR_SECONDS = 5e-8
+"""Seconds per world and per pair (agent, entity) that a port takes to step: contact forces and distances
+are arrays over every such pair. Measured on a busy 2-core CPU: 0.05 s for 16 worlds of 200 agents and 200
+landmarks (4.2e-8), 0.14 s at 300 and 300 (4.7e-8)."""
+
+PORT_PAIR_BYTES = 48
+"""Bytes per world and per pair (agent, entity) that a port's step holds at once: a handful of float64 arrays
+over the pairs (differences, distances, penetrations, forces). Measured: 35-45 MB for 256 worlds of 50 and 50."""
 
 
 class BatchedEnv(ABC):
@@ -47,7 +52,7 @@ class BatchedEnv(ABC):
     scenario: ClassVar[str]
 
     def __init__(self, num_envs: int, seed: int = 0, **scenario_kwargs: Any) -> None:
-        check_int("num_envs", num_envs, maximum=MAX_ENVS)
+        num_envs = check_int("num_envs", num_envs)  # a Python int: numpy's would overflow in the estimates
         self.kwargs: dict[str, Any] = port_kwargs(self.scenario, **scenario_kwargs)
         reference = make_reference(self.scenario, **self.kwargs)
         world = reference.unwrapped.world
@@ -56,6 +61,11 @@ class BatchedEnv(ABC):
         self.agents: tuple[str, ...] = tuple(reference.possible_agents)
         self.n_agents = len(self.agents)
         self.n_landmarks = len(world.landmarks)
+        pairs = num_envs * self.n_agents * (self.n_agents + self.n_landmarks)
+        check_cost(f"{num_envs:,} batched {self.scenario} worlds of {self.n_agents:,} agents and {self.n_landmarks:,} "
+                   "landmarks", PORT_PAIR_SECONDS * pairs, PORT_PAIR_BYTES * pairs,
+                   basis=f"{pairs:,} (world, agent, entity) pairs at each step, {PORT_PAIR_SECONDS:g} s and "
+                         f"{PORT_PAIR_BYTES} bytes each", remedy="use fewer worlds (num_envs) or fewer agents")
         self.observation_spaces: dict[str, spaces.Box] = {a: reference.observation_space(a) for a in self.agents}
         self.action_spaces: dict[str, spaces.Space] = {a: reference.action_space(a) for a in self.agents}
         self.obs_dims: tuple[int, ...] = tuple(self.observation_spaces[a].shape[0] for a in self.agents)

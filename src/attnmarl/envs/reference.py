@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_seed, is_int
+from ..guards import check_seed, derived_seed, is_int
 from .actions import check_actions
 from .scenarios import reference_kwargs, reference_module
 
@@ -37,9 +37,29 @@ def obs_dims(env) -> tuple[int, ...]:
     return tuple(env.observation_space(a).shape[0] for a in env.possible_agents)
 
 
+def running_agents(env, what: str) -> list[str]:
+    """The agents of ``env``'s episode in progress; ``ValueError`` saying what to do when there is none: before the
+    first ``reset`` (mpe2 raises a bare ``AttributeError``) or after the episode ended (a step would fail deep in
+    mpe2 with a ``KeyError``). ``what`` names the caller."""
+    try:
+        agents = list(env.agents)
+    except AttributeError:
+        raise ValueError(f"{what}: the environment has no episode yet; call env.reset(seed=...) first") from None
+    if not agents:
+        raise ValueError(f"{what}: the episode has ended (every agent is done); call env.reset(seed=...) to start "
+                         "another")
+    return agents
+
+
 def obs_to_array(env, obs: dict[str, np.ndarray]) -> np.ndarray:
-    """Stack an observation dict into float32 ``(n_agents, max obs_dim)``, zero-padded per agent."""
+    """Stack an observation dict into float32 ``(n_agents, max obs_dim)``, zero-padded per agent; an observation
+    dict without every agent's observation of its size (an empty one before ``reset``) raises ``ValueError``."""
     dims = obs_dims(env)
+    if not isinstance(obs, dict) or obs.keys() != set(env.possible_agents) or any(
+            np.shape(obs[agent]) != (dim,) for agent, dim in zip(env.possible_agents, dims)):
+        given = (", ".join(f"{a} {np.shape(o)}" for a, o in obs.items()) or "none") if isinstance(obs, dict) else (
+            type(obs).__name__)
+        raise ValueError(f"obs must hold the observation of every agent of {describe(env)}; got {given}")
     array = np.zeros((len(dims), max(dims)), dtype=np.float32)
     for i, agent in enumerate(env.possible_agents):
         array[i, : dims[i]] = obs[agent]
@@ -57,8 +77,10 @@ def step_arrays(env, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool,
     """One parallel step of an mpe2 env with an action array; returns arrays.
 
     Returns ``(obs (n_agents, max obs_dim) float32, rewards (n_agents,) float64, terminated, truncated)``;
-    the flags are mpe2's (identical for all agents, which this checks).
+    the flags are mpe2's (identical for all agents, which this checks). Outside an episode (before ``reset``,
+    after its end) it raises ``ValueError`` (:func:`running_agents`).
     """
+    running_agents(env, "step_arrays")
     obs, rewards, terminations, truncations, _ = env.step(actions_to_dict(env, actions))
     agents = env.possible_agents
     terminated = {bool(terminations[a]) for a in agents}
@@ -94,10 +116,12 @@ def play(env, policy: Policy, obs: dict[str, np.ndarray]) -> tuple:
     checking them: a dict with one action for every agent, each of its agent's action space — an integer
     move in range, or a continuous action of the right shape, finite and within the space's bounds (mpe2 would
     fail deep inside, with a bare ``KeyError`` or ``AssertionError``, and clip out-of-range continuous actions
-    with only a warning; the batched ports refuse them too, :func:`attnmarl.envs.actions.check_actions`)."""
+    with only a warning; the batched ports refuse them too, :func:`attnmarl.envs.actions.check_actions`), and
+    only within an episode (:func:`running_agents`)."""
     if not callable(policy):
         raise ValueError(f"policy must be a function from the observation dict to the action dict; got "
                          f"{type(policy).__name__}")
+    running_agents(env, "play")
     actions = policy(obs)
     if not isinstance(actions, dict) or actions.keys() != set(env.agents):
         got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
@@ -156,7 +180,7 @@ def render_episode(
     env = make_reference(scenario, render_mode="rgb_array", **scenario_kwargs)
     obs, _ = env.reset(seed=seed)
     for i, agent in enumerate(env.possible_agents):
-        env.action_space(agent).seed(seed + i)
+        env.action_space(agent).seed(derived_seed(seed, i))
     frames = [env.render()]
     while env.agents:
         if policy is None:

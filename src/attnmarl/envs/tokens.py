@@ -145,22 +145,30 @@ def _treasure_layout(world: Any, observer: int) -> list[tuple[str, str, tuple[in
 _LAYOUTS = {"simple_spread": _spread_layout, "simple_tag": _tag_layout, "collect_treasure": _treasure_layout}
 
 
-@lru_cache(maxsize=128)
-def _cached_layout(scenario: str, agent: str | int, kwargs: tuple[tuple[str, Any], ...]) -> TokenLayout:
+@lru_cache(maxsize=32)
+def _cached_layouts(scenario: str,
+                    kwargs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, ...], tuple[TokenLayout, ...]]:
+    """The agents of ``scenario`` with these arguments and every agent's layout, from one mpe2 world (building
+    one per agent would make a team of m cost m worlds, each with m agents' observation spaces: minutes at
+    m = 200)."""
     env = make_reference(scenario, **dict(kwargs))
-    agents = env.possible_agents
+    agents, world, dims = tuple(env.possible_agents), env.unwrapped.world, obs_dims(env)
+    layouts = []
+    for observer in range(len(agents)):
+        names, kinds, columns, features = zip(*_LAYOUTS[scenario](world, observer))
+        layouts.append(TokenLayout(names, kinds, columns, features, obs_dim=dims[observer], padded_dim=max(dims)))
+    return agents, tuple(layouts)
+
+
+def _cached_layout(scenario: str, agent: str | int, kwargs: tuple[tuple[str, Any], ...]) -> TokenLayout:
+    agents, layouts = _cached_layouts(scenario, kwargs)
     if isinstance(agent, str):
         if agent not in agents:
-            raise ValueError(f"{scenario} has no agent {agent!r}; agents are {agents}")
-        observer = agents.index(agent)
-    else:
-        if not 0 <= agent < len(agents):
-            raise ValueError(f"agent index must be in [0, {len(agents)}), got {agent}")
-        observer = agent
-    entries = _LAYOUTS[scenario](env.unwrapped.world, observer)
-    dims = obs_dims(env)
-    names, kinds, columns, features = zip(*entries)
-    return TokenLayout(names, kinds, columns, features, obs_dim=dims[observer], padded_dim=max(dims))
+            raise ValueError(f"{scenario} has no agent {agent!r}; agents are {list(agents)}")
+        return layouts[agents.index(agent)]
+    if not 0 <= agent < len(agents):
+        raise ValueError(f"agent index must be in [0, {len(agents)}), got {agent}")
+    return layouts[agent]
 
 
 def token_layout(scenario: str, agent: str | int, **scenario_kwargs: Any) -> TokenLayout:

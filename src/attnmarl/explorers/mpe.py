@@ -299,7 +299,7 @@ def token_heatmap(episode: Episode, t: int, i: int) -> Heatmap:
     agent = episode.agents[check_index("i", i, len(episode.agents), "agent index")]
     tokens = entity_tokens(episode.scenario, episode.obs[t, i], agent, **episode.kwargs)
     values, rows, cols = token_table(tokens)
-    vmax = math.ceil(2 * np.abs(episode.obs).max()) / 2
+    vmax = max(0.5, math.ceil(2 * np.abs(episode.obs).max()) / 2)  # a colour scale of positive width
     return Heatmap(values, rows, cols, title=f"o{sup(i + 1)} of {long_label(agent)}", xlabel="feature",
                    ylabel="token (entity)", vmin=-vmax, vmax=vmax, cmap="RdBu_r")
 

@@ -32,7 +32,7 @@ from ..nets import AttentionPolicy, EntityActor
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, scenario_text, short_label
-from .value import freeze_state, head_names, select_head, trained_episode
+from .value import check_drag, drag_lim, freeze_state, head_names, select_head, trained_episode
 
 __all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
            "ranked_entities", "policy_alpha", "action_probabilities", "entity_attention_statistics",
@@ -268,6 +268,7 @@ class PolicyProbe:
         (None: leave it), recompute the observations and run the policy: alpha and pi (1, m, 5)."""
         port = self.port
         moved = check_index("moved", moved, port.n_agents + port.n_landmarks, "entity index")
+        xy = None if xy is None else check_drag(*xy)
         positions = port.agent_pos if moved < port.n_agents else port.landmark_pos
         k = moved if moved < port.n_agents else moved - port.n_agents
         saved = positions[0, k].copy()
@@ -287,8 +288,14 @@ class PolicyProbe:
 
 def make_policy_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 5) -> PolicyProbe:
     """Play mpe2 (reset with ``seed``) for ``t`` steps with the agent's greedy policy and freeze the
-    state: it is copied into a one-environment port with :meth:`BatchedEnv.load_state`."""
+    state: it is copied into a one-environment port with :meth:`BatchedEnv.load_state`. An entity actor whose
+    tokens are ranked by distance (collect_treasure's) is refused: moving an entity reorders its tokens, so alpha
+    could not be told entity by entity."""
     _check_discrete(agent)
+    if isinstance(agent.actor, EntityActor) and any(name.startswith("nearest_") for name in agent.actor.token_names[0]):
+        raise ValueError(f"the policy probe moves an entity and reads alpha entity by entity, but {config.scenario}'s "
+                         "tokens are ranked by distance (nearest first), so a moved entity changes which token is "
+                         "which; step through a recorded episode with policy_episode_explorer(agent, config) instead")
     episode, port = freeze_state(agent, config, seed, t)
     return PolicyProbe(agent, config, episode, t, port)
 
@@ -298,13 +305,14 @@ def policy_probe_frame(probe: PolicyProbe, moved: int = 0, x: float = 0.0, y: fl
     ``query`` (mean of heads), every agent's alpha over the entities, and every agent's pi over moves."""
     m = probe.port.n_agents
     query = check_index("query", query, m, "agent index")
+    x, y = check_drag(x, y)
     weights, probs = probe.run(moved, (x, y))
     alpha = weights.alpha[0].mean(0)  # (m, n_entities)
     arena = arena_panel(probe.episode, probe.t, focus=query)
     labels = list(arena.labels)
     xy = arena.xy.copy()
     xy[moved] = (x, y)
-    arena = replace(arena, xy=xy, emphasis=_ring_emphasis(alpha[query]).tolist(), lim=max(arena.lim, 1.2),
+    arena = replace(arena, xy=xy, emphasis=_ring_emphasis(alpha[query]).tolist(), lim=drag_lim(arena.lim, x, y),
                     title=f"{labels[moved]} moved; rings = α of {labels[query]}")
     keys = list(weights.keys)
     agents = labels[:m]

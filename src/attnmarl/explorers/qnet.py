@@ -83,6 +83,13 @@ def force_response(agent: MADDPGAgent, o: np.ndarray, a: np.ndarray, i: int, j: 
     from the top (largest first), column = u_x."""
     m = a.shape[0]
     i, j = check_index("i", i, m, "agent index"), check_index("j", j, m, "agent index")
+    grid, a = np.asarray(grid, dtype=float), np.asarray(a)
+    if grid.ndim != 1 or not grid.size or not (np.isfinite(grid).all() and np.abs(grid).max() <= 1.0):
+        raise ValueError(f"grid must be forces in [-1, 1] (each a difference of two action entries in [0, 1]); got "
+                         f"{grid!r:.80}")
+    if not (np.isfinite(a).all() and a.min() >= 0.0 and a.max() <= 1.0):
+        raise ValueError("a must hold mpe2's continuous actions, every entry in [0, 1]; got values from "
+                         f"{np.nanmin(a):g} to {np.nanmax(a):g}")
     ux, uy = np.meshgrid(grid, grid[::-1])
     forces = torch.tensor(np.stack([ux.ravel(), uy.ravel()], -1), dtype=torch.float32)
     actions = torch.from_numpy(a).float().expand(len(forces), -1, -1).clone()

@@ -28,9 +28,8 @@ from torch import Tensor
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
-from ..guards import check_episodes, check_int, check_real
+from ..guards import check_episodes, check_int, check_numbers, check_real
 from ..nets import EntityActor
-from ..nets.common import MAX_AGENTS
 from ..train import CURRICULUM_MS
 from ..transfer import closed_share
 from .policy import policy_alpha
@@ -261,7 +260,9 @@ def pad_spread_tokens(tokens: Tensor, m_max: int, fill: float = 0.0) -> tuple[Te
         raise ValueError(f"tokens must be a tensor of shape (batch, m, 2m, d_tokens), as EntityActor builds them; "
                          f"got {shape}")
     batch, m, n, d_tokens = tokens.shape
-    check_int("m_max", m_max, maximum=MAX_AGENTS)
+    check_int("m_max", m_max)
+    check_numbers("the padded tokens", ("batch", batch), ("m", m), ("2 m_max", 2 * m_max), ("d_tokens", d_tokens),
+                  minimum=0)
     fill = check_real("fill", fill)  # NaN in the empty slots would be refused by the attention that reads them
     if n != 2 * m:
         raise ValueError(f"simple_spread tokens of {m} agents number 2m = {2 * m}, not {n}")

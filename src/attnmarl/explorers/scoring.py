@@ -21,7 +21,7 @@ from torch import Tensor
 
 from attnmarl.attention import additive_score, cosine_score, dot_score, general_score, masked_softmax, scaled_dot_score
 from attnmarl.guards import check_distributions
-from attnmarl.viz import Frame, Heatmap, Points, sup
+from attnmarl.viz import MAX_LIM, Frame, Heatmap, Points, sup
 from attnmarl.widgets import Dropdown, Explorer, Slider
 
 __all__ = ["SCORES", "KEYS", "KEY_NAMES", "WEIGHT_SEED", "D_A", "ScoreWeights", "score_weights", "score",
@@ -86,7 +86,7 @@ def score(name: str, q: Tensor, k: Tensor, weights: ScoreWeights | None = None) 
 def score_alpha(name: str, q: Tensor, tau: float = 1.0, keys: Tensor = KEYS,
                 mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Scores s (n_q, m) and weights alpha = masked_softmax(s / tau, mask) (n_q, m) of queries q (n_q, d)."""
-    if not (isinstance(tau, Real) and math.isfinite(tau) and tau > 0):
+    if isinstance(tau, (bool, np.bool_)) or not (isinstance(tau, Real) and math.isfinite(tau) and tau > 0):
         raise ValueError(f"the temperature tau must be a positive number; got {tau!r}")
     s = score(name, q, keys)
     if s.isfinite().all() and not (s / tau).isfinite().all():
@@ -104,12 +104,12 @@ def entropy(alpha: np.ndarray | Tensor) -> np.ndarray:
 
 def scoring_frame(score: str = "dot", qx: float = 1.0, qy: float = 0.5, tau: float = 1.0) -> Frame:
     """One query q = (qx, qy) among :data:`KEYS`: the points, and alpha as a 1 x m row."""
-    if not all(isinstance(v, Real) and math.isfinite(v) for v in (qx, qy)):
+    if not all(isinstance(v, Real) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v) for v in (qx, qy)):
         raise ValueError(f"the query coordinates must be finite numbers; got qx={qx!r}, qy={qy!r}")
-    largest = float(torch.finfo(torch.float32).max)
-    if max(abs(qx), abs(qy)) > largest:
-        raise ValueError(f"the query coordinates must be float32 numbers, at most {largest:.3g} in size; got "
-                         f"qx={qx!r}, qy={qy!r}")
+    lim = max(3.0, 1.1 * max(abs(qx), abs(qy)))  # the drawing's square shows the query wherever it is
+    if lim > MAX_LIM:
+        raise ValueError(f"the query must lie within the drawing, |qx| and |qy| at most {MAX_LIM / 1.1:.0f} (the "
+                         f"keys lie within 3 of the centre); got qx={qx!r}, qy={qy!r}")
     q = torch.tensor([[float(qx), float(qy)]])
     s, alpha = score_alpha(score, q, tau)
     s, alpha = s[0].numpy(), alpha.numpy()
@@ -117,7 +117,7 @@ def scoring_frame(score: str = "dot", qx: float = 1.0, qy: float = 0.5, tau: flo
     return Frame(
         [
             Points(torch.cat([KEYS, q]).numpy(), [*KEY_NAMES, "q"], title="keys kʲ and the query q (ringed)",
-                   xlabel="first coordinate", ylabel="second coordinate", highlight=[m]),
+                   xlabel="first coordinate", ylabel="second coordinate", highlight=[m], lim=lim),
             Heatmap(alpha, ["q"], KEY_NAMES, title=f"α: {score}, τ = {tau:g}",
                     xlabel="key kʲ", ylabel="query"),
         ],

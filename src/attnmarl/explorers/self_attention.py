@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
-from attnmarl.guards import check_int, check_real, check_seed, is_int
+from attnmarl.guards import check_int, check_real, check_seed, derived_seed, is_int
 from attnmarl.viz import Frame, Heatmap, Points, sup
 from attnmarl.widgets import Explorer, Slider, Toggle
 
@@ -29,7 +29,7 @@ def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: flo
         raise ValueError(f"the examples hold between 1 and 16 inputs; got m = {m!r}")
     check_seed(seed)
     spread, bound = check_real("spread", spread, 0.0, low_open=True), check_real("bound", bound, 0.0, low_open=True)
-    generator = torch.Generator().manual_seed(10_000 + seed)
+    generator = torch.Generator().manual_seed(derived_seed(seed, 10_000))
     return (spread * torch.randn(16, d_in, generator=generator)[:m]).clamp(-bound, bound)
 
 

@@ -27,7 +27,7 @@ from ..algos.mappo import MAPPOAgent, MAPPOConfig
 from ..analysis import value_sensitivity
 from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curve, shipped_runs
 from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
-from ..guards import check_distributions, check_episodes, check_index, is_int
+from ..guards import check_distributions, check_episodes, check_index, check_real, is_int
 from ..nets import AttentionCritic
 from ..viz import Frame, Heatmap, Text
 from ..widgets import Dropdown, Explorer, Slider
@@ -260,12 +260,30 @@ def make_probe(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 1
     return Probe(agent, config, episode, t, port)
 
 
+DRAG_LIMIT = 100.0
+"""How far from the centre a probe may move an entity, in world units along each axis (the arena spans about
+[-1, 1]): farther, the drawing would be a dot in a square hundreds of arenas wide, and the observations soon
+overflow float32 inside the networks."""
+
+
+def check_drag(x: Any, y: Any) -> tuple[float, float]:
+    """(x, y) as floats if each is a finite number within :data:`DRAG_LIMIT` of the centre; else ``ValueError``
+    naming the coordinate (a bool, a string or None is not a position)."""
+    return tuple(check_real(name, value, -DRAG_LIMIT, DRAG_LIMIT) for name, value in (("x", x), ("y", y)))
+
+
+def drag_lim(lim: float, x: float, y: float) -> float:
+    """The half-width of an arena drawing that shows an entity dragged to (x, y) as well as the others."""
+    return max(lim, 1.2, 1.1 * max(abs(x), abs(y)))
+
+
 def probe_values(probe: Probe, moved: int, xy: tuple[float, float] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Move agent ``moved`` to ``xy`` (None: leave it), recompute every observation, run the critic:
     returns the observations (m, d_o), v_hat (m,) in return units and alpha (l, m, m) of the first
     block (the port's state is restored afterwards)."""
     port = probe.port
     moved = check_index("moved", moved, port.n_agents, "agent index")
+    xy = None if xy is None else check_drag(*xy)
     saved = port.agent_pos.copy()
     try:
         if xy is not None:
@@ -283,6 +301,7 @@ def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, qu
     heads), alpha^query per head, and every v_hat^i next to its value in the true state."""
     m = probe.port.n_agents
     query = check_index("query", query, m, "agent index")
+    x, y = check_drag(x, y)
     v_true = probe.true_values
     _, v_hat, alpha = probe_values(probe, moved, (x, y))
     arena = arena_panel(probe.episode, probe.t, focus=query)
@@ -291,7 +310,7 @@ def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, qu
     xy[moved] = (x, y)
     weights = alpha.mean(0)[query]
     arena = replace(arena, xy=xy, emphasis=list(weights) + [0.0] * (len(arena.labels) - m),
-                    lim=max(arena.lim, 1.2), title=f"{names[moved]} moved; rings = α of {names[query]}'s value")
+                    lim=drag_lim(arena.lim, x, y), title=f"{names[moved]} moved; rings = α of {names[query]}'s value")
     rows = [f"head {h + 1}" for h in range(alpha.shape[0])] + ["mean"]
     per_head = Heatmap(np.vstack([alpha[:, query], weights]), rows, names, title=f"α of {names[query]}'s value",
                        xlabel="key: agent j", ylabel="head")
