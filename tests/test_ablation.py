@@ -232,3 +232,30 @@ def test_the_interval_covers_zero_for_one_design_against_itself_and_is_reproduci
 def test_bad_input_to_the_bootstrap_is_refused(a, b, kwargs, message):
     with pytest.raises(ValueError, match=message):
         bootstrap_difference(a, b, **kwargs)
+
+
+def test_far_zero_shot_gives_each_seeds_share_of_its_own_ms_range_as_the_transfer_json_records_it():
+    """Chapter 10's zero-shot curve of both m = 6 actors: every share is recomputed from the shipped JSON's raw
+    scores and baselines, each m against its own random and greedy scores, with the steered baseline beside."""
+    from attnmarl.checkpoints import shipped_table
+    from attnmarl.explorers.scale import FAR_TABLES, far_zero_shot
+    from attnmarl.transfer import closed_share
+
+    far = far_zero_shot()
+    assert far["ms"] == sorted(far["ms"]) and {2, 6, 16} <= set(far["ms"])
+    assert set(far["shares"]) == {"policy/pi-spread6-entity", "ablation/scale-spread6-entity-mean"}
+    raw = [shipped_table("ablation", name) for name in FAR_TABLES]
+    for table in raw:
+        for run in table["runs"]:
+            seeds = sorted(r["seed"] for r in table["runs"] if r["run"] == run["run"])
+            for m, (mean, _) in run["scores"].items():
+                base = table["baselines"][m]
+                expected = 100 * closed_share(mean, base["random"][0], base["greedy"][0])
+                row = far["shares"][run["run"]][seeds.index(run["seed"])]
+                assert row[far["ms"].index(int(m))] == pytest.approx(expected)
+                assert far["episodes"][int(m)] == table["episodes"]
+    for m in far["ms"]:
+        assert far["baselines"][m]["random"][0] < far["baselines"][m]["greedy"][0]
+        assert "steered" in far["baselines"][m]
+    # the shares are in percent, and the trained attention actor closes most of the range at its own m
+    assert 80 < far["shares"]["policy/pi-spread6-entity"][:, far["ms"].index(6)].mean() < 110
