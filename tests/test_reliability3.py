@@ -816,3 +816,194 @@ def test_an_address_whose_host_does_not_resolve_says_so_rather_than_a_timeout(ad
     with pytest.raises(ValueError, match="is no name or address this machine can resolve") as error:
         reproduce._check_reachable(address, timeout=1.0)
     assert "nothing answered within" not in str(error.value)
+
+
+# ---- 6. devices: what --device, the loaders' device= and checkpoints from other devices are given -----------------
+
+from types import SimpleNamespace  # noqa: E402
+
+from attnmarl.algos.mappo import load_actor_from  # noqa: E402
+from attnmarl.checkpoints import agent_policy  # noqa: E402
+from attnmarl.guards import check_device, module_device  # noqa: E402
+from attnmarl.train import run as train_run  # noqa: E402
+
+SPREAD3 = shipped_checkpoint("policy", "pi-spread3-entity")
+CPU = torch.device("cpu")
+
+
+@pytest.fixture
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch sees no GPU, wherever the test runs."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
+def one_line(error: pytest.ExceptionInfo) -> str:
+    """The message of a refusal, which must fit on one line."""
+    message = str(error.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize("device,cause", [
+    (0, "got 0 of type int"), (-1, "got -1 of type int"), (True, "got True of type bool"),
+    (None, "got None of type NoneType"), (b"cpu", "got b'cpu' of type bytes"), (["cpu"], "of type list"),
+    (np.array(["cpu", "cuda"]), "of type ndarray"), (1.0, "of type float"),
+    ("CPU", "got 'CPU' (did you mean 'cpu'?)"), (" cpu", "(did you mean 'cpu'?)"), ("Auto", "(did you mean 'auto'?)"),
+    ("", "got ''"), ("mps", "got 'mps'"), ("tpu", "got 'tpu'"), ("cuda:-1", "got 'cuda:-1'"),
+    ("meta", "the meta device holds shapes without values"), (torch.device("meta"), "nothing can be trained"),
+    ("cpu:1", "device cpu:1: torch has one CPU device, and would silently ignore the index 1; use cpu"),
+    (torch.device("cpu", 3), "device cpu:3: torch has one CPU device"),
+    ("cuda", "device cuda: torch sees no GPU on this machine"), ("cuda:7", "device cuda:7: torch sees no GPU"),
+    (torch.device("cuda", 0), "device cuda:0: torch sees no GPU"),
+])
+def test_a_device_that_is_not_one_is_refused_in_one_line_naming_it(no_gpu, device, cause):
+    with pytest.raises(ValueError) as error:
+        check_device(device)
+    message = one_line(error)
+    assert message.startswith("device ") and cause in message
+
+
+@pytest.mark.parametrize("device", [0, 1, True, "cuda:2", torch.device("cuda", 5), "cpu:1"])
+def test_with_gpus_an_int_or_a_gpu_beyond_them_is_still_refused(monkeypatch, device):
+    """Where torch sees GPUs it reads ``torch.device(0)`` as cuda:0: the same argument would mean a GPU there and be
+    refused here. Every machine refuses it, and a GPU beyond those it has is named with the ones to use."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert check_device("cuda:1") == torch.device("cuda", 1)
+    with pytest.raises(ValueError) as error:
+        check_device(device, "--device")
+    message = one_line(error)
+    assert message.startswith("--device ")
+    assert "of type" in message or "use one of cuda:0 … cuda:1" in message or "one CPU device" in message
+
+
+@pytest.mark.parametrize("device", ["cpu", "cpu:0", CPU, torch.device("cpu", 0), np.str_("cpu"), "auto"])
+def test_every_name_of_the_cpu_is_the_cpu_and_plays_the_same_episodes(no_gpu, device):
+    assert check_device(device) == CPU and check_device(device).index is None
+    played = evaluate(load_policy(SPREAD3, device=device), "simple_spread", 2, N=3)
+    assert played == evaluate(load_policy(SPREAD3), "simple_spread", 2, N=3)
+    agent, _ = load_agent_at(SPREAD3, device, N=4)
+    assert {t.device for t in [*agent.parameters(), *agent.buffers()]} == {CPU}
+
+
+@pytest.mark.parametrize("loader", [
+    lambda path, device: load_policy(path, device=device), lambda path, device: load_agent(path, device=device),
+    lambda path, device: load_agent_at(path, device), lambda path, device: load_agent_at(path, device, N=4),
+    lambda path, device: train(TINY, device=device),
+])
+@pytest.mark.parametrize("device", ["cuda", "meta", 0, "CPU", "cpu:1", None])
+def test_the_loaders_and_training_refuse_a_bad_device_before_reading_anything(no_gpu, tmp_path, loader, device):
+    """The device is checked first: the missing file is not what the refusal names."""
+    with pytest.raises(ValueError) as error:
+        loader(tmp_path / "missing.pt", device)
+    assert one_line(error).startswith("device ") and "missing.pt" not in str(error.value)
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", 0, "meta", "cpu:1"])
+def test_a_run_on_a_device_it_cannot_use_writes_nothing(no_gpu, tmp_path, device):
+    out = tmp_path / "runs"
+    with pytest.raises(ValueError, match="^device "):
+        train_run("pi-spread3-flat", steps=3200, out=out, device=device, progress=False)
+    assert not out.exists()
+
+
+def test_device_cuda_on_the_command_line_creates_not_even_the_out_folder(no_gpu, tmp_path, capsys):
+    out = tmp_path / "new" / "runs"
+    with pytest.raises(SystemExit) as exit_:
+        train_main(["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(out), "--device", "cuda"])
+    assert exit_.value.code == 2
+    assert "--device cuda: torch sees no GPU" in capsys.readouterr().err.splitlines()[-1]
+    assert not (tmp_path / "new").exists()
+
+
+def saved_from(tmp_path: Path, tag: str) -> Path:
+    """The shipped checkpoint saved again as torch.save saves tensors of the device ``tag`` (cuda:0, mps, ...)."""
+    data = torch.load(SPREAD3, weights_only=True)
+    path = tmp_path / f"from-{tag.replace(':', '-')}.pt"
+    serialization, location_tag = torch.serialization, torch.serialization.location_tag
+    serialization.location_tag = lambda storage: tag
+    try:
+        torch.save(data, path)
+    finally:
+        serialization.location_tag = location_tag
+    return path
+
+
+@pytest.mark.parametrize("tag", ["cuda:0", "cuda:3", "mps", "xla:0"])
+def test_a_checkpoint_saved_from_another_device_loads_on_the_cpu_and_plays_the_same(tmp_path, tag):
+    path = saved_from(tmp_path, tag)
+    assert f"{tag}".encode() in path.read_bytes()  # the file names the device its tensors were saved from
+    agent, _ = load_agent(path)
+    assert {t.device for t in agent.parameters()} == {CPU}
+    assert evaluate(load_policy(path), "simple_spread", 2, N=3) == evaluate(load_policy(SPREAD3), "simple_spread", 2,
+                                                                             N=3)
+
+
+def with_meta(tmp_path: Path, where: str) -> Path:
+    """The shipped checkpoint with tensors on the meta device (as torch.save writes them: a shape, no values):
+    every weight, one weight, or one in its metadata; the checksum is the original's."""
+    data = torch.load(SPREAD3, weights_only=True)
+    state = data["state_dict"]
+    if where == "every weight":
+        data["state_dict"] = {key: torch.empty_like(value, device="meta") for key, value in state.items()}
+    elif where == "one weight":
+        key = next(iter(state))
+        data["state_dict"] = {**state, key: torch.empty_like(state[key], device="meta")}
+    else:
+        data["metadata"] = {**data["metadata"], "probe": torch.empty(3, device="meta")}
+    path = tmp_path / "meta.pt"
+    torch.save(data, path)
+    return path
+
+
+@pytest.mark.parametrize("where,entry", [("every weight", "state_dict['actor."), ("one weight", "state_dict['actor."),
+                                         ("metadata", "metadata['probe']")])
+@pytest.mark.parametrize("loader", [load_checkpoint, load_agent, load_policy, lambda path: load_agent_at(path, N=4),
+                                    lambda path: load_actor_from(make_agent(TINY), TINY, path)])
+def test_a_checkpoint_of_meta_tensors_is_refused_naming_the_entry(tmp_path, where, entry, loader):
+    """Not a crash inside torch ("Cannot copy out of meta tensor"), nor a message about overlapping storage."""
+    with pytest.raises(ValueError) as error:
+        loader(with_meta(tmp_path, where))
+    message = one_line(error)
+    assert "is on torch's meta device, which holds shapes but no values" in message and entry in message
+    assert "overlap" not in message and "same stored numbers" not in message
+
+
+@pytest.mark.parametrize("move", ["agent", "actor", "critic"])
+def test_an_agent_on_the_meta_device_is_neither_saved_nor_played(tmp_path, move):
+    agent, config = load_agent(SPREAD3)
+    (agent if move == "agent" else getattr(agent, move)).to("meta")
+    path = tmp_path / "meta-agent.pt"
+    with pytest.raises(ValueError, match=r"^the agent: .* is on torch's meta device.*no weights to save"):
+        save_checkpoint(path, agent, config)
+    with pytest.raises(ValueError, match=r"^the agent: .* is on torch's meta device.*load_agent\(path, device='cpu'\)"):
+        evaluate(agent_policy(agent, config), "simple_spread", 1, N=3)
+    assert not list(tmp_path.iterdir())  # no file, not even a temporary one
+
+
+def test_metadata_holding_a_meta_tensor_is_refused_before_the_file_is_written(tmp_path):
+    agent, config = load_agent(SPREAD3)
+    with pytest.raises(ValueError, match=r"^metadata\['probe'\]: its tensor .* meta device"):
+        save_checkpoint(tmp_path / "x.pt", agent, config, probe=torch.empty(2, device="meta"))
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
+def test_an_agent_in_another_dtype_is_named_when_played_or_saved(tmp_path, dtype):
+    agent, config = load_agent(SPREAD3)
+    agent.to(dtype)
+    with pytest.raises(ValueError, match=f"the network's weights {dtype}: they must agree"):
+        evaluate(agent_policy(agent, config), "simple_spread", 1, N=3)
+    with pytest.raises(ValueError, match=f"has dtype {dtype}; the networks' weights are torch.float32"):
+        save_checkpoint(tmp_path / "x.pt", agent, config)
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_network_spread_over_two_devices_is_named_with_both():
+    """As a module with weights on cpu and cuda would be (the test machines have one device with values)."""
+    on = {"a.weight": SimpleNamespace(device=CPU), "b.weight": SimpleNamespace(device=torch.device("cuda", 0))}
+    module = SimpleNamespace(named_parameters=lambda: iter(on.items()), named_buffers=lambda: iter(()))
+    with pytest.raises(ValueError, match=r"^the agent is spread over 2 devices \(a.weight on cpu, b.weight on "
+                                         r"cuda:0\).*\.to\(device\)"):
+        module_device("the agent", module)
+    assert module_device("the agent", torch.nn.Linear(2, 2)) == CPU

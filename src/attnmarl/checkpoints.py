@@ -48,7 +48,16 @@ from .checkpoint_file import (
     sealed_checkpoint,
 )
 from .envs import Policy, make_reference, policy_from_arrays
-from .guards import WeightsOverflowError, check_bool, check_device, check_run_file, check_seed, write_atomically
+from .guards import (
+    WeightsOverflowError,
+    check_bool,
+    check_device,
+    check_run_file,
+    check_seed,
+    check_values,
+    module_device,
+    write_atomically,
+)
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE",
            "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
@@ -97,8 +106,10 @@ def checkpoint_data(agent: Agent, config: Config, **metadata: Any) -> dict[str, 
     machine without a GPU), ``config``, any plain-data ``metadata`` (scores, time, command) and their checksum.
     Raises ``ValueError`` for NaN or infinite weights (a diverged agent is not saved), for metadata that is not
     plain data, and for an agent that ``config`` does not describe (:func:`check_agent_fits`): either file would
-    be written, then refused by every load."""
+    be written, then refused by every load; and for an agent on the ``meta`` device, which has no weights to save."""
     check_agent_fits(agent, config)
+    check_values("the agent", agent.state_dict(), "it has no weights to save; save an agent trained or loaded on cpu "
+                 "or cuda")
     state = {name: tensor.detach().to("cpu", copy=True) for name, tensor in agent.state_dict().items()}
     return sealed_checkpoint(_format(config), asdict(config), state, metadata)
 
@@ -212,13 +223,15 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     mean mu of a continuous policy; otherwise actions are sampled with a generator seeded by ``seed``
     (continuous samples clipped to [0, 1]). ``source``, the checkpoint the agent was loaded from, is named
     in the error if its weights are so large that they overflow (:class:`attnmarl.guards.WeightsOverflowError`).
-    The agent acts where its weights are (each observation goes there, each action comes back).
+    The agent acts where its weights are (each observation goes there, each action comes back); ``ValueError``
+    (:func:`attnmarl.guards.module_device`) for an agent spread over several devices or on ``meta``, where it has no
+    values to act with.
     """
     greedy = config.eval_deterministic if deterministic is None else check_bool("deterministic", deterministic)
     check_seed(seed)
+    device = module_device("the agent", agent)
     env = make_reference(config.scenario, **config.scenario_kwargs)
     generator = torch.Generator().manual_seed(seed)
-    device = next(agent.parameters()).device
 
     def act(o: np.ndarray) -> np.ndarray:
         with torch.no_grad():

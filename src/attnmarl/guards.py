@@ -18,7 +18,9 @@ touches, instead of a NaN, a silent wrap-around or an error from deep inside tor
   :func:`overflow_error` for finite values that overflow inside a network, blaming the input or the
   weights, whichever is the larger; a tensor on the ``meta`` device has no values to check
   (:func:`has_values`), so only its shape, dtype and device are;
-- :func:`check_device` for the device a command line or a loader is asked to use;
+- :func:`check_device` for the device a command line or a loader is asked to use, :func:`module_device` for the
+  one device a network's weights share, and :func:`check_values` for tensors on the ``meta`` device, which have no
+  values to save, load or act with;
 - :func:`load_trusted` reads a checkpoint with ``torch.load(weights_only=True)`` and says plainly when a
   file is not one this book trusts; :func:`check_finite_weights` refuses NaN or infinite weights, and
   :func:`check_plain` a config or metadata that such a load would refuse once the file is written;
@@ -64,7 +66,7 @@ __all__ = ["INT_MAX", "SEED_MAX", "is_int", "check_int", "ALLOW_COSTLY", "COST_S
            "memory_budget", "duration", "check_cost", "check_numbers", "check_bool", "check_sizes", "cli_int",
            "check_seed", "derived_seed", "cli_seed", "check_index", "check_indices", "check_real",
            "check_choice", "check_replay_buffer", "check_config_fields", "has_values",
-           "check_finite", "DEVICES", "check_device",
+           "check_finite", "DEVICES", "check_device", "check_values", "module_device",
            "WeightsOverflowError", "overflow_error", "check_no_overflow", "check_distributions",
            "check_like",
            "MissingFileError", "FolderGivenError", "load_trusted", "check_finite_weights", "check_plain", "seal",
@@ -466,10 +468,15 @@ DEVICES = ("cpu", "cuda", "auto")
 
 def check_device(device: Any, name: str = "device") -> torch.device:
     """The ``torch.device`` that ``device`` names: one of :data:`DEVICES`, ``"cuda:N"`` or a ``torch.device``
-    of type cpu or cuda. ``ValueError`` naming ``name`` for anything else, and for a GPU that torch does not
-    see here (a machine without one, or an index beyond the GPUs it has), saying so in one line."""
+    of type cpu or cuda. ``ValueError`` naming ``name`` for anything else — an int (which torch reads as a GPU's
+    number only where it sees one), bytes, ``"meta"``, ``"CPU"``, ``"cpu:1"`` (torch has one CPU device and
+    ignores the index) — and for a GPU that torch does not see here (a machine without one, or an index beyond
+    the GPUs it has), saying so in one line. ``"cpu:0"`` is ``cpu``."""
     import torch
 
+    if not isinstance(device, (str, torch.device)):
+        raise ValueError(f"{name} must be one of {list(DEVICES)}, 'cuda:N' or a torch.device of type cpu or cuda; "
+                         f"got {device!r} of type {type(device).__name__}")
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -477,14 +484,57 @@ def check_device(device: Any, name: str = "device") -> torch.device:
     except (RuntimeError, TypeError):
         resolved = None
     if resolved is None or resolved.type not in ("cpu", "cuda"):
+        meant = device.strip().lower() if isinstance(device, str) else ""
+        hint = (f" (did you mean {meant!r}?)" if meant in DEVICES else
+                " (the meta device holds shapes without values: nothing can be trained or played there)"
+                if resolved is not None and resolved.type == "meta" else "")
         raise ValueError(f"{name} must be one of {list(DEVICES)}, 'cuda:N' or a torch.device of type cpu or cuda; "
-                         f"got {device!r}")
-    if resolved.type == "cuda" and not torch.cuda.is_available():
+                         f"got {device!r}{hint}")
+    if resolved.type == "cpu":
+        if resolved.index not in (None, 0):
+            raise ValueError(f"{name} {resolved}: torch has one CPU device, and would silently ignore the index "
+                             f"{resolved.index}; use cpu")
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
         raise ValueError(f"{name} {resolved}: torch sees no GPU on this machine (torch.cuda.is_available() is False); "
                          "use cpu, or auto to take a GPU only where there is one")
-    if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
-        raise ValueError(f"{name} {resolved}: torch sees {torch.cuda.device_count()} GPU(s) here, numbered from 0")
+    count = torch.cuda.device_count()
+    if (resolved.index or 0) >= count:
+        which = "cuda:0" if count == 1 else f"one of cuda:0 … cuda:{count - 1}"
+        raise ValueError(f"{name} {resolved}: torch sees {count} GPU(s) here, numbered from 0; use {which} (or cuda, "
+                         "the current one), or cpu")
     return resolved
+
+
+def check_values(name: str, data: Any, remedy: str) -> None:
+    """Raise ``ValueError`` naming the first tensor in ``data`` (a tensor, or nested dicts, lists and tuples of
+    them) that has no values: one on torch's ``meta`` device (:func:`has_values`) has a shape, a dtype and a
+    device but no entries, so it can be neither saved, hashed, loaded as weights nor read back as numbers (torch
+    would fail with "Cannot copy out of meta tensor"). The message starts with ``name`` and ends with ``remedy``."""
+    for where, tensor in _tensors(data, ""):
+        if not has_values(tensor):
+            raise ValueError(f"{name}: {where or 'its tensor'} (shape {tuple(tensor.shape)}) is on torch's meta "
+                             f"device, which holds shapes but no values; {remedy}")
+
+
+def module_device(name: str, module: Any) -> torch.device:
+    """The one device on which every parameter and buffer of the ``torch.nn.Module`` ``module`` lives (cpu for one
+    without any); ``ValueError`` naming ``name`` if they are spread over several devices (torch would fail where one
+    meets another, deep inside a layer) or lie on the ``meta`` device (:func:`check_values`: no values to compute
+    numbers from)."""
+    import torch
+
+    tensors = {**dict(module.named_parameters()), **dict(module.named_buffers())}
+    check_values(name, tensors, "load its weights onto cpu or cuda (for example attnmarl.checkpoints.load_agent("
+                                "path, device='cpu')) first")
+    devices: dict[torch.device, str] = {}
+    for where, tensor in tensors.items():
+        devices.setdefault(tensor.device, where)
+    if len(devices) > 1:
+        listed = ", ".join(f"{where} on {device}" for device, where in devices.items())
+        raise ValueError(f"{name} is spread over {len(devices)} devices ({listed}): its layers could not meet; move "
+                         "all of it to one with .to(device)")
+    return next(iter(devices), torch.device("cpu"))
 
 
 class MissingFileError(FileNotFoundError, ValueError):
@@ -560,7 +610,11 @@ def check_plain(name: str, value: Any) -> None:
     saved without complaint and then refused by every load, the run's weights with it."""
     import torch
 
-    if type(value) in _PLAIN or isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor):
+        check_values(name, value, "a checkpoint of it would hold no numbers, and every load would refuse it; give "
+                                  "a tensor with values (on cpu or cuda)")
+        return
+    if type(value) in _PLAIN:
         return
     if isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
@@ -632,7 +686,9 @@ def _checksum(data: Mapping[str, Any]) -> str:
 
 def seal(data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` (a checkpoint's plain data) with a ``"checksum"``: the SHA-256 of all the rest, tensors
-    included, which :func:`check_seal` recomputes when the file is read back."""
+    included, which :func:`check_seal` recomputes when the file is read back. ``ValueError`` for a tensor on the
+    ``meta`` device (:func:`check_values`): it has no bytes to hash."""
+    check_values("the data to seal", data, "it has no bytes to hash; seal tensors with values (on cpu or cuda)")
     return {**data, "checksum": _checksum(data)}
 
 
@@ -654,7 +710,11 @@ def check_stored(path: str | Path, data: Any, what: str) -> None:
     """Raise ``ValueError`` if a tensor read from ``path`` declares more entries than its file stores: a view
     whose entries overlap (stride 0: one stored number read as a billion) is what no saved weight is, and
     hashing, checking or loading it would allocate gigabytes for a file of a few kilobytes. Checked before
-    anything reads the entries (:func:`check_seal` calls it first), so such a file is refused at once."""
+    anything reads the entries (:func:`check_seal` calls it first), so such a file is refused at once. A tensor on
+    the ``meta`` device (saved from a network there) stores no entries at all, and is refused first
+    (:func:`check_values`)."""
+    check_values(f"{path} is not a loadable {what}", data, "the file was saved from a network on the meta "
+                 "device, so it holds no weights; load a file saved from weights on cpu or cuda")
     total, storages = 0, {}
     for name, tensor in _tensors(data, ""):
         declared = tensor.numel() * tensor.element_size()

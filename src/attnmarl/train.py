@@ -663,14 +663,14 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.config not in CONFIGS:
         parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
-    try:  # what run() would refuse, as a usage error before anything starts
+    try:  # what run() would refuse, as a usage error before anything starts (or creates --out)
+        device = check_device(args.device, "--device")
         config = named_config(args.config, args.seed, args.steps)
         args.evals = check_evals(config, args.evals, "--evals")
         check_writable_folder(args.out, "--out")
         check_init_actor(config)
         if args.compile:
             check_compiler()
-        device = check_device(args.device, "--device")
     except ValueError as error:
         parser.error(str(error))
     earlier = existing_run(args.out, args.config, args.seed)
