@@ -165,10 +165,11 @@ def test_every_scaling_point_has_its_seeds_and_the_same_budget_in_agent_decision
     from attnmarl.checkpoints import shipped_runs
     from attnmarl.explorers.scale import SCALE_CONFIGS, scale_curve, scale_runs, seeds_at
 
-    assert seeds_at("simple_spread", 6) == 10 and seeds_at("simple_spread", 12) == 3
+    assert seeds_at("simple_spread", 6, "entity") == seeds_at("simple_spread", 6, "mean") == 10
+    assert seeds_at("simple_spread", 12, "entity") == 3
     for (scenario, m, actor), name in SCALE_CONFIGS.items():
         runs = scale_runs(m, actor, scenario)
-        assert sorted(r["seed"] for r in runs) == list(range(seeds_at(scenario, m))), name
+        assert sorted(r["seed"] for r in runs) == list(range(seeds_at(scenario, m, actor))), name
         for r in runs:
             team = team_kwargs(scenario, m)
             assert r["scenario"] == scenario and {k: r["scenario_kwargs"][k] for k in team} == team

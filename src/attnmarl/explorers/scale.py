@@ -72,15 +72,15 @@ SCALE_CONFIGS = {
 agent-decisions (m x env steps). The designs: ``"flat"``, ``"entity"`` (the entity actor, attention) and
 ``"mean"`` (the entity actor with alpha uniform, mean pooling: the control)."""
 
-SEEDS = {("simple_spread", 6): 10}
-"""Seeds per design at the points where the designs are compared most closely (the flat actor, the entity actor
-and its mean-pooling control at m = 6 on simple_spread: seeds 0-9, for bootstrap intervals over seeds that can
-back an answer); every other point has seeds 0-2."""
+SEEDS = {("simple_spread", 6, "entity"): 10, ("simple_spread", 6, "mean"): 10}
+"""Seeds per point (scenario, m, design) where the designs are compared most closely: the entity actor and its
+mean-pooling control at m = 6 on simple_spread ran seeds 0-9, for bootstrap intervals over seeds that can back
+an answer; every other point has seeds 0-2."""
 
 
-def seeds_at(scenario: str, m: int) -> int:
-    """How many seeds (0, 1, ...) each design ran at the point (scenario, m) of :data:`SCALE_CONFIGS`."""
-    return SEEDS.get((scenario, m), 3)
+def seeds_at(scenario: str, m: int, design: str) -> int:
+    """How many seeds (0, 1, ...) the point (scenario, m, design) of :data:`SCALE_CONFIGS` ran."""
+    return SEEDS.get((scenario, m, design), 3)
 
 
 CRITIC_MS = (4, 12)
