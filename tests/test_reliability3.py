@@ -31,6 +31,7 @@ from attnmarl.checkpoints import (
     load_policy,
     save_checkpoint,
     shipped_checkpoint,
+    shipped_runs,
 )
 from attnmarl.envs import evaluate, make_batched, make_reference, random_policy
 from attnmarl.envs.reference import obs_to_array, play, step_arrays
@@ -1007,3 +1008,15 @@ def test_a_network_spread_over_two_devices_is_named_with_both():
                                          r"cuda:0\).*\.to\(device\)"):
         module_device("the agent", module)
     assert module_device("the agent", torch.nn.Linear(2, 2)) == CPU
+
+
+def test_a_reproduction_with_nothing_to_run_starts_no_ray(tmp_path):
+    """Every run unrunnable (or already reproduced): the report is written without Ray, and no Ray is left
+    running in the process (asking Ray for its head's address would have started one)."""
+    import ray
+
+    entry = {**shipped_runs("value")[0], "command": "python -m attnmarl.train --config nope --seed 0"}
+    (tmp_path / "index.json").write_text(json.dumps([entry]))
+    assert reproduce.main(["--index", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    assert not ray.is_initialized()
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["runs"][0]["verdict"] == "failed"

@@ -516,7 +516,7 @@ def _reproduce(ray: Any, runs: list[dict[str, Any]], out: Path, created: bool, a
         task = ray.remote(**options)(rerun)
         pending = {task.remote(entry["command"], device): entry for entry in todo}
         report()
-        gcs, waited = _gcs_address(ray), 0
+        gcs, waited = (_gcs_address(ray) if pending else None), 0  # asking an idle Ray would start one
         while pending:
             try:
                 finished, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
