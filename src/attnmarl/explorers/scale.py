@@ -64,7 +64,9 @@ TREASURE_MS = (4, 8, 12)
 SCALE_CONFIGS = {
     **{("simple_spread", m, actor): (f"pi-spread6-{actor}" if m == 6 else f"scale-spread{m}-{actor}")
        for m in SCALE_MS for actor in ("flat", "entity")},
-    **{("simple_spread", m, "mean"): f"scale-spread{m}-entity-mean" for m in SCALE_MS},
+    **{(scenario, m, "mean"): f"scale-{task}{m}-entity-mean"
+       for scenario, task, ms in (("simple_spread", "spread", SCALE_MS), ("collect_treasure", "treasure", TREASURE_MS))
+       for m in ms},
     **{("collect_treasure", m, actor): f"scale-treasure{m}-{actor}"
        for m in TREASURE_MS for actor in ("flat", "entity")},
 }
