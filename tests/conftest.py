@@ -31,3 +31,16 @@ def pytest_collection_modifyitems(items):
     slots = [i for i, item in enumerate(items) if ordered(item)]
     for i, item in zip(slots, sorted((items[i] for i in slots), key=key)):
         items[i] = item
+
+
+@pytest.fixture(autouse=True)
+def sigint_as_found():
+    """Every test starts with the SIGINT handler the process started with: a test that runs a command line's
+    main in-process may leave its own handler (or SIG_IGN) behind, and the tests of Ctrl-C after it, on the
+    same pytest worker, would then test that handler instead of Python's."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    if signal.getsignal(signal.SIGINT) is not before:
+        signal.signal(signal.SIGINT, before)
