@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 from html import unescape as html_unescape
@@ -408,6 +409,32 @@ def test_every_internal_link_of_the_built_book_resolves(quick_book):
                 if fragment not in ids[target]:
                     broken.append(f"{page.relative_to(html)} -> {href}")
     assert not broken, broken[:20]
+
+
+FOLD = re.compile(r'<details class="algocode"><summary>Code: ([^<]*)</summary>(.*?)</details>', re.S)
+FOLDS = {"book/07-value-network": 7, "book/09-q-network": 7, "book/10-more-agents": 6}
+"""The chapters with algorithm boxes, and their steps: one fold of code under each."""
+
+
+@pytest.mark.parametrize("chapter", list(FOLDS))
+def test_the_code_under_each_algorithm_step_is_the_packages_own(quick_book, chapter):
+    """Each fold under a step of an algorithm box shows the lines of ``src/attnmarl`` that its summary names,
+    character for character, numbered as in the file: the build read them from the package, so no stale copy
+    can appear (tests/test_teaching_form.py checks that they are lines a training run executes)."""
+    markup = (quick_book.html / chapter).with_suffix(".html").read_text()
+    folds = FOLD.findall(markup)
+    assert len(folds) == FOLDS[chapter], f"{chapter}: {len(folds)} code folds, one per step expected"
+    for summary, body in folds:
+        path = ROOT / "src" / "attnmarl" / summary.split(" ", 1)[0]
+        spans = [(int(a), int(b)) for a, b in re.findall(r"L(\d+)–L(\d+)", summary)]
+        blocks = re.findall(r"<pre>(.*?)</pre>", body, re.S)
+        assert len(blocks) == len(spans) >= 1, summary
+        for (first, last), block in zip(spans, blocks):
+            numbers = [int(n) for n in re.findall(r'<span class="linenos">\s*(\d+)</span>', block)]
+            assert numbers == list(range(first, last + 1)), f"{summary}: numbered {numbers[:3]}…"
+            shown = html_unescape(re.sub(r"<[^>]+>", "", re.sub(r'<span class="linenos">[^<]*</span>', "", block)))
+            source = textwrap.dedent("\n".join(path.read_text().splitlines()[first - 1: last]))
+            assert shown.rstrip("\n") == source, f"{summary}: the fold does not show the file's lines {first}–{last}"
 
 
 # ---- the built pages, offline ---------------------------------------------------------------------

@@ -1,24 +1,34 @@
-"""Part II's teaching form (issue #22): a short main line per chapter, details on demand, and numbered
-algorithm boxes whose every step links to the lines of ``src/attnmarl/algos`` that implement it.
+"""Part II's teaching form (issues #22 and #35): a short main line per chapter, details on demand, and numbered
+algorithm boxes that show under every step the lines of ``src/attnmarl/algos`` that implement it.
 
 A box is a MyST admonition titled ``Algorithm C.K: ...`` with the class ``algorithm``; its steps are a
-numbered list, and step n links to a line range of the package on the book's repository. The linked lines
-must carry the comment ``# Algorithm C.K, step n`` so that a link that drifts from its code fails here.
+numbered list, and under step n an ``algocode`` block names what to show: first the marker comment
+``# Algorithm C.K, step n`` of the module, then any function the step calls. The book build reads those
+lines from the package (:mod:`attnmarl.codelines`), so they cannot drift; the tests here check that every
+step has its block, that each block resolves, and that the lines shown are lines a training run executes.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
+import tempfile
+import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
+
+from attnmarl.algos import maac, maddpg, mappo
+from attnmarl.algos.maac import MAACConfig
+from attnmarl.algos.maddpg import MADDPGConfig
+from attnmarl.algos.mappo import MAPPOConfig
+from attnmarl.codelines import locate, module_path
 
 ROOT = Path(__file__).resolve().parents[1]
-REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
 
-BOXES = {"book/07-value-network": "MAPPO", "book/09-q-network": "MADDPG"}
+BOXES = {"book/07-value-network": "MAPPO", "book/09-q-network": "MADDPG", "book/10-more-agents": "MAAC"}
 """The chapters that must carry an algorithm box, and the algorithm each box states."""
 
 MAIN_LINE_CHAPTERS = ["book/07-value-network", "book/08-policy-network", "book/09-q-network",
@@ -28,9 +38,11 @@ MAIN_LINE_WORDS = 3_300
 
 BOX = re.compile(r"^(:{3,})\{admonition\} Algorithm (\d+)\.(\d+)[:.]? (.*?)\n(.*?)^\1\s*$", re.M | re.S)
 STEP = re.compile(r"^(\d+)\. ", re.M)
-CODE_LINK = re.compile(re.escape(REPOSITORY) + r"/blob/main/(src/attnmarl/[\w/]+\.py)#L(\d+)-L(\d+)")
+ALGOCODE = re.compile(r"^\s*```\{algocode\} (\S+)\n(.*?)^\s*```\s*$", re.M | re.S)
 COLLAPSED = re.compile(r"^(:{3,})\{admonition\}[^\n]*\n(?:[^\n]*\n)?:class: [^\n]*dropdown.*?^\1\s*$|"
-                       r"^(:{3,})\{dropdown\}.*?^\2\s*$", re.M | re.S)
+                       r"^(:{3,})\{dropdown\}.*?^\2\s*$|"
+                       r"^\s*(`{3,})\{algocode\}.*?^\s*\3\s*$", re.M | re.S)
+"""Blocks a reader sees closed: dropdowns, and the code folds under the steps of an algorithm box."""
 
 
 def markdown(page: str) -> list[str]:
@@ -66,8 +78,9 @@ def test_the_chapter_states_its_algorithm_in_a_numbered_box(page):
     assert any(BOXES[page] in box.group(4) for box in found), f"{page}: no box states {BOXES[page]}"
 
 
-@pytest.mark.parametrize("page", list(BOXES))
-def test_every_step_of_an_algorithm_box_links_to_the_code_that_does_it(page):
+def shown(page: str) -> list[tuple[str, int, str, list[str]]]:
+    """Every step of every box of ``page``: (the box's label, n, the module its block shows, its targets)."""
+    steps = []
     for box in boxes(page):
         label = f"Algorithm {box.group(2)}.{box.group(3)}"
         body = box.group(5)
@@ -76,17 +89,121 @@ def test_every_step_of_an_algorithm_box_links_to_the_code_that_does_it(page):
         assert [int(s.group(1)) for s in starts] == list(range(1, len(starts) + 1)), f"{label}: steps not 1, 2, …"
         for k, start in enumerate(starts):
             step = body[start.start(): starts[k + 1].start() if k + 1 < len(starts) else len(body)]
-            links = CODE_LINK.findall(step)
-            assert links, f"{label}, step {k + 1} links to no lines of src/attnmarl"
-            for path, first, last in links:
-                lines = (ROOT / path).read_text().splitlines()
-                first, last = int(first), int(last)
-                assert 1 <= first <= last <= len(lines), f"{label}, step {k + 1}: {path}#L{first}-L{last} " \
-                                                         f"is outside the file ({len(lines)} lines)"
-                marker = f"# {label}, step {k + 1}"
-                assert any(line.strip().endswith(marker) or marker + " " in line or line.strip() == marker
-                           for line in lines[first - 1: last]), \
-                    f"{label}, step {k + 1}: {path} lines {first}–{last} do not carry '{marker}'"
+            blocks = ALGOCODE.findall(step)
+            assert len(blocks) == 1, f"{label}, step {k + 1} shows {len(blocks)} algocode blocks (one, please)"
+            module, content = blocks[0]
+            steps.append((label, k + 1, module, [t.strip() for t in content.splitlines() if t.strip()]))
+    return steps
+
+
+@pytest.mark.parametrize("page", list(BOXES))
+def test_every_step_of_an_algorithm_box_shows_the_code_that_does_it(page):
+    for label, n, module, targets in shown(page):
+        assert module.startswith("attnmarl.algos."), f"{label}, step {n} shows {module}, not an algorithm file"
+        assert targets[0] == f"{label}, step {n}", f"{label}, step {n} must show its marker first; got {targets}"
+        for target in targets:
+            lines = locate(module, target)  # ValueError if the marker or the function is not there
+            assert lines.last - lines.first < 40, f"{label}, step {n}: {target} shows {lines.label()}, too long"
+
+
+def executed_lines(module: str, run) -> set[int]:
+    """The lines of ``module``'s file that ``run()`` executes."""
+    path, hit = str(module_path(module)), set()
+
+    def local(frame, event, arg):
+        if event == "line":
+            hit.add(frame.f_lineno)
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code.co_filename == path else None
+
+    sys.settrace(tracer)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return hit
+
+
+def statement_lines(lines) -> set[int]:
+    """The first line of every statement within ``lines`` (a :class:`CodeLines`), less ``def`` lines, docstrings
+    and ``raise`` statements: the lines a run of the code must pass through."""
+    tree = ast.parse(lines.path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or not lines.first <= node.lineno <= lines.last:
+            continue
+        if isinstance(node, (ast.Raise, ast.FunctionDef, ast.ClassDef)) or \
+                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a def or class line runs when the module is imported, its body when called
+        found.add(node.lineno)
+    return found
+
+
+TINY_RUNS = {
+    "attnmarl.algos.mappo": lambda: mappo.train(MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25,
+                                                            total_steps=400, d_x=8, heads=2, d_q=4, d_out=4,
+                                                            critic_hidden=8, actor_hidden=8)),
+    "attnmarl.algos.maddpg": lambda: maddpg.train(MADDPGConfig("simple_spread", {"N": 3, "continuous_actions": True},
+                                                               num_envs=8, total_steps=8 * 40, learning_starts=160,
+                                                               d_x=8, d_q=4, d_out=4, critic_hidden=8, actor_hidden=8,
+                                                               minibatch_size=32, buffer_size=1000)),
+    "attnmarl.algos.maac": lambda: maac.train(MAACConfig("collect_treasure", {"num_collectors": 2, "num_deposits": 2,
+                                                                               "num_treasures": 2},
+                                                         num_envs=8, rollout_steps=5, total_steps=8 * 5 * 8,
+                                                         learning_starts=120, d=8, heads=2, actor_hidden=8,
+                                                         minibatch_size=32, buffer_size=1000)),
+}
+"""A run of each algorithm of a box, a few seconds long, that passes through every line its box shows."""
+
+
+@pytest.mark.parametrize("module", list(TINY_RUNS))
+def test_the_code_shown_under_a_box_is_code_that_runs(module):
+    """Each statement the book shows under a step (less docstrings and ``raise``) executes in a real run: a block
+    that showed a stale copy, another function, or dead code would fail here."""
+    steps = [(label, n, targets) for page in BOXES for label, n, shown_module, targets in shown(page)
+             if shown_module == module]
+    assert steps, f"no box shows {module}"
+    hit = executed_lines(module, TINY_RUNS[module])
+    for label, n, targets in steps:
+        for target in targets:
+            lines = locate(module, target)
+            missed = sorted(statement_lines(lines) - hit)
+            assert not missed, f"{label}, step {n}: {target} shows lines {missed} of {lines.label()} that a run " \
+                               "does not execute"
+
+
+def test_a_step_shows_its_marked_statements_and_stops_at_the_next_step():
+    """The rules of :func:`attnmarl.codelines.locate` on a made-up module: a marked loop is shown down to the
+    next marker inside it, a comment marker takes the statements under it, a blank line ends a step."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "made_up_algo.py").write_text(textwrap.dedent("""\
+            def train(n):
+                total = 0
+                for k in range(n):  # Algorithm 1.1, step 1
+                    x = k * 2
+                    y = x + 1  # Algorithm 1.1, step 2
+                    total += y
+                # Algorithm 1.1, step 3
+                total *= 2
+                z = total
+
+                return z
+            """))
+        sys.path.insert(0, folder)
+        try:
+            spans = {n: locate("made_up_algo", f"Algorithm 1.1, step {n}") for n in (1, 2, 3)}
+            whole = locate("made_up_algo", "train")
+            with pytest.raises(ValueError, match="marks no line"):
+                locate("made_up_algo", "Algorithm 1.1, step 4")
+            with pytest.raises(ValueError, match="defines no 'fit'"):
+                locate("made_up_algo", "fit")
+        finally:
+            sys.path.remove(folder)
+    assert [(s.first, s.last) for s in spans.values()] == [(3, 4), (5, 6), (7, 9)]
+    assert (whole.first, whole.last) == (1, 11)
+    assert spans[1].text.splitlines() == ["for k in range(n):  # Algorithm 1.1, step 1", "    x = k * 2"]
 
 
 @pytest.mark.parametrize("page", MAIN_LINE_CHAPTERS)

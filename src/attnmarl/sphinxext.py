@@ -9,14 +9,30 @@
 3. It drops repeated inline scripts from each page: sphinx-thebe 0.3 registers its settings
    script once per reading pass, and a page that declares ``const THEBE_JS_URL`` twice throws
    an error in the reader's browser.
+4. It adds the ``algocode`` directive, which shows under a step of an algorithm box the lines of the
+   package that do it, read from the source at build time (:mod:`attnmarl.codelines`)::
+
+       ```{algocode} attnmarl.algos.mappo
+       Algorithm 7.1, step 3
+       gae
+       ```
+
+   Each line of the content is a target (a step marker or a function's name); the block renders as a
+   collapsed ``<details>`` whose summary names the file and lines, with the code and its own line numbers.
 """
 from __future__ import annotations
 
+import html
 import importlib.util
 import os
 import shutil
 from pathlib import Path
 from typing import Any
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+from .codelines import locate
 
 MATHJAX = "mathjax/tex-chtml-full.js"
 """Where the book's MathJax 3 sits in ``_static``: the combined TeX input + CommonHTML output component,
@@ -67,10 +83,38 @@ def _unique_scripts(app: Any, pagename: str, templatename: str, context: dict, d
     context["script_files"] = unique
 
 
+class AlgoCode(SphinxDirective):
+    """The ``algocode`` directive (see the module docstring): the code of one step of an algorithm box."""
+
+    required_arguments = 1
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        module, targets = self.arguments[0], [line.strip() for line in self.content if line.strip()]
+        if not targets:
+            raise self.error(f"algocode {module}: name at least one step marker or function to show")
+        try:
+            parts = [locate(module, target) for target in targets]
+        except ValueError as error:
+            raise self.error(f"algocode {module}: {error}") from None
+        summary = "Code: " + "; ".join(part.label() if k == 0 else f"{target}, L{part.first}–L{part.last}"
+                                      for k, (target, part) in enumerate(zip(targets, parts)))
+        shown: list[nodes.Node] = [nodes.raw("", f'<details class="algocode"><summary>{html.escape(summary)}'
+                                                 "</summary>", format="html")]
+        for part in parts:
+            self.env.note_dependency(str(part.path))
+            block = nodes.literal_block(part.text, part.text, language="python", linenos=True)
+            block["highlight_args"] = {"linenostart": part.first}
+            block["classes"].append("algocode")
+            shown.append(block)
+        return [*shown, nodes.raw("", "</details>", format="html")]
+
+
 def setup(app: Any) -> dict[str, Any]:
     os.environ["ATTNMARL_STATIC"] = "1"
     if app is not None:
         app.connect("config-inited", _local_mathjax, priority=900)
         app.connect("build-finished", _copy_mathjax)
         app.connect("html-page-context", _unique_scripts, priority=900)
+        app.add_directive("algocode", AlgoCode)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

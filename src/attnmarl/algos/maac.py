@@ -12,6 +12,9 @@ MAAC is discrete-action soft actor-critic for m agents with centralized critics:
 - **replay buffer** — joint transitions (o, a, r, o', terminated) of all agents, a one-hot per action
   (:class:`attnmarl.algos.maddpg.ReplayBuffer`), from ``num_envs`` batched environments that act by
   sampling pi (SAC explores through its entropy, not through added noise).
+
+Chapter 10's Algorithm 10.1 states one iteration in six steps; the comments ``# Algorithm 10.1, step n`` mark
+the lines of each, which the book shows under the step (:mod:`attnmarl.codelines`).
 - **target networks** — pi' and Q' follow pi and Q slowly: w' <- tau w + (1 - tau) w'.
 
 One update on a minibatch of joint transitions (rewards normalised per agent by the buffer's mean and
@@ -287,7 +290,7 @@ def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], 
     for iteration in range(config.num_updates):
         env_steps = iteration * config.batch_size
         finished = []
-        for _ in range(config.rollout_steps):  # 1. act and store
+        for _ in range(config.rollout_steps):  # Algorithm 10.1, step 1 (act and store)
             with torch.no_grad():
                 a = agent.act(o.to(device), generator)[0].cpu()
             o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))
@@ -302,7 +305,7 @@ def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], 
             o = torch.from_numpy(o_next)
             env_steps += E
 
-        if env_steps >= max(config.learning_starts, 1):
+        if env_steps >= max(config.learning_starts, 1):  # Algorithm 10.1, step 2
             statistics = reward_statistics(buffer) if config.reward_norm else (torch.zeros(m), torch.ones(m))
             r_mean, r_std = (x.to(device) for x in statistics)
             for _ in range(config.updates_per_iteration):
@@ -330,12 +333,13 @@ def _update(agent: MAACAgent, target: MAACAgent, buffer: ReplayBuffer, actor_opt
     the policies' mean entropy."""
     o, a, r, o_next, terminated = (x.to(device) for x in buffer.sample(config.minibatch_size, generator))
     r = (r - r_mean) / r_std
-    # 1. critic: y^i = r^i + gamma (1 - terminated) [Q'^i(o', a') - temperature log pi'(a'^i | o'^i)], a' ~ pi'(o')
+    # Algorithm 10.1, step 3 (critic's target, eq. 7), with a' ~ pi'(o'):
+    # y^i = r^i + gamma (1 - terminated) [Q'^i(o', a') - temperature log pi'(a'^i | o'^i)]
     with torch.no_grad():
         a_next, log_pi_next = target.act(o_next, generator)
         q_next = target.q_all(o_next, a_next).gather(-1, a_next.unsqueeze(-1)).squeeze(-1)
         y = r + config.gamma * (~terminated).float().unsqueeze(-1) * (q_next - config.temperature * log_pi_next)
-    q_all, _, logits = agent.critic.outputs(o, a)
+    q_all, _, logits = agent.critic.outputs(o, a)  # Algorithm 10.1, step 4
     q = chosen(q_all, a)
     critic_loss = (q - y).pow(2).mean()
     regulariser = config.attention_reg * logits.pow(2).mean() if logits is not None else 0.0
@@ -343,7 +347,8 @@ def _update(agent: MAACAgent, target: MAACAgent, buffer: ReplayBuffer, actor_opt
     (critic_loss + regulariser).backward()
     nn.utils.clip_grad_norm_(agent.critic.parameters(), config.max_grad_norm_critic)
     critic_optimizer.step()
-    # 2. actors: a ~ pi(o) for every agent; A^i = Q^i(o, a) - sum_a' pi(a' | o^i) Q^i(o, (a', a^{-i}))
+    # Algorithm 10.1, step 5 (actors, eqs. 9-10): a ~ pi(o) for every agent;
+    # A^i = Q^i(o, a) - sum_a' pi(a' | o^i) Q^i(o, (a', a^{-i}))
     logits_pi = agent.actor(o)
     log_pi_all = torch.log_softmax(logits_pi, dim=-1)
     a_new = sample_actions(logits_pi.detach(), generator)
@@ -355,8 +360,7 @@ def _update(agent: MAACAgent, target: MAACAgent, buffer: ReplayBuffer, actor_opt
     (actor_loss + config.policy_reg * logits_pi.pow(2).mean()).backward()
     nn.utils.clip_grad_norm_(agent.actor.parameters(), config.max_grad_norm_actor)
     actor_optimizer.step()
-    # 3. targets
-    soft_update(target, agent, config.tau)
+    soft_update(target, agent, config.tau)  # Algorithm 10.1, step 6
     entropy = -(log_pi_all.exp() * log_pi_all).sum(-1).mean()
     return {"critic_loss": critic_loss.item(), "actor_loss": actor_loss.item(), "q_mean": q.mean().item(),
             "entropy": entropy.item()}

@@ -29,7 +29,8 @@ One update on a minibatch of joint transitions:
 Everything is vectorised over environments and agents. The networks run and learn on ``device`` (the CPU by
 default, or a GPU): each step's observations go there once for the actor, the replay buffer stays in the
 CPU's memory, and each minibatch goes to the device for its update. Chapter 9's Algorithm 9.1 states the
-whole loop in seven steps; the comments ``# Algorithm 9.1, step n`` mark the lines of each.
+whole loop in seven steps; the comments ``# Algorithm 9.1, step n`` mark the lines of each, which the book
+shows under the step (:mod:`attnmarl.codelines`).
 """
 from __future__ import annotations
 
@@ -383,8 +384,8 @@ def _update(agent: MADDPGAgent, target: MADDPGAgent, buffer: ReplayBuffer, actor
     # Algorithm 9.1, step 4 (critic's target): y = G^i = r^i + gamma (1 - terminated) q'^i(o', mu'(o'))
     with torch.no_grad():
         y = r + config.gamma * (~terminated).float().unsqueeze(-1) * target.q_hat(o_next, target.mu(o_next))
-    q = agent.q_hat(o, a)
-    critic_loss = (q - y).pow(2).mean()  # Algorithm 9.1, step 5
+    q = agent.q_hat(o, a)  # Algorithm 9.1, step 5
+    critic_loss = (q - y).pow(2).mean()
     critic_optimizer.zero_grad(set_to_none=True)
     critic_loss.backward()
     nn.utils.clip_grad_norm_(agent.critic.parameters(), config.max_grad_norm)

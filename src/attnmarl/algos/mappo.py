@@ -35,6 +35,9 @@ One update:
    with running statistics (MAPPO's value normalisation), so the same learning rate suits
    simple_spread's small rewards and simple_tag's +-10.
 
+Chapter 7's Algorithm 7.1 states an update in seven steps; the comments ``# Algorithm 7.1, step n`` mark the
+lines of each, which the book shows under the step (:mod:`attnmarl.codelines`).
+
 Everything is vectorised over environments and agents. The networks run and learn on ``device`` (the CPU by
 default, or a GPU): the ports step on the CPU, each step's observations go to the device once, and the
 rollout's buffers, the critic pass, GAE and the PPO epochs stay there.
@@ -485,7 +488,7 @@ def bootstrap_values(v_hat: Callable[[Tensor], Tensor], o_buf: Tensor, o_last: T
     Returns ``values`` and ``next_values``, both (T, E, m).
     """
     T, E, m = o_buf.shape[:3]
-    values = v_hat(torch.cat([o_buf.flatten(0, 1), o_last])).view(T + 1, E, m)  # Algorithm 7.1, step 2
+    values = v_hat(torch.cat([o_buf.flatten(0, 1), o_last])).view(T + 1, E, m)
     next_values = values[1:].clone()
     next_values[terminated] = 0.0
     if finals:
@@ -503,7 +506,7 @@ def gae(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor, gam
     the next observation, of ``final_obs`` after a truncation, 0 after a termination) are (T, E, m);
     ``ended`` (T, E) is True where an episode ended at step t, which cuts the recursion.
     """
-    deltas = rewards + gamma * next_values - values  # Algorithm 7.1, step 3
+    deltas = rewards + gamma * next_values - values
     keep = (~ended).unsqueeze(-1).to(rewards.dtype) * gamma * lam
     advantages = torch.zeros_like(rewards)
     running = torch.zeros_like(rewards[0])
@@ -608,9 +611,10 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
                 o = torch.from_numpy(o_next).to(device)
 
             # 2. the critic on the whole rollout at once, then GAE
-            values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf, finals)
-            advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf, config.gamma,
-                             config.gae_lambda)
+            values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf,  # Algorithm 7.1, step 2
+                                                   finals)
+            advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf,  # Algorithm 7.1, step 3
+                             config.gamma, config.gae_lambda)
             returns = advantages + values  # Algorithm 7.1, step 4
             _check_finite(returns, "value targets", update, config)
             agent.value_norm.update(returns.flatten(0, 1))
