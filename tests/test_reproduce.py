@@ -71,12 +71,13 @@ def test_a_tiny_reproduction_matches_the_recorded_runs(local_ray, indexed, tmp_p
         # the same command on the same machine trains the same agent: the same score, z = 0
         assert row["reproduced"]["final_return"] == recorded["final_return"] == kept["final_return"]
         assert row["shipped"]["final_sem"] == recorded["final_sem"] and row["z"] == 0.0
-        assert row["verdict"] == "reproduces" and row["error"] is None
+        assert row["verdict"] == "identical" and row["error"] is None
+        assert row["seed_check"] is None  # one seed of each config is listed: no interval for a new seed
         assert kept["env_steps"] == recorded["env_steps"] and kept["torch_threads"] == 1
         assert (out / "tiny" / f"{name}-seed0.pt").exists() and (out / "tiny" / f"{name}-seed0.csv").exists()
     table = (out / "report.md").read_text()
-    assert "| tiny/spread3-attention-seed0 |" in table and "| reproduces |" in table and "|z| <= 3" in table
-    assert "2 reproduces" in capsys.readouterr().out
+    assert "| tiny/spread3-attention-seed0 |" in table and "| identical | — |" in table and "|z| <= 3" in table
+    assert "2 identical" in capsys.readouterr().out
     # the report shipped beside a folder of runs adds the re-runs' CPU time to that folder's README
     folder = tmp_path / "assets" / "tiny"
     shutil.copytree(indexed, folder)
@@ -90,7 +91,7 @@ def test_a_tiny_reproduction_matches_the_recorded_runs(local_ray, indexed, tmp_p
     for name, row in rows.items():
         cpu = row["shipped"]["cpu_seconds"] / 60, row["reproduced"]["cpu_seconds"] / 60
         assert f"| tiny/{name}-seed0 | " in readme
-        assert f"| +0.00 | {cpu[0]:.1f} | {cpu[1]:.1f} | reproduces |" in readme
+        assert f"| +0.00 | {cpu[0]:.1f} | {cpu[1]:.1f} | identical |" in readme
 
 
 def test_a_failing_run_is_reported_as_failed_after_its_retries(local_ray, indexed, tmp_path):
@@ -105,7 +106,7 @@ def test_a_failing_run_is_reported_as_failed_after_its_retries(local_ray, indexe
     rows = _report(out)
     assert rows["spread3-attention"]["verdict"] == "failed" and rows["spread3-attention"]["reproduced"] is None
     assert "less than one update" in rows["spread3-attention"]["error"]
-    assert rows["q-spread3-concat"]["verdict"] == "reproduces"  # one failure does not stop the others
+    assert rows["q-spread3-concat"]["verdict"] == "identical"  # one failure does not stop the others
     assert not (out / "tiny" / "spread3-attention-seed0.json").exists()
     markdown = (out / "report.md").read_text()
     assert "| failed |" in markdown and "less than one update" in markdown and "2 time(s)" in markdown
@@ -149,7 +150,7 @@ def test_a_run_whose_worker_dies_is_retried(local_ray, indexed, tmp_path):
     status = reproduce.main(["--index", str(folder), "--out", str(out), "--retries", "1"])
     killer.join()
     assert len(killed) == 1  # its worker was killed mid-run ...
-    assert status == 0 and _report(out)[LONG[0]]["verdict"] == "reproduces"  # ... and Ray ran it again
+    assert status == 0 and _report(out)[LONG[0]]["verdict"] == "identical"  # ... and Ray ran it again
 
 
 def test_a_killed_reproduction_resumes_without_rerunning_finished_runs(local_ray, indexed, tmp_path):
@@ -172,7 +173,7 @@ def test_a_killed_reproduction_resumes_without_rerunning_finished_runs(local_ray
     assert {path: (path.stat().st_mtime_ns, json.loads(path.read_text())["run_id"]) for path in short} == finished
     assert long_summary.exists()
     assert {name: row["verdict"] for name, row in _report(out).items()} == dict.fromkeys([*SHORT, LONG[0]],
-                                                                                        "reproduces")
+                                                                                        "identical")
 
 
 def test_selection_reads_the_shipped_indexes_and_refuses_what_is_not_there():
@@ -193,10 +194,27 @@ def test_selection_reads_the_shipped_indexes_and_refuses_what_is_not_there():
 def test_the_verdict_is_the_difference_in_combined_standard_errors():
     shipped = {"final_return": -20.0, "final_sem": 0.3}
     z, said = reproduce.verdict(shipped, {"final_return": -21.0, "final_sem": 0.4})  # combined se 0.5
-    assert z == pytest.approx(-2.0) and said == "reproduces"
+    assert z == pytest.approx(-2.0) and said == "within noise"
     z, said = reproduce.verdict(shipped, {"final_return": -18.0, "final_sem": 0.4})
     assert z == pytest.approx(4.0) and said == "differs"
+    assert reproduce.verdict(shipped, {"final_return": -20.0, "final_sem": 0.3}) == (0.0, "identical")
+    assert reproduce.verdict(shipped, {"final_return": -20.0, "final_sem": 0.31})[1] == "within noise"
     assert reproduce.verdict(shipped, None) == (None, "pending")
+
+
+def test_the_seed_check_asks_whether_a_new_seed_would_score_there():
+    """The 95% prediction interval of the shipped seeds: mean ± t(0.975, n - 1) s sqrt(1 + 1/n), here with
+    n = 3, mean -33, s = 1 and t = 4.303; a re-run inside it scores like a new seed, one outside does not."""
+    seeds = [-34.0, -33.0, -32.0]
+    half = 4.302653 * 1.0 * (1 + 1 / 3) ** 0.5
+    inside = reproduce.seed_check(seeds, {"final_return": -33.0 + 0.99 * half})
+    outside = reproduce.seed_check(seeds, {"final_return": -33.0 - 1.01 * half})
+    assert inside["interval"] == pytest.approx([-33.0 - half, -33.0 + half], abs=1e-3) and inside["seeds"] == 3
+    assert inside["inside"] and not outside["inside"]
+    assert reproduce.seed_check(seeds[:2], {"final_return": -33.0}) is None  # two seeds give no interval
+    assert reproduce.seed_check(seeds, None) is None
+    runs = reproduce.select_runs(["policy"], ["pi-spread6-entity"], [0])
+    assert len(runs[0]["seed_scores"]) == 10  # every seed of the config, whichever were selected
 
 
 def test_without_ray_the_command_says_how_to_install_it(monkeypatch, capsys, tmp_path):
@@ -223,7 +241,8 @@ def test_the_quoted_cpu_hours_are_the_sums_of_the_recorded_cpu_times(page):
 def test_the_book_shows_the_shipped_reproduction_reports_as_written():
     """The re-runs that the reproducing appendix shows are the tables of the reports the command wrote (shipped in
     assets/reproduction: report.* for chapters 7-10, report-maac.* for MAAC's runs and report-ablation.* for the
-    mean-pooling control, made later), together one run of every asset folder, and every one of them reproduces."""
+    mean-pooling control, made later), together one run of every asset folder, and every one of them is identical
+    or within noise, and scores where a new seed of its config would."""
     root = Path(__file__).resolve().parents[1]
     folder = root / "src" / "attnmarl" / "assets" / "reproduction"
     page = (root / "book" / "reproducing.md").read_text()
@@ -234,7 +253,7 @@ def test_the_book_shows_the_shipped_reproduction_reports_as_written():
         assert table.strip() in page, name
         runs += json.loads((folder / f"{name}.json").read_text())["runs"]
     assert {r["chapter"] for r in runs} == set(reproduce.CHAPTERS)
-    assert all(r["verdict"] == "reproduces" for r in runs)
+    assert all(r["verdict"] in reproduce.PASSING and r["seed_check"]["inside"] for r in runs)
 
 
 def test_a_cluster_that_cannot_be_joined_leaves_no_empty_out_folder(tmp_path, monkeypatch, capsys):

@@ -10,6 +10,9 @@ and recomputes the statistic of each resample.
 The statistic is the mean over seeds or the interquartile mean (IQM: the mean of the middle half, robust
 to one outlying seed; rliable's recommendation). With n seeds, IQM trims floor(n / 4) from each end
 (for n < 4 it is the mean).
+
+:func:`prediction_interval` asks the other question a re-run raises: where would the score of one *new* seed
+of a design fall, given the seeds already trained?
 """
 from __future__ import annotations
 
@@ -17,10 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from .guards import check_int, check_seed
 
-__all__ = ["STATISTICS", "Interval", "iqm", "bootstrap_difference"]
+__all__ = ["STATISTICS", "Interval", "iqm", "bootstrap_difference", "prediction_interval"]
 
 STATISTICS = ("mean", "iqm")
 """The statistics :func:`bootstrap_difference` takes over each design's seeds."""
@@ -90,3 +94,19 @@ def bootstrap_difference(a: Sequence[float], b: Sequence[float], statistic: str 
     low, high = np.quantile(differences, [(1 - level) / 2, (1 + level) / 2])
     return Interval(float(reduce(a_scores) - reduce(b_scores)), float(low), float(high), float(level), statistic,
                     a_scores.size, b_scores.size)
+
+
+def prediction_interval(scores: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The interval in which the score of one more seed falls with probability ``level``, from the scores of
+    n seeds already trained, if seeds' scores are normal: mean ± t_{(1 + level) / 2, n - 1} · s · sqrt(1 + 1/n),
+    with s the seeds' sample standard deviation (the classical prediction interval; wider than a confidence
+    interval of the mean by the new seed's own spread). It needs at least 3 seeds (with 2 the t quantile is
+    12.7 and the interval says nothing). ``ValueError`` for fewer, for NaN, or a level outside (0, 1)."""
+    array = _scores("scores", scores)
+    if array.size < 3:
+        raise ValueError(f"a prediction interval needs the scores of at least 3 seeds; got {array.size}")
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number strictly between 0 and 1 (0.95 for a 95% interval); got {level!r}")
+    n = array.size
+    half = float(student_t.ppf((1 + level) / 2, n - 1)) * array.std(ddof=1) * np.sqrt(1 + 1 / n)
+    return float(array.mean() - half), float(array.mean() + half)
