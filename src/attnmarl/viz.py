@@ -53,6 +53,7 @@ RUN_COLOURS = {
     "transfer": "#ff7f0e",    # an entity actor trained at one m, run at another (chapter 10)
     "curriculum": "#8c564b",  # an entity actor trained on m = 3 -> 6 -> 12 (chapter 10)
     "maac": "#2ca02c",        # numbers reported by the MAAC paper, not measured here
+    "discrete": "#bcbd22",    # a discrete-action policy drawn beside continuous ones for reference (chapter 8)
 }
 """Colours of the other kinds of curves the book draws: none of them is one of the designs' colours."""
 
