@@ -206,9 +206,10 @@ for _critic in ("attention", "concat"):
 """Is it the budget? ``maac-treasure4-long-{critic}`` trains m = 4 for three times the env steps of
 ``maac-treasure4-{critic}`` (1.5 million, 30% of MAAC's 5 million); only the budget differs."""
 
-QMIX_STEPS = {3: 300_000, 6: 240_000, 12: 160_000}
+QMIX_STEPS = {3: 200_000, 6: 200_000, 12: 150_000}
 """The env-step budget of the ``qmix-spread{m}-*`` runs: one update of 256 transitions per 16 env steps,
-so 18,750 / 15,000 / 10,000 updates; each run takes about 10-15 CPU-minutes with one torch thread."""
+so 12,500 / 12,500 / 9,375 updates; a run takes at most about 9 / 10 / 15 CPU-minutes (Qatten, the
+costliest mixer) with one torch thread, evaluations included."""
 for _m, _steps in QMIX_STEPS.items():
     for _mixer in ("vdn", "qmix", "qatten"):
         CONFIGS[f"qmix-spread{_m}-{_mixer}"] = QMIXConfig("simple_spread", {"N": _m}, mixer=_mixer,

@@ -178,7 +178,7 @@ _SIZES = ("num_envs", "rollout_steps", "total_steps", "entity_d", "entity_heads"
           "qatten_d_u", "buffer_size", "minibatch_size", "updates_per_iteration")
 """The fields of :class:`QMIXConfig` that must be positive integers."""
 
-_RANGES = (("lr", 0.0, 1.0, False), ("gamma", 0.0, 1.0, True), ("tau", 0.0, 1.0, True),
+_RANGES = (("lr", 0.0, 1.0, False), ("gamma", 0.0, 1.0, False), ("tau", 0.0, 1.0, True),
            ("epsilon_start", 0.0, 1.0, False), ("epsilon_final", 0.0, 1.0, False),
            ("epsilon_fraction", 0.0, 1.0, True), ("max_grad_norm", 0.0, math.inf, True))
 """(field, low, high, low end open) of the real-valued fields."""
