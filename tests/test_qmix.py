@@ -341,3 +341,26 @@ def test_bad_targets_are_refused():
         td_target(torch.zeros(2), torch.zeros(2, dtype=torch.bool), torch.zeros(2), 1.5)
     with pytest.raises(ValueError, match="compile_nets=False"):
         train(TINY, compile_nets=True)
+
+
+@pytest.mark.parametrize("mixer", list(MIXERS))
+def test_the_credit_along_an_episode_is_the_mixer_on_the_greedy_agents_values(mixer):
+    """credit_episode: every step's Q^i of the greedy action, the mixer's Q_tot of them and, for
+    Qatten, lambda (T + 1, heads, m), each head's distribution over the agents."""
+    from attnmarl.explorers.mix import credit_episode
+
+    config = replace(TINY, mixer=mixer)
+    agent = make_agent(config)
+    credit = credit_episode(agent, config, seed=4)
+    T = credit.episode.steps
+    o = torch.from_numpy(credit.episode.obs)
+    with torch.no_grad():
+        Q = agent.q_values(o).amax(-1)
+        torch.testing.assert_close(torch.from_numpy(credit.Q), Q)
+        torch.testing.assert_close(torch.from_numpy(credit.Q_tot), agent.mixer(Q, o))
+    assert credit.Q.shape == (T + 1, M) and credit.Q_tot.shape == (T + 1,)
+    if mixer == "qatten":
+        assert credit.lambda_.shape == (T + 1, config.qatten_heads, M)
+        np.testing.assert_allclose(credit.lambda_.sum(-1), 1.0, rtol=1e-5)
+    else:
+        assert credit.lambda_ is None
