@@ -7,7 +7,8 @@
 
 A run trains on the batched port with the algorithm its config belongs to (:func:`attnmarl.algos.mappo.train`
 for a :class:`MAPPOConfig`, :func:`attnmarl.algos.maddpg.train` for a :class:`MADDPGConfig`,
-:func:`attnmarl.algos.maac.train` for a :class:`MAACConfig`) with a tqdm progress bar,
+:func:`attnmarl.algos.maac.train` for a :class:`MAACConfig`, :func:`attnmarl.algos.qmix.train` for value
+decomposition's :class:`QMIXConfig`) with a tqdm progress bar,
 evaluates the current policy on the real mpe2 environment ``--evals`` times along the way
 (``--eval-episodes`` episodes each) and over 200 fixed-seed episodes at the end, and writes to
 ``--out``:
