@@ -367,10 +367,12 @@ def test_legitimate_edge_configs_still_work():
 def test_every_named_config_and_shipped_checkpoint_passes_the_checks():
     from attnmarl.algos.maac import MAACConfig
     from attnmarl.algos.maddpg import MADDPGConfig
+    from attnmarl.algos.qmix import QMIXConfig
     from attnmarl.checkpoints import ASSETS, load_checkpoint
     from attnmarl.train import CONFIGS
 
-    assert all(isinstance(config, (MAPPOConfig, MADDPGConfig, MAACConfig)) for config in CONFIGS.values())
+    kinds = (MAPPOConfig, MADDPGConfig, MAACConfig, QMIXConfig)
+    assert all(isinstance(config, kinds) for config in CONFIGS.values())
     checkpoints = [p for p in ASSETS.glob("*/*.pt") if p.parent.name != "seq2seq"]
     assert len(checkpoints) >= 30
     for path in checkpoints:

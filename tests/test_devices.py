@@ -33,7 +33,7 @@ from torch.overrides import TorchFunctionMode
 
 import attnmarl
 from attnmarl import hard_attention, load_policy, relational, reproduce, seq2seq, vision
-from attnmarl.algos import maac, maddpg, mappo
+from attnmarl.algos import maac, maddpg, mappo, qmix
 from attnmarl.attention import AttentionFC, MultiHeadSelfAttention, SelfAttention, SelfAttentionStack
 from attnmarl.checkpoints import load_agent, load_agent_at, load_checkpoint, shipped_checkpoint, shipped_runs
 from attnmarl.envs import make_batched
@@ -55,6 +55,7 @@ from attnmarl.nets import (
 )
 from attnmarl.nets.common import BufferList
 from attnmarl.nets.maac import MAACAttentionCritic, MAACConcatCritic, _MAACCritic, chosen
+from attnmarl.nets.mixers import QMIX, VDN, Qatten
 from attnmarl.nets.policies import _TypeGroups
 from attnmarl.train import _parser as train_parser
 from attnmarl.train import main as train_main
@@ -186,6 +187,16 @@ def _maac_critic_run(critic: nn.Module, o: Tensor, a: Tensor) -> tuple[Any, ...]
     return q_all, alpha, logits, chosen(q_all, a)
 
 
+def _qmix_run(agent: qmix.QMIXAgent, o: Tensor) -> tuple[Any, ...]:
+    a, Q = agent.act(o, generator(), deterministic=False, epsilon=0.5)
+    return a, Q, agent.act(o), agent.Q_tot(o, a)
+
+
+def _agent_values() -> tuple[Tensor, Tensor]:
+    """Q^i of 3 agents and their simple_spread observations, one batch of 3: a mixer's inputs."""
+    return randn(3, 3), *_spread()
+
+
 def _one_hot_actions(m: int, n_actions: int = 5) -> Tensor:
     a = torch.randint(n_actions, (3, m), generator=torch.Generator().manual_seed(m))
     return nn.functional.one_hot(a, n_actions).float()
@@ -287,6 +298,10 @@ CASES: dict[str, Case] = {
     "EntityActor, collect_treasure, other-agent alpha": Case(
         EntityActor, lambda: _intervened(_mappo_agent(**TREASURE, actor="entity").actor),
         lambda: (observations("collect_treasure", **TREASURE["scenario_kwargs"]),), _entity_run),
+    "VDN": Case(VDN, lambda: VDN(3, SPREAD_DIM), _agent_values),
+    "QMIX": Case(QMIX, lambda: QMIX(3, SPREAD_DIM, embed=8, hyper_hidden=16), _agent_values),
+    "Qatten": Case(Qatten, lambda: Qatten("simple_spread", {"N": 3}, 3, SPREAD_DIM, heads=2, d=8, d_u=8,
+                                          hidden=16), _agent_values, lambda net, Q, o: net.outputs(Q, o)),
     # algos/
     "ValueNorm": Case(mappo.ValueNorm, _value_norm, lambda: (randn(4, 3),),
                       lambda norm, x: (norm.normalize(x), norm.denormalize(x))),
@@ -303,6 +318,7 @@ CASES: dict[str, Case] = {
                                 lambda: _spread(continuous_actions=True), _maddpg_run),
     "MAACAgent": Case(maac.MAACAgent, lambda: maac.make_agent(maac.MAACConfig()),
                       lambda: (observations("collect_treasure", **TREASURE["scenario_kwargs"]),), _maac_run),
+    "QMIXAgent": Case(qmix.QMIXAgent, lambda: qmix.make_agent(qmix.QMIXConfig()), _spread, _qmix_run),
 }
 """How to build and feed every network class of the package, in one or more configurations."""
 
@@ -407,8 +423,10 @@ def test_the_checker_fails_a_tensor_left_on_the_cpu():
 # --device for the command lines: python -m attnmarl.train, the loaders, python -m attnmarl.reproduce
 # ---------------------------------------------------------------------------------------------
 TINY = ["--evals", "1", "--eval-episodes", "1", "--final-episodes", "2"]
-SMOKE = {"pi-spread3-entity": 3200, "q-spread3-attention": 10_048, "maac-treasure4-attention": 1_100}
-"""A config of each algorithm (MAPPO, MADDPG, MAAC) and the smallest budget that updates its networks."""
+SMOKE = {"pi-spread3-entity": 3200, "q-spread3-attention": 10_048, "maac-treasure4-attention": 1_100,
+         "qmix-spread3-qatten": 5_008}
+"""A config of each algorithm (MAPPO, MADDPG, MAAC, value decomposition) and the smallest budget that updates its
+networks."""
 
 
 @pytest.fixture

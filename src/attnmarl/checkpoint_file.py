@@ -32,15 +32,17 @@ from .guards import (
     write_atomically,
 )
 
-__all__ = ["FORMAT", "MADDPG_FORMAT", "MAAC_FORMAT", "ASSETS", "sealed_checkpoint", "read_checkpoint", "config_from",
-           "resolve_asset", "seal_checkpoint"]
+__all__ = ["FORMAT", "MADDPG_FORMAT", "MAAC_FORMAT", "QMIX_FORMAT", "ASSETS", "sealed_checkpoint", "read_checkpoint",
+           "config_from", "resolve_asset", "seal_checkpoint"]
 
 Config = TypeVar("Config")
 
 FORMAT = "attnmarl.mappo/1"
 MADDPG_FORMAT = "attnmarl.maddpg/1"
 MAAC_FORMAT = "attnmarl.maac/1"
-_FORMATS = (FORMAT, MADDPG_FORMAT, MAAC_FORMAT)
+QMIX_FORMAT = "attnmarl.qmix/1"
+"""Value decomposition: VDN, QMIX and Qatten (:mod:`attnmarl.algos.qmix`)."""
+_FORMATS = (FORMAT, MADDPG_FORMAT, MAAC_FORMAT, QMIX_FORMAT)
 
 ASSETS = Path(str(resources.files("attnmarl") / "assets"))
 """The shipped trained agents, one folder per chapter (``value``, ``policy``), each with an ``index.json``."""

@@ -33,15 +33,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from .algos import maac, maddpg, mappo
+from .algos import maac, maddpg, mappo, qmix
 from .algos.maac import MAACAgent, MAACConfig
 from .algos.maddpg import MADDPGAgent, MADDPGConfig
 from .algos.mappo import ACTOR_ARCHITECTURE, MAPPOAgent, MAPPOConfig, copy_actor, load_actor_from
+from .algos.qmix import QMIXAgent, QMIXConfig
 from .checkpoint_file import (
     ASSETS,
     FORMAT,
     MAAC_FORMAT,
     MADDPG_FORMAT,
+    QMIX_FORMAT,
     config_from,
     read_checkpoint,
     seal_checkpoint,
@@ -59,16 +61,16 @@ from .guards import (
     write_atomically,
 )
 
-__all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE",
+__all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE", "QMIX_ARCHITECTURE",
            "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
            "load_checkpoint", "seal_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy",
            "load_policy", "load_run", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
 
-Config = MAPPOConfig | MADDPGConfig | MAACConfig
-Agent = MAPPOAgent | MADDPGAgent | MAACAgent
+Config = MAPPOConfig | MADDPGConfig | MAACConfig | QMIXConfig
+Agent = MAPPOAgent | MADDPGAgent | MAACAgent | QMIXAgent
 
-FORMATS: dict[str, type[MAPPOConfig] | type[MADDPGConfig] | type[MAACConfig]] = {
-    FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig, MAAC_FORMAT: MAACConfig}
+FORMATS: dict[str, type[Config]] = {
+    FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig, MAAC_FORMAT: MAACConfig, QMIX_FORMAT: QMIXConfig}
 """A checkpoint's format -> the config class it holds (and so the algorithm and the agent it rebuilds)."""
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
@@ -83,8 +85,13 @@ MADDPG_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", 
 MAAC_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "d", "heads", "actor_hidden")
 """The same for a MAAC checkpoint."""
 
+QMIX_ARCHITECTURE = ("scenario", "scenario_kwargs", "mixer", "agent_net", "entity_d", "entity_heads",
+                     "entity_ff", "actor_hidden", "qmix_embed", "hyper_hidden", "qatten_heads", "qatten_d",
+                     "qatten_d_u")
+"""The same for a value-decomposition (VDN, QMIX, Qatten) checkpoint."""
+
 _ALGORITHMS = {MAPPOConfig: (mappo, ARCHITECTURE), MADDPGConfig: (maddpg, MADDPG_ARCHITECTURE),
-               MAACConfig: (maac, MAAC_ARCHITECTURE)}
+               MAACConfig: (maac, MAAC_ARCHITECTURE), QMIXConfig: (qmix, QMIX_ARCHITECTURE)}
 """The module that builds an agent of each config type, and the fields that fix its shapes."""
 
 
@@ -119,7 +126,8 @@ def check_agent_fits(agent: Agent, config: Config) -> None:
     a checkpoint of ``agent`` under another config (another actor, team size or algorithm) could never be loaded.
     The agent it compares with is built with the random state saved and restored, so no draw is spent."""
     if not isinstance(config, tuple(_ALGORITHMS)):
-        raise ValueError(f"config must be a MAPPOConfig, MADDPGConfig or MAACConfig; got {type(config).__name__}")
+        raise ValueError(f"config must be a MAPPOConfig, MADDPGConfig, MAACConfig or QMIXConfig; got "
+                         f"{type(config).__name__}")
     with torch.random.fork_rng(devices=[]):
         expected = {name: tuple(tensor.shape) for name, tensor in make_agent(config).state_dict().items()}
     given = {name: tuple(tensor.shape) for name, tensor in agent.state_dict().items()}
@@ -278,7 +286,10 @@ def load_agent_at(path: str | Path, device: str | torch.device = "cpu", **env_kw
     if config == saved:  # the arguments it was trained with: built as loading it always has
         return _whole_agent(built if not env_kwargs else make_agent(saved), state, path).to(device), saved
     agent = make_agent(config)
-    copy_actor(agent, config, saved, state, path)
+    if isinstance(saved, QMIXConfig):
+        qmix.copy_agent_net(agent, config, saved, state, path)
+    else:
+        copy_actor(agent, config, saved, state, path)
     agent.eval()
     return agent.to(device), config
 

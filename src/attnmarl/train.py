@@ -7,7 +7,8 @@
 
 A run trains on the batched port with the algorithm its config belongs to (:func:`attnmarl.algos.mappo.train`
 for a :class:`MAPPOConfig`, :func:`attnmarl.algos.maddpg.train` for a :class:`MADDPGConfig`,
-:func:`attnmarl.algos.maac.train` for a :class:`MAACConfig`) with a tqdm progress bar,
+:func:`attnmarl.algos.maac.train` for a :class:`MAACConfig`, :func:`attnmarl.algos.qmix.train` for value
+decomposition's :class:`QMIXConfig`) with a tqdm progress bar,
 evaluates the current policy on the real mpe2 environment ``--evals`` times along the way
 (``--eval-episodes`` episodes each) and over 200 fixed-seed episodes at the end, and writes to
 ``--out``:
@@ -66,11 +67,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .algos import maac, maddpg, mappo
+from .algos import maac, maddpg, mappo, qmix
 from .algos.compile import check_compiler
 from .algos.maac import MAACConfig
 from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
+from .algos.qmix import QMIXConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
 from .guards import (
@@ -205,7 +207,21 @@ for _critic in ("attention", "concat"):
 """Is it the budget? ``maac-treasure4-long-{critic}`` trains m = 4 for three times the env steps of
 ``maac-treasure4-{critic}`` (1.5 million, 30% of MAAC's 5 million); only the budget differs."""
 
-TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train, MAACConfig: maac.train}
+QMIX_STEPS = {3: 200_000, 6: 200_000, 12: 150_000}
+"""The env-step budget of the ``qmix-spread{m}-*`` runs: one update of 256 transitions per 16 env steps,
+so 12,500 / 12,500 / 9,375 updates. With one torch thread, evaluations included, ``qmix-spread3-qatten``
+took 6.8 CPU-minutes (seed 0: -9.37 +- 0.26 on mpe2, 98% of the random -> greedy range); from the cost of
+an update, Qatten (the costliest mixer) at m = 6 and 12 should take about 11 and 15."""
+for _m, _steps in QMIX_STEPS.items():
+    for _mixer in ("vdn", "qmix", "qatten"):
+        CONFIGS[f"qmix-spread{_m}-{_mixer}"] = QMIXConfig("simple_spread", {"N": _m}, mixer=_mixer,
+                                                          total_steps=_steps)
+"""Chapter 11 (value decomposition): simple_spread's agents learn one shared Q^i(o^i, a) (the entity
+network) from the team reward through a mixer — VDN's sum, QMIX's hypernetwork mixer or Qatten's
+attention over the agents; within an m only ``mixer`` differs."""
+
+TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train, MAACConfig: maac.train,
+            QMIXConfig: qmix.train}
 """The training loop of each algorithm, by the type of its config."""
 
 FINAL_EPISODES = 200
@@ -218,6 +234,7 @@ INDEX_TITLES = {
             "all-actions Q critic)",
     "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor on simple_spread and collect_treasure, "
              "and fine-tuning across m)",
+    "mix": "Value decomposition (VDN, QMIX and the Qatten attention mixer) on simple_spread",
     "ablation": "Is it attention? The entity actor with mean pooling (alpha uniform) in place of attention, everything "
                 "else as in the entity runs of chapters 8 and 10 (MAPPO)",
 }

@@ -11,4 +11,5 @@ looking for how a figure was drawn opens these.
 - :mod:`attnmarl.explorers.mpe` — chapter 6, the MPE arena, episodes and entity tokens;
 - :mod:`attnmarl.explorers.value` — chapter 7, the trained critics' alpha, episodes and the arena probe;
 - :mod:`attnmarl.explorers.policy` — chapter 8, the trained policies' alpha over entities and agents.
+- :mod:`attnmarl.explorers.mix` — chapter 11, the credit a trained Qatten mixer gives each agent.
 """

@@ -7,14 +7,16 @@
 - :mod:`attnmarl.nets.policies` — policies pi and mu: decentralized, centralized, entity-token (chapter 8);
 - :mod:`attnmarl.nets.qnets` — action-value networks q([o], [a]; w^i): concatenation and self-attention (chapter 9);
 - :mod:`attnmarl.nets.maac` — MAAC's critics, Q^i(o, (a', a^{-i})) for every action a' of agent i, with attention
-  or concatenation over the other agents (:mod:`attnmarl.algos.maac`).
+  or concatenation over the other agents (:mod:`attnmarl.algos.maac`);
+- :mod:`attnmarl.nets.mixers` — value decomposition's mixers, Q^1..Q^m -> Q_tot: VDN, QMIX, Qatten (chapter 11).
 """
 from .central import AttentionBlock, AttentionNet, ConcatNet
 from .common import AgentHeads, AgentLinear, check_obs, type_features
 from .critics import AttentionCritic, ConcatCritic
+from .mixers import QMIX, VDN, Qatten
 from .policies import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
 from .qnets import AttentionQ, ConcatQ
 
 __all__ = ["AgentLinear", "AgentHeads", "ConcatNet", "AttentionBlock", "AttentionNet", "ConcatCritic",
            "AttentionCritic", "Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention",
-           "ConcatQ", "AttentionQ", "check_obs", "type_features"]
+           "ConcatQ", "AttentionQ", "check_obs", "type_features", "VDN", "QMIX", "Qatten"]
