@@ -9,6 +9,10 @@ controls that choose its arguments. The same call shows
 - the **static face** in the built book: ``frame_fn`` is evaluated for every combination of the
   controls' static values, and the frames are embedded as JSON next to a small SVG renderer
   (``static/explorer.js``). No kernel, no CDN, no network: it works from a file on disk.
+- or, for an explorer whose model is small enough to run in the browser (a :class:`PageModel`), the
+  **in-page face** instead of the precomputed one: the model's weights and inputs are embedded, and
+  ``static/live.js`` computes every frame in the page, for any setting, continuous controls
+  (:class:`Range`) included; a twin of ``frame_fn`` in JavaScript, held to it by tests in Chromium.
 
 The book build selects the static face on its own: the Sphinx extension
 :mod:`attnmarl.sphinxext` sets ``ATTNMARL_STATIC=1``, which the executing kernels inherit.
@@ -36,7 +40,8 @@ from attnmarl.guards import is_int
 from attnmarl.svg import render_panels
 from attnmarl.viz import Frame, frame_spec
 
-__all__ = ["Slider", "Toggle", "Dropdown", "Explorer", "explore", "static_mode", "MAX_STATIC_FRAMES"]
+__all__ = ["Slider", "Range", "Toggle", "Dropdown", "PageModel", "Explorer", "explore", "static_mode",
+           "MAX_STATIC_FRAMES"]
 
 MAX_STATIC_FRAMES = 5000
 """Upper bound on the frames a static face embeds (the product of the controls' static values)."""
@@ -97,7 +102,50 @@ class Toggle:
         return [False, True]
 
 
-Control = Slider | Dropdown | Toggle
+@dataclass
+class Range:
+    """A continuous numeric control from ``low`` to ``high`` in steps of ``step``. Its ``static`` values are
+    the frames a precomputed face embeds; an in-page face (:class:`PageModel`) offers the whole range."""
+
+    name: str
+    low: float
+    high: float
+    step: float
+    default: float
+    label: str | None = None
+    static: Sequence[float] | None = None
+
+    def __post_init__(self) -> None:
+        numbers = (self.low, self.high, self.step, self.default)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
+            raise ValueError(f"range {self.name!r}: low, high, step and default must be finite numbers; got {numbers}")
+        low, high, step, default = numbers
+        if not (low < high and 0 < step <= high - low and low <= default <= high):
+            raise ValueError(f"range {self.name!r} needs low < high, 0 < step <= high - low and low <= default <= "
+                             f"high; got low={low}, high={high}, step={step}, default={default}")
+        self.static = [self.default] if self.static is None else [float(v) for v in self.static]
+        if self.default not in self.static or not all(self.low <= v <= self.high for v in self.static):
+            raise ValueError(f"range {self.name!r}: static values {self.static} must lie in [{self.low}, {self.high}] "
+                             f"and include the default {self.default}")
+
+    @property
+    def values(self) -> list[float]:
+        """The values a precomputed face and an ipywidgets selection offer: the static ones."""
+        return list(self.static)
+
+
+@dataclass(frozen=True)
+class PageModel:
+    """An explorer's model, run in the page by ``static/live.js``: ``name`` picks the JavaScript twin of the frame
+    function there, ``data()`` returns what it computes from (weights, inputs; plain JSON), and ``note`` says
+    in a few words what runs (shown under the explorer)."""
+
+    name: str
+    data: Callable[[], dict]
+    note: str
+
+
+Control = Slider | Dropdown | Toggle | Range
 
 
 def _check_values(control: _Choice, values: list) -> None:
@@ -145,12 +193,13 @@ def _is_int_range(values: list) -> bool:
 class Explorer:
     """``frame_fn`` plus its controls; :meth:`show` picks the face (see the module docstring)."""
 
-    def __init__(self, frame_fn: Callable[..., Frame], controls: Sequence[Control], title: str = "") -> None:
+    def __init__(self, frame_fn: Callable[..., Frame], controls: Sequence[Control], title: str = "",
+                 page: PageModel | None = None) -> None:
         names = [c.name for c in controls]
         if len(set(names)) != len(names):
             raise ValueError(f"control names must be unique; got {names}")
         _check_parameters(frame_fn, names)
-        self.frame_fn, self.controls, self.title = frame_fn, list(controls), title
+        self.frame_fn, self.controls, self.title, self.page = frame_fn, list(controls), title, page
         self.settings = {c.name: c.default for c in self.controls}
         self.frame: dict | None = None
         self.markup = ""
@@ -206,6 +255,9 @@ class Explorer:
             return W.Checkbox(value=control.default, description=label, style=style, indent=False)
         if isinstance(control, Dropdown):
             return W.Dropdown(options=control.values, value=control.default, description=label, style=style)
+        if isinstance(control, Range):
+            return W.FloatSlider(value=control.default, min=control.low, max=control.high, step=control.step,
+                                 description=label, continuous_update=True, style=style)
         if _is_int_range(control.values):
             step = int(control.values[1] - control.values[0])
             return W.IntSlider(value=int(control.default), min=int(control.values[0]), max=int(control.values[-1]),
@@ -216,7 +268,10 @@ class Explorer:
     # ---- static face --------------------------------------------------------------------------
 
     def static_html(self, digits: int = 4) -> str:
-        """The kernel-free face: every combination of static values, rendered by explorer.js."""
+        """The kernel-free face: the in-page model (live.js) where the explorer has one, else every combination
+        of static values, rendered by explorer.js."""
+        if self.page is not None:
+            return self._page_html()
         grids = [c.static for c in self.controls]
         count = int(np.prod([len(g) for g in grids])) if grids else 1
         if count > MAX_STATIC_FRAMES:
@@ -249,6 +304,20 @@ class Explorer:
             "<noscript>This explorer needs JavaScript.</noscript></div>\n"
             f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
             f"<script>{_asset('explorer.js')}\nattnmarlExplorer({json.dumps(ident)});</script>"
+        )
+
+    def _page_html(self) -> str:
+        """The in-page face: the model's data and the controls over their whole ranges, computed by live.js."""
+        spec = {"title": self.title, "model": self.page.name, "note": self.page.note, "data": self.page.data(),
+                "controls": [_page_control_json(c) for c in self.controls]}
+        ident = f"attnmarl-{uuid.uuid4().hex[:10]}"
+        payload = base64.b64encode(gzip.compress(json.dumps(spec, separators=(",", ":")).encode(), mtime=0)).decode()
+        return (
+            f"<style>{_asset('explorer.css')}</style>\n"
+            f'<div class="attnmarl-explorer ax-live" id="{ident}"><div class="ax-title">{html.escape(self.title)}'
+            "</div><noscript>This explorer needs JavaScript.</noscript></div>\n"
+            f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
+            f"<script>{_asset('explorer.js')}\n{_asset('live.js')}\nattnmarlLive({json.dumps(ident)});</script>"
         )
 
     def show(self):
@@ -285,6 +354,21 @@ def explore(frame_fn: Callable[..., Frame], *controls: Control, title: str = "")
 
 def _asset(name: str) -> str:
     return resources.files("attnmarl").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _page_control_json(control: Control) -> dict:
+    """A control for live.js: a range over its whole span, a slider with all its values, a toggle."""
+    label = control.label or control.name
+    if isinstance(control, Range):
+        return {"name": control.name, "label": label, "kind": "range", "min": control.low, "max": control.high,
+                "step": control.step, "default": float(control.default)}
+    if isinstance(control, Toggle):
+        return {"name": control.name, "label": label, "kind": "toggle", "default": control.default}
+    if isinstance(control, Dropdown):
+        raise ValueError(f"control {control.name!r}: an in-page model takes sliders, ranges and toggles")
+    values = [float(v) if not is_int(v) else int(v) for v in control.values]
+    return {"name": control.name, "label": label, "kind": "slider", "values": values,
+            "default": control.values.index(control.default)}
 
 
 def _control_json(control: Control) -> dict:

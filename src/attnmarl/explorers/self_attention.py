@@ -1,7 +1,9 @@
 """The explorers of the self-attention chapters: frame functions for :class:`attnmarl.widgets.Explorer`.
 
 Each ``*_frame`` function builds the real layer from :mod:`attnmarl.attention` for the given
-settings and returns what to draw; ``*_explorer`` pairs it with its controls.
+settings and returns what to draw; ``*_explorer`` pairs it with its controls. Both explorers also run in the
+page of the built book (:class:`attnmarl.widgets.PageModel`): ``*_page_data`` exports the layers' weights and
+the inputs for every seed and size the controls offer, and ``static/live.js`` computes the frames from them.
 """
 from __future__ import annotations
 
@@ -13,10 +15,16 @@ import torch
 from attnmarl.attention import MultiHeadSelfAttention, SelfAttention
 from attnmarl.guards import check_int, check_real, check_seed, derived_seed, is_int
 from attnmarl.viz import Frame, Heatmap, Points, sup
-from attnmarl.widgets import Explorer, Slider, Toggle
+from attnmarl.widgets import Explorer, PageModel, Range, Slider, Toggle
 
-__all__ = ["example_inputs", "random_layer", "alpha_entropy", "alpha_frame", "alpha_explorer", "heads_frame",
-           "heads_explorer"]
+__all__ = ["example_inputs", "random_layer", "alpha_entropy", "alpha_frame", "alpha_explorer", "alpha_page_data",
+           "heads_frame", "heads_explorer", "heads_page_data"]
+
+SEEDS = list(range(10))
+"""The weight seeds both explorers offer."""
+
+ALPHA_D_Q, HEADS_D_Q, HEADS = [1, 2, 4, 8, 16], [1, 2, 4, 8], [1, 2, 3, 4]
+"""The sizes the explorers offer: d_q of the single-head layer; d_q and l of the multi-head one."""
 
 
 def example_inputs(m: int, d_in: int, seed: int, spread: float = 1.2, bound: float = 2.5) -> torch.Tensor:
@@ -93,18 +101,41 @@ def alpha_frame(m: int = 4, d_q: int = 2, scale: bool = False, seed: int = 0,
     )
 
 
+def _weights(layer: torch.nn.Module) -> dict[str, list]:
+    """A layer's W_q, W_k, W_v as nested lists, to 8 decimals (far below the 1e-5 the page is held to)."""
+    return {name: np.round(getattr(layer, name).detach().double().numpy(), 8).tolist()
+            for name in ("W_q", "W_k", "W_v")}
+
+
+def alpha_page_data() -> dict:
+    """What the page computes :func:`alpha_frame` from: each seed's 16 example inputs and the layer of every
+    (seed, d_q) the explorer offers (d_in = d_out = 2)."""
+    return {"inputs": {seed: np.round(example_inputs(16, 2, seed).double().numpy(), 8).tolist() for seed in SEEDS},
+            "layers": {f"{seed},{d_q}": _weights(random_layer(seed, 2, d_q, 2)) for seed in SEEDS for d_q in ALPHA_D_Q}}
+
+
+def heads_page_data() -> dict:
+    """What the page computes :func:`heads_frame` from: each seed's 16 example inputs in R^4 and the multi-head
+    layer of every (seed, l, d_q) the explorer offers (d_in = 4, d_out = 2)."""
+    return {"inputs": {seed: np.round(example_inputs(16, 4, seed).double().numpy(), 8).tolist() for seed in SEEDS},
+            "layers": {f"{seed},{heads},{d_q}": _weights(random_layer(seed, 4, d_q, 2, heads=heads))
+                       for seed in SEEDS for heads in HEADS for d_q in HEADS_D_Q}}
+
+
 def alpha_explorer() -> Explorer:
-    """The α explorer of "Self-attention, step by step": m, d_q, scaling, weight seed and x^1."""
-    grid = [round(v, 1) for v in np.arange(-2.5, 2.51, 0.5)]
+    """The α explorer of "Self-attention, step by step": m, d_q, scaling, weight seed and x^1 (anywhere in the
+    square, in the page and in a notebook)."""
     coarse = [-2.5, -1.5, 0.0, 1.5, 2.5]
     return Explorer(alpha_frame, [
         Slider("m", list(range(2, 9)), default=4, label="m (inputs)", static=[2, 3, 4, 6, 8]),
-        Slider("d_q", [1, 2, 4, 8, 16], default=4),
+        Slider("d_q", ALPHA_D_Q, default=4),
         Toggle("scale", default=False, label="scale by 1/√d_q"),
-        Slider("seed", list(range(10)), default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
-        Slider("x1_0", grid, default=1.5, label="x¹, 1st coordinate", static=coarse),
-        Slider("x1_1", grid, default=0.0, label="x¹, 2nd coordinate", static=coarse),
-    ], title="α explorer: single-head self-attention on points of the plane")
+        Slider("seed", SEEDS, default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
+        Range("x1_0", -2.5, 2.5, 0.01, default=1.5, label="x¹, 1st coordinate", static=coarse),
+        Range("x1_1", -2.5, 2.5, 0.01, default=0.0, label="x¹, 2nd coordinate", static=coarse),
+    ], title="α explorer: single-head self-attention on points of the plane",
+        page=PageModel("alpha", alpha_page_data, "the layer runs here, in JavaScript, on weights exported from "
+                       "attnmarl (held to PyTorch within 1e-5 by the book's tests); move x¹ anywhere."))
 
 
 def heads_frame(heads: int = 2, m: int = 5, d_q: int = 2, scale: bool = False, seed: int = 0,
@@ -125,9 +156,11 @@ def heads_frame(heads: int = 2, m: int = 5, d_q: int = 2, scale: bool = False, s
 def heads_explorer() -> Explorer:
     """The per-head α explorer of "Multi-head self-attention"."""
     return Explorer(heads_frame, [
-        Slider("heads", [1, 2, 3, 4], default=4, label="l (heads)"),
+        Slider("heads", HEADS, default=4, label="l (heads)"),
         Slider("m", list(range(2, 9)), default=5, label="m (inputs)", static=[3, 5, 8]),
-        Slider("d_q", [1, 2, 4, 8], default=2),
+        Slider("d_q", HEADS_D_Q, default=2),
         Toggle("scale", default=False, label="scale by 1/√d_q"),
-        Slider("seed", list(range(10)), default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
-    ], title="Per-head α explorer")
+        Slider("seed", SEEDS, default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
+    ], title="Per-head α explorer",
+        page=PageModel("heads", heads_page_data, "the layer runs here, in JavaScript, on weights exported from "
+                       "attnmarl (held to PyTorch within 1e-5 by the book's tests); every setting, not a grid."))

@@ -163,7 +163,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
       });
       root.innerHTML = (spec.title ? `<div class="ax-title">${esc(spec.title)}</div>` : "") +
         `<div class="ax-controls">${controls}</div><div class="ax-panels"></div><div class="ax-caption"></div>` +
-        `<div class="ax-note">Static explorer: every frame was computed in advance with the real model when the book was built. Run the notebook for the live version.</div>`;
+        `<div class="ax-note">Precomputed explorer: these frames were computed by the package when the book was built, for the values the controls offer. Run the notebook for the live version.</div>`;
       function render() {
         let index = 0;
         spec.controls.forEach((c, k) => { index = index * c.values.length + choice[k]; });

@@ -1,0 +1,116 @@
+/* The in-page face of an attnmarl explorer whose model is small enough to run in the browser (DESIGN §4,
+ * "in-page models"): the page computes each frame itself, for any setting of its controls, from the
+ * weights and inputs that attnmarl.widgets.Explorer.static_html exported from the package, and draws it with
+ * explorer.js's renderer (the same SVG as the precomputed face). The data element (id "<ID>-data") holds
+ * gzip-compressed, base64-encoded JSON: the title, the controls, the model's name and its data.
+ *
+ * Each model is a twin of a Python frame function (named beside it) and returns the same frame data as
+ * attnmarl.viz.frame_spec of that function's Frame; tests/test_live_explorers.py holds every number to
+ * PyTorch's within 1e-5 in Chromium. Needs explorer.js (window.attnmarlRenderPanels) loaded first. */
+if (typeof window.attnmarlLive === "undefined") {
+  (function () {
+    const SUP = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
+    const sup = (n) => String(n).split("").map((d) => SUP[d]).join("");
+    const ordinal = (n) => n + ((n % 100 >= 10 && n % 100 <= 20) ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th"));
+    const matT = (x, W) => x.map((row) => W.map((w) => w.reduce((s, wk, k) => s + wk * row[k], 0))); // x W^T
+
+    // One head of self-attention (attnmarl.attention.self_attention): scores q k^T (over sqrt(d_q) when
+    // scaled), alpha = softmax over keys, c = alpha v.
+    function attend(x, Wq, Wk, Wv, scale) {
+      const q = matT(x, Wq), k = matT(x, Wk), v = matT(x, Wv), s = scale ? Math.sqrt(Wq.length) : 1;
+      const alpha = q.map((qi) => {
+        const scores = k.map((kj) => qi.reduce((t, a, d) => t + a * kj[d], 0) / s);
+        const top = Math.max(...scores), e = scores.map((z) => Math.exp(z - top)), sum = e.reduce((a, b) => a + b, 0);
+        return e.map((z) => z / sum);
+      });
+      const c = alpha.map((row) => v[0].map((_, d) => row.reduce((t, a, j) => t + a * v[j][d], 0)));
+      return { alpha, c };
+    }
+    const entropy = (alpha) => alpha.reduce((t, row) => t - row.reduce((h, a) => h + (a > 0 ? a * Math.log(Math.max(a, 1e-12)) : 0), 0), 0) / alpha.length;
+
+    const MODELS = {
+      // attnmarl.explorers.self_attention.alpha_frame: one head on m points of the plane, x^1 movable.
+      alpha(set, data) {
+        const layer = data.layers[`${set.seed},${set.d_q}`], m = set.m;
+        const x = data.inputs[set.seed].slice(0, m).map((p) => p.slice());
+        x[0] = [set.x1_0, set.x1_1];
+        const { alpha, c } = attend(x, layer.W_q, layer.W_k, layer.W_v, set.scale);
+        const names = Array.from({ length: m }, (_, i) => sup(i + 1));
+        const largest = Math.max(...alpha.flat());
+        return {
+          panels: [
+            { type: "points", xy: x, labels: names.map((n) => `x${n}`), title: "inputs xⁱ (x¹ ringed)", highlight: [0],
+              lim: 3.0, xlabel: "1st coordinate", ylabel: "2nd coordinate" },
+            { type: "heatmap", values: alpha, rows: names.map((n) => `q${n}`), cols: names.map((n) => `k${n}`),
+              title: `α${set.scale ? " (scaled by 1/√d_q)" : ""}`, xlabel: "key kʲ", ylabel: "query qⁱ", vmin: 0, vmax: 1,
+              cmap: "viridis", annotate: true },
+            { type: "heatmap", values: c, rows: names.map((n) => `c${n}`), cols: [ordinal(1), ordinal(2)],
+              title: "outputs cⁱ", xlabel: "coordinate", ylabel: "output", vmin: -2, vmax: 2, cmap: "RdBu_r", annotate: true },
+          ],
+          caption: `mean row entropy of α: ${entropy(alpha).toFixed(2)} nats (uniform: ln m = ${Math.log(m).toFixed(2)}); ` +
+            `largest weight: ${largest.toFixed(3)}`,
+        };
+      },
+      // attnmarl.explorers.self_attention.heads_frame: l heads side by side, d_in = 4, d_out = 2.
+      heads(set, data) {
+        const layer = data.layers[`${set.seed},${set.heads},${set.d_q}`], m = set.m;
+        const x = data.inputs[set.seed].slice(0, m);
+        const names = Array.from({ length: m }, (_, i) => sup(i + 1));
+        const panels = layer.W_q.map((Wq, h) => ({
+          type: "heatmap", values: attend(x, Wq, layer.W_k[h], layer.W_v[h], set.scale).alpha,
+          rows: names.map((n) => `q${n}`), cols: names.map((n) => `k${n}`), title: `head ${h + 1}`,
+          xlabel: "key kʲ", ylabel: "query qⁱ", vmin: 0, vmax: 1, cmap: "viridis", annotate: true,
+        }));
+        const params = set.heads * (2 * set.d_q * 4 + 2 * 4);
+        return {
+          panels,
+          caption: `l = ${set.heads} head(s), d_out = 2: each cⁱ concatenates l × d_out = ${set.heads} × 2 = ` +
+            `${2 * set.heads} numbers; parameters: ${params}`,
+        };
+      },
+    };
+
+    const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+    async function load(id) {
+      const b64 = document.getElementById(id + "-data").textContent.trim();
+      const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      return JSON.parse(await new Response(stream).text());
+    }
+
+    window.attnmarlLiveModels = MODELS;
+    window.attnmarlLive = async function (id) {
+      const root = document.getElementById(id);
+      const spec = await load(id);
+      const settings = {};
+      let controls = "";
+      spec.controls.forEach((c, k) => {
+        const name = `<span>${esc(c.label)}</span>`;
+        settings[c.name] = c.kind === "slider" ? c.values[c.default] : c.default;
+        if (c.kind === "range") controls += `<label>${name}<input type="range" data-k="${k}" min="${c.min}" max="${c.max}" step="${c.step}" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${c.default.toFixed(2)}</span></label>`;
+        else if (c.kind === "slider") controls += `<label>${name}<input type="range" data-k="${k}" min="0" max="${c.values.length - 1}" step="1" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${esc(c.values[c.default])}</span></label>`;
+        else controls += `<label><input type="checkbox" data-k="${k}"${c.default ? " checked" : ""} aria-label="${esc(c.label)}">${name}</label>`;
+      });
+      root.innerHTML = (spec.title ? `<div class="ax-title">${esc(spec.title)}</div>` : "") +
+        `<div class="ax-controls">${controls}</div><div class="ax-panels"></div><div class="ax-caption"></div>` +
+        `<div class="ax-note">Live in this page: ${esc(spec.note)}</div>`;
+      function render() {
+        const frame = MODELS[spec.model](settings, spec.data);
+        root.querySelector(".ax-panels").innerHTML = window.attnmarlRenderPanels(frame);
+        root.querySelector(".ax-caption").textContent = frame.caption;
+      }
+      root.querySelectorAll("[data-k]").forEach((input) => {
+        const c = spec.controls[Number(input.dataset.k)];
+        input.addEventListener(c.kind === "toggle" ? "change" : "input", () => {
+          if (c.kind === "toggle") settings[c.name] = input.checked;
+          else if (c.kind === "range") settings[c.name] = Number(input.value);
+          else settings[c.name] = c.values[Number(input.value)];
+          if (c.kind !== "toggle") input.nextElementSibling.textContent = c.kind === "range" ? settings[c.name].toFixed(2) : String(settings[c.name]);
+          render();
+        });
+      });
+      render();
+    };
+  })();
+}

@@ -1,0 +1,123 @@
+"""Explorers that run their model in the page (DESIGN §4, in-page models; issue #35): the JavaScript twins in
+``static/live.js`` of chapters 3 and 4's frame functions, held to the package in headless Chromium.
+
+The page computes each frame from the weights and inputs the explorer exports; these tests compare every
+number it draws with :func:`attnmarl.viz.frame_spec` of the Python frame function (which runs the real
+PyTorch layer) at settings the precomputed grids never held, and drive the page's own controls.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from browser import offline_page
+
+from attnmarl.explorers.self_attention import (
+    alpha_explorer,
+    alpha_frame,
+    alpha_page_data,
+    heads_explorer,
+    heads_frame,
+    heads_page_data,
+)
+from attnmarl.viz import frame_spec
+from attnmarl.widgets import Dropdown, Explorer, PageModel, Range, Slider
+
+TOL = 1e-5
+"""How far a number the page computes may be from PyTorch's (float32 in the package, float64 in the page)."""
+
+ALPHA_SETTINGS = [
+    dict(m=4, d_q=4, scale=False, seed=0, x1_0=1.5, x1_1=0.0),
+    dict(m=2, d_q=1, scale=True, seed=7, x1_0=0.37, x1_1=-1.23),
+    dict(m=8, d_q=16, scale=False, seed=3, x1_0=-2.49, x1_1=2.5),
+    dict(m=6, d_q=8, scale=True, seed=9, x1_0=0.01, x1_1=0.99),
+    dict(m=5, d_q=2, scale=False, seed=5, x1_0=-0.73, x1_1=-0.07),
+]
+HEADS_SETTINGS = [dict(heads=h, m=m, d_q=d, scale=s, seed=seed) for h, m, d, s, seed in
+                  [(4, 5, 2, False, 0), (1, 2, 1, True, 9), (3, 8, 8, False, 4), (2, 7, 4, True, 6)]]
+
+
+@pytest.fixture(scope="module")
+def page():
+    with offline_page() as p:
+        p.set_content(f"<html><body>{alpha_explorer().static_html()}{heads_explorer().static_html()}</body></html>")
+        p.wait_for_selector(".ax-live .ax-panels svg", timeout=20_000)
+        yield p
+        assert not p.errors, p.errors
+
+
+def _compare(js: dict, python: dict) -> float:
+    """The largest difference between the numbers of two frames, after checking that everything else (panel
+    kinds, titles, labels, colour scales, the caption) is the same."""
+    assert js["caption"] == python["caption"]
+    assert len(js["panels"]) == len(python["panels"])
+    worst = 0.0
+    for a, b in zip(js["panels"], python["panels"]):
+        numbers = {"values", "xy", "vmin", "vmax", "lim"}
+        assert {k: v for k, v in a.items() if k not in numbers} == {k: v for k, v in b.items() if k not in numbers}
+        for key in numbers & set(b):
+            worst = max(worst, float(np.abs(np.asarray(a[key], float) - np.asarray(b[key], float)).max()))
+    return worst
+
+
+@pytest.mark.parametrize("settings", ALPHA_SETTINGS, ids=lambda s: "-".join(f"{v}" for v in s.values()))
+def test_the_pages_alpha_explorer_computes_what_pytorch_computes(page, settings):
+    js = page.evaluate("([s, d]) => attnmarlLiveModels.alpha(s, d)", [settings, alpha_page_data()])
+    python = frame_spec(alpha_frame(**settings), digits=12)
+    worst = _compare(js, python)
+    assert worst <= TOL, f"{settings}: the page is {worst:.1e} from PyTorch"
+
+
+@pytest.mark.parametrize("settings", HEADS_SETTINGS, ids=lambda s: "-".join(f"{v}" for v in s.values()))
+def test_the_pages_heads_explorer_computes_what_pytorch_computes(page, settings):
+    js = page.evaluate("([s, d]) => attnmarlLiveModels.heads(s, d)", [settings, heads_page_data()])
+    worst = _compare(js, frame_spec(heads_frame(**settings), digits=12))
+    assert worst <= TOL, f"{settings}: the page is {worst:.1e} from PyTorch"
+
+
+def _drawn_alpha(page, explorer: int) -> np.ndarray:
+    """The α the explorer's second panel draws (its cells' data-value), as a matrix."""
+    svg = page.locator(".ax-live").nth(explorer).locator("svg.ax-heatmap").first
+    values = [float(v) for v in re.findall(r'data-value="([^"]+)"', svg.inner_html())]
+    side = int(round(len(values) ** 0.5))
+    return np.array(values).reshape(side, side)
+
+
+def test_moving_x1_anywhere_redraws_alpha_as_pytorch_computes_it(page):
+    """Drive the page's own controls: x¹ to 0.37 (between every grid stop the precomputed face had) and m to 6;
+    the drawn α is the package's at those settings, and the caption follows."""
+    root = page.locator(".ax-live").first
+    x1 = root.locator("input[type=range]").nth(3)  # m, d_q, seed, then x¹'s coordinates
+    assert x1.get_attribute("step") == "0.01"
+    x1.evaluate("(s) => { s.value = '0.37'; s.dispatchEvent(new Event('input')); }")
+    m = root.locator("input[type=range]").first
+    m.evaluate("(s) => { s.value = '4'; s.dispatchEvent(new Event('input')); }")  # the 5th of m = 2..8: 6
+    expected = frame_spec(alpha_frame(m=6, d_q=4, scale=False, seed=0, x1_0=0.37, x1_1=0.0), digits=12)
+    np.testing.assert_allclose(_drawn_alpha(page, 0), expected["panels"][1]["values"], atol=TOL)
+    assert root.locator(".ax-caption").inner_text() == expected["caption"]
+    assert root.locator(".ax-value").nth(3).inner_text() == "0.37"
+    assert "Live in this page" in root.locator(".ax-note").inner_text()
+
+
+def test_the_heads_explorer_draws_one_panel_per_head_in_the_page(page):
+    root = page.locator(".ax-live").nth(1)
+    heads = root.locator("input[type=range]").first
+    heads.evaluate("(s) => { s.value = '1'; s.dispatchEvent(new Event('input')); }")  # l = 2
+    assert root.locator("svg.ax-heatmap").count() == 2
+    root.locator("input[type=checkbox]").check()  # scaled scores: other weights, the same layer
+    expected = frame_spec(heads_frame(heads=2, m=5, d_q=2, scale=True, seed=0), digits=12)
+    np.testing.assert_allclose(_drawn_alpha(page, 1), expected["panels"][0]["values"], atol=TOL)
+
+
+def test_ranges_and_page_models_refuse_what_they_cannot_show():
+    with pytest.raises(ValueError, match="low < high"):
+        Range("x", 1.0, -1.0, 0.1, default=0.0)
+    with pytest.raises(ValueError, match="finite numbers"):
+        Range("x", -1.0, 1.0, float("nan"), default=0.0)
+    with pytest.raises(ValueError, match="include the default"):
+        Range("x", -1.0, 1.0, 0.1, default=0.5, static=[0.0])
+    explorer = Explorer(lambda a, b: None, [Slider("a", [1, 2]), Dropdown("b", ["x", "y"])],
+                        page=PageModel("alpha", dict, "nothing"))
+    with pytest.raises(ValueError, match="sliders, ranges and toggles"):
+        explorer.static_html()
