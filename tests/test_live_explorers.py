@@ -7,12 +7,15 @@ PyTorch layer) at settings the precomputed grids never held, and drive the page'
 """
 from __future__ import annotations
 
+import copy
 import re
 
 import numpy as np
 import pytest
+import torch
 from browser import offline_page
 
+from attnmarl.checkpoints import load_agent
 from attnmarl.explorers.self_attention import (
     alpha_explorer,
     alpha_frame,
@@ -21,8 +24,9 @@ from attnmarl.explorers.self_attention import (
     heads_frame,
     heads_page_data,
 )
+from attnmarl.explorers.value import make_probe, probe_explorer, probe_frame, value_checkpoint
 from attnmarl.viz import frame_spec
-from attnmarl.widgets import Dropdown, Explorer, PageModel, Range, Slider
+from attnmarl.widgets import Range
 
 TOL = 1e-5
 """How far a number the page computes may be from PyTorch's (float32 in the package, float64 in the page)."""
@@ -39,9 +43,18 @@ HEADS_SETTINGS = [dict(heads=h, m=m, d_q=d, scale=s, seed=seed) for h, m, d, s, 
 
 
 @pytest.fixture(scope="module")
-def page():
+def probe():
+    """Chapter 7's probe: the frozen state (seed 0, step 10) of the shipped critic, and its explorer."""
+    agent, config = load_agent(value_checkpoint("spread3-attention"))
+    return make_probe(agent, config, seed=0, t=10), probe_explorer(agent, config, seed=0, t=10)
+
+
+@pytest.fixture(scope="module")
+def page(probe):
+    """One offline page with the three in-page explorers: chapter 3's, chapter 4's and chapter 7's probe."""
+    explorers = [alpha_explorer(), heads_explorer(), probe[1]]
     with offline_page() as p:
-        p.set_content(f"<html><body>{alpha_explorer().static_html()}{heads_explorer().static_html()}</body></html>")
+        p.set_content(f"<html><body>{''.join(e.static_html() for e in explorers)}</body></html>")
         p.wait_for_selector(".ax-live .ax-panels svg", timeout=20_000)
         yield p
         assert not p.errors, p.errors
@@ -54,7 +67,7 @@ def _compare(js: dict, python: dict) -> float:
     assert len(js["panels"]) == len(python["panels"])
     worst = 0.0
     for a, b in zip(js["panels"], python["panels"]):
-        numbers = {"values", "xy", "vmin", "vmax", "lim"}
+        numbers = {"values", "xy", "vmin", "vmax", "lim", "emphasis", "radius"}
         assert {k: v for k, v in a.items() if k not in numbers} == {k: v for k, v in b.items() if k not in numbers}
         for key in numbers & set(b):
             worst = max(worst, float(np.abs(np.asarray(a[key], float) - np.asarray(b[key], float)).max()))
@@ -117,7 +130,56 @@ def test_ranges_and_page_models_refuse_what_they_cannot_show():
         Range("x", -1.0, 1.0, float("nan"), default=0.0)
     with pytest.raises(ValueError, match="include the default"):
         Range("x", -1.0, 1.0, 0.1, default=0.5, static=[0.0])
-    explorer = Explorer(lambda a, b: None, [Slider("a", [1, 2]), Dropdown("b", ["x", "y"])],
-                        page=PageModel("alpha", dict, "nothing"))
-    with pytest.raises(ValueError, match="sliders, ranges and toggles"):
-        explorer.static_html()
+    with pytest.raises(ValueError, match=r"lie in \[0.0, 1.0\]"):
+        Range("x", 0.0, 1.0, 0.5, 0.5, static=[0.5, 2.0])
+    with pytest.raises(ValueError, match="finite numbers"):
+        Range("x", False, 1.0, 0.5, 0.5)
+
+
+# ---- chapter 7's arena probe: the trained critic in the page --------------------------------------------
+
+PROBE_SETTINGS = [(0, 0.37, -0.83, 0), (1, -1.0, 1.0, 2), (2, 0.05, 0.61, 1), (0, -0.42, 0.0, 1)]
+
+
+def _torch_probe(probe, moved: int, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
+    """v_hat (m,) and the first block's alpha (l, m, m) with agent ``moved`` at (x, y), in float64."""
+    port, critic = probe.port, copy.deepcopy(probe.agent.critic).double()
+    saved = port.agent_pos.copy()
+    port.agent_pos[0, moved] = (x, y)
+    o = torch.from_numpy(port.observe().astype(np.float64))
+    port.agent_pos[:] = saved
+    with torch.no_grad():
+        v, alphas = critic.values_and_alpha(o)
+        norm = probe.agent.value_norm
+        v = v * (norm.var.double() + norm.eps).sqrt() + norm.mean.double()
+    return v[0].numpy(), alphas[0][0].numpy()
+
+
+@pytest.mark.parametrize("setting", PROBE_SETTINGS, ids=str)
+def test_the_pages_critic_probe_computes_what_pytorch_computes(page, probe, setting):
+    """Move an agent anywhere: the page recomputes every observation and runs the trained critic; its α is
+    PyTorch's within 1e-5, and the frame (rings, values, caption) is the package's probe frame."""
+    probe_state, explorer = probe
+    moved, x, y, query = setting
+    data = explorer.page.data()
+    settings = {"moved": data["choices"][moved], "x": x, "y": y, "query": data["choices"][query]}
+    js = page.evaluate("([s, d]) => attnmarlLiveModels.probe(s, d)", [settings, data])
+    v, alpha = _torch_probe(probe_state, moved, x, y)
+    drawn = np.array(js["panels"][1]["values"])
+    assert np.abs(drawn[:-1] - alpha[:, query]).max() <= TOL and np.abs(drawn[-1] - alpha.mean(0)[query]).max() <= TOL
+    python = frame_spec(probe_frame(probe_state, moved, x, y, query), digits=12)
+    assert js["panels"][2] == python["panels"][2] and js["caption"] == python["caption"]
+    assert _compare(js, python) <= 1e-4  # the package's frame runs in float32
+    assert float(re.search(r"value: (-?[\d.]+)", js["caption"]).group(1)) == pytest.approx(v[query], abs=0.006)
+
+
+def test_moving_a_probe_agent_in_the_page_moves_its_values(page, probe):
+    """The page's own controls: agent a2, moved to x = 0.37, and the values and rings follow."""
+    root = page.locator(".ax-live").nth(2)
+    root.locator("select").first.select_option(index=1)
+    x = root.locator("input[type=range]").first
+    x.evaluate("(s) => { s.value = '0.37'; s.dispatchEvent(new Event('input')); }")
+    y = float(root.locator("input[type=range]").nth(1).input_value())
+    expected = frame_spec(probe_frame(probe[0], 1, 0.37, y, 0), digits=12)
+    assert root.locator(".ax-caption").inner_text() == expected["caption"]
+    assert root.locator(".ax-text pre").inner_text() == expected["panels"][2]["text"]

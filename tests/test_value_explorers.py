@@ -132,7 +132,8 @@ def test_the_explorers_redraw_when_their_controls_move(spread3):
     before = probe.markup
     probe.widgets["y"].value = 0.95
     assert probe.settings["y"] == 0.95 and probe.markup != before
-    assert len(probe.widgets["x"].options) == 41 and len(probe.controls[1].static) == 9
+    assert (probe.widgets["x"].min, probe.widgets["x"].max, probe.widgets["x"].step) == (-1.0, 1.0, 0.01)
+    assert len(probe.controls[1].static) == 9  # a notebook without a kernel (nbviewer) still gets a grid
     player = alpha_episode_explorer(agent, config, seed=3)
     assert player.update(t=0)["panels"][1] != player.update(t=12)["panels"][1]
 

@@ -357,7 +357,7 @@ def _asset(name: str) -> str:
 
 
 def _page_control_json(control: Control) -> dict:
-    """A control for live.js: a range over its whole span, a slider with all its values, a toggle."""
+    """A control for live.js: a range over its whole span, a slider or a dropdown with all its values, a toggle."""
     label = control.label or control.name
     if isinstance(control, Range):
         return {"name": control.name, "label": label, "kind": "range", "min": control.low, "max": control.high,
@@ -365,7 +365,8 @@ def _page_control_json(control: Control) -> dict:
     if isinstance(control, Toggle):
         return {"name": control.name, "label": label, "kind": "toggle", "default": control.default}
     if isinstance(control, Dropdown):
-        raise ValueError(f"control {control.name!r}: an in-page model takes sliders, ranges and toggles")
+        return {"name": control.name, "label": label, "kind": "select", "values": list(control.values),
+                "default": control.values.index(control.default)}
     values = [float(v) if not is_int(v) else int(v) for v in control.values]
     return {"name": control.name, "label": label, "kind": "slider", "values": values,
             "default": control.values.index(control.default)}

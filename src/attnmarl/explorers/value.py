@@ -29,8 +29,8 @@ from ..checkpoints import ASSETS, agent_policy, shipped_checkpoint, shipped_curv
 from ..envs import BatchedEnv, make_batched, make_reference, obs_to_array
 from ..guards import check_distributions, check_episodes, check_index, check_real, is_int
 from ..nets import AttentionCritic
-from ..viz import Frame, Heatmap, Text
-from ..widgets import Dropdown, Explorer, Slider
+from ..viz import Frame, Heatmap, Text, frame_spec
+from ..widgets import Dropdown, Explorer, PageModel, Range, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
 __all__ = ["VALUE_ASSETS", "freeze_state", "value_runs", "value_curve", "value_checkpoint", "agent_labels",
@@ -325,15 +325,45 @@ def probe_frame(probe: Probe, moved: int = 0, x: float = 0.0, y: float = 0.0, qu
                          f"{_strongest(weights, names)}")
 
 
+def _array(x: Any) -> list:
+    """A tensor or an array as nested lists of floats (float32 weights are exact in float64)."""
+    return np.asarray(x.detach() if isinstance(x, torch.Tensor) else x, dtype=np.float64).tolist()
+
+
+def probe_page_data(probe: Probe) -> dict[str, Any]:
+    """What the page computes :func:`probe_frame` from (``static/live.js``, model ``probe``): the frozen state
+    (velocities, positions, landmarks), the trained critic's weights and value statistics, the arena as drawn at
+    step ``t``, and the agents' names. Only simple_spread, one agent type, as chapter 7's probe shows it."""
+    critic, port = probe.agent.critic, probe.port
+    if probe.config.scenario != "simple_spread" or len(set(critic.agent_types)) != 1:
+        raise ValueError("the in-page probe computes simple_spread's observations for one agent type; got "
+                         f"{probe.config.scenario} with types {critic.agent_types}")
+    phi = [layer for layer in critic.phi if isinstance(layer, torch.nn.Linear)]
+    blocks = [{"W_q": _array(b.attention.W_q), "W_k": _array(b.attention.W_k), "W_v": _array(b.attention.W_v),
+               "fc_W": _array(b.fc.weight), "fc_b": _array(b.fc.bias)} for b in critic.blocks]
+    norm = probe.agent.value_norm
+    arena = frame_spec(Frame([arena_panel(probe.episode, probe.t)]), digits=12)["panels"][0]
+    return {
+        "vel": _array(port.agent_vel[0]), "pos": _array(port.agent_pos[0]), "landmarks": _array(port.landmark_pos[0]),
+        "obs_dim": critic.obs_dim,
+        "phi": [{"W": _array(layer.weight), "b": _array(layer.bias)} for layer in phi], "blocks": blocks,
+        "heads": {"W1": _array(critic.heads.hidden.W), "b1": _array(critic.heads.hidden.b),
+                  "W2": _array(critic.heads.out.W), "b2": _array(critic.heads.out.b)},
+        "value_mean": _array(norm.mean), "value_std": _array((norm.var + norm.eps).sqrt()),
+        "arena": arena, "names": arena["labels"][: port.n_agents],
+        "choices": [choice_label(a) for a in probe.episode.agents],
+        "true_xy": _array(probe.episode.positions[probe.t, : port.n_agents]),
+    }
+
+
 def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 10) -> Explorer:
     """Freeze an mpe2 state (:func:`make_probe`), move one agent over the arena and watch alpha^i
-    and v_hat^i of the trained critic. Positions run over [-1, 1] in steps of 0.05 in the live face,
-    0.25 in the static one."""
+    and v_hat^i of the trained critic. Positions run over [-1, 1] in steps of 0.01; the page of the built book
+    runs the critic itself (:func:`probe_page_data`)."""
     if not isinstance(agent.critic, AttentionCritic):
         raise ValueError(f"the probe needs a self-attention critic; this agent has a {type(agent.critic).__name__}")
     probe = make_probe(agent, config, seed, t)
-    values = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 41)]
-    static = values[::5]
+    static = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 9)]
     agents = [choice_label(a) for a in probe.episode.agents]
     nearest = [min(static, key=lambda v: abs(v - c)) for c in probe.episode.positions[t, 0]]
 
@@ -342,9 +372,12 @@ def probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int
 
     return Explorer(frame, [
         Dropdown("moved", agents, label="move agent"),
-        Slider("x", values, default=nearest[0], label="x", static=static),
-        Slider("y", values, default=nearest[1], label="y", static=static),
+        Range("x", -1.0, 1.0, 0.01, default=nearest[0], label="x", static=static),
+        Range("y", -1.0, 1.0, 0.01, default=nearest[1], label="y", static=static),
         Dropdown("query", agents, label="agent i (query)"),
     ], title=f"Arena probe: move one agent, watch α and v̂ "
              f"({scenario_text(config.scenario, config.scenario_kwargs)}, "
-             f"mpe2 seed {seed}, step {t})")
+             f"mpe2 seed {seed}, step {t})",
+        page=PageModel("probe", lambda: probe_page_data(probe),
+                       "the trained critic runs here, in JavaScript, on its exported weights, and the observations "
+                       "are recomputed for every position (held to PyTorch within 1e-5 by the book's tests)."))

@@ -26,9 +26,79 @@ if (typeof window.attnmarlLive === "undefined") {
       const c = alpha.map((row) => v[0].map((_, d) => row.reduce((t, a, j) => t + a * v[j][d], 0)));
       return { alpha, c };
     }
+    const linear = (x, W, b) => W.map((w, o) => w.reduce((t, wk, k) => t + wk * x[k], b[o])); // W x + b
+    const relu = (x) => x.map((v) => Math.max(0, v));
+    const signed = (v) => (v >= 0 ? "+" : "-") + Math.abs(v).toFixed(2); // Python's f"{v:+.2f}"
+
+    // simple_spread's observation of every agent (attnmarl.envs.spread.BatchedSpread.observe): its velocity,
+    // its position, the landmarks relative to it, the other agents relative to it, their silent channels.
+    function spreadObservations(vel, pos, landmarks, obsDim) {
+      return pos.map((p, i) => {
+        const o = new Array(obsDim).fill(0);
+        o.splice(0, 4, vel[i][0], vel[i][1], p[0], p[1]);
+        landmarks.forEach((l, k) => { o[4 + 2 * k] = l[0] - p[0]; o[5 + 2 * k] = l[1] - p[1]; });
+        let k = 4 + 2 * landmarks.length;
+        pos.forEach((q, j) => { if (j !== i) { o[k] = q[0] - p[0]; o[k + 1] = q[1] - p[1]; k += 2; } });
+        return o;
+      });
+    }
+
+    // The self-attention critic of fig. 17.8 (attnmarl.nets.AttentionCritic.values_and_alpha): x^i = phi(o^i),
+    // attention blocks (l heads, scaled, then a shared FC layer on [h^i; c^i]), m unshared heads g^i; values in
+    // return units (ValueNorm.denormalize). Returns v_hat (m) and the first block's alpha (l, m, m).
+    function attentionCritic(o, d) {
+      let h = o.map((x) => d.phi.reduce((y, layer) => relu(linear(y, layer.W, layer.b)), x));
+      let first = null;
+      d.blocks.forEach((block) => {
+        const heads = block.W_q.map((Wq, l) => attend(h, Wq, block.W_k[l], block.W_v[l], true));
+        if (first === null) first = heads.map((head) => head.alpha);
+        h = h.map((x, i) => relu(linear(x.concat(...heads.map((head) => head.c[i])), block.fc_W, block.fc_b)));
+      });
+      const v = h.map((x, i) => {
+        const hidden = relu(linear(x, d.heads.W1[i], d.heads.b1[i]));
+        return linear(hidden, d.heads.W2[i], d.heads.b2[i])[0] * d.value_std[i] + d.value_mean[i];
+      });
+      return { v, alpha: first };
+    }
+
+    // attnmarl.explorers.value._strongest: the largest weight of a row and who gets it, ties within 0.005.
+    function strongest(row, names) {
+      const top = Math.max(...row), winners = names.filter((_, k) => row[k] > top - 0.005);
+      if (winners.length === 1) return `(${top.toFixed(2)}) to ${winners[0]}`;
+      return `(${top.toFixed(2)} each) to ${winners.slice(0, -1).join(", ")} and ${winners[winners.length - 1]}`;
+    }
+
     const entropy = (alpha) => alpha.reduce((t, row) => t - row.reduce((h, a) => h + (a > 0 ? a * Math.log(Math.max(a, 1e-12)) : 0), 0), 0) / alpha.length;
 
     const MODELS = {
+      // attnmarl.explorers.value.probe_frame: chapter 7's trained critic in a frozen state, one agent moved.
+      probe(set, d) {
+        const moved = d.choices.indexOf(set.moved), query = d.choices.indexOf(set.query), names = d.names;
+        const truth = attentionCritic(spreadObservations(d.vel, d.pos, d.landmarks, d.obs_dim), d);
+        const pos = d.pos.map((p, i) => (i === moved ? [set.x, set.y] : p));
+        const { v, alpha } = attentionCritic(spreadObservations(d.vel, pos, d.landmarks, d.obs_dim), d);
+        const rows = alpha.map((head) => head[query]);
+        const weights = rows[0].map((_, j) => rows.reduce((t, row) => t + row[j], 0) / rows.length);
+        const xy = d.arena.xy.map((p, k) => (k === moved ? [set.x, set.y] : p));
+        const arena = { ...d.arena, xy, focus: query, lim: Math.max(d.arena.lim, 1.2, 1.1 * Math.max(Math.abs(set.x), Math.abs(set.y))),
+          emphasis: d.arena.xy.map((_, k) => (k < weights.length ? weights[k] : 0)),
+          title: `${names[moved]} moved; rings = α of ${names[query]}'s value` };
+        const lines = names.map((n, k) => `${k === query ? "*" : " "} v̂ of ${n}: ${v[k].toFixed(2).padStart(7)} ` +
+          `(${signed(v[k] - truth.v[k])})`);
+        const [tx, ty] = d.true_xy[moved];
+        return {
+          panels: [
+            arena,
+            { type: "heatmap", values: [...rows, weights], rows: [...rows.map((_, h) => `head ${h + 1}`), "mean"], cols: names,
+              title: `α of ${names[query]}'s value`, xlabel: "key: agent j", ylabel: "head", vmin: 0, vmax: 1,
+              cmap: "viridis", annotate: true },
+            { type: "text", text: lines.join("\n"), title: "values (change from true state)" },
+          ],
+          caption: `${names[moved]} at (${signed(set.x)}, ${signed(set.y)}); it really stood at (${signed(tx)}, ` +
+            `${signed(ty)}). ${names[query]}'s value: ${v[query].toFixed(2)} (true state ${truth.v[query].toFixed(2)}); ` +
+            `the most weight, mean of heads, goes ${strongest(weights, names)}`,
+        };
+      },
       // attnmarl.explorers.self_attention.alpha_frame: one head on m points of the plane, x^1 movable.
       alpha(set, data) {
         const layer = data.layers[`${set.seed},${set.d_q}`], m = set.m;
@@ -87,9 +157,10 @@ if (typeof window.attnmarlLive === "undefined") {
       let controls = "";
       spec.controls.forEach((c, k) => {
         const name = `<span>${esc(c.label)}</span>`;
-        settings[c.name] = c.kind === "slider" ? c.values[c.default] : c.default;
+        settings[c.name] = c.kind === "slider" || c.kind === "select" ? c.values[c.default] : c.default;
         if (c.kind === "range") controls += `<label>${name}<input type="range" data-k="${k}" min="${c.min}" max="${c.max}" step="${c.step}" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${c.default.toFixed(2)}</span></label>`;
         else if (c.kind === "slider") controls += `<label>${name}<input type="range" data-k="${k}" min="0" max="${c.values.length - 1}" step="1" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${esc(c.values[c.default])}</span></label>`;
+        else if (c.kind === "select") controls += `<label>${name}<select data-k="${k}" aria-label="${esc(c.label)}">${c.values.map((v, i) => `<option value="${i}"${i === c.default ? " selected" : ""}>${esc(v)}</option>`).join("")}</select></label>`;
         else controls += `<label><input type="checkbox" data-k="${k}"${c.default ? " checked" : ""} aria-label="${esc(c.label)}">${name}</label>`;
       });
       root.innerHTML = (spec.title ? `<div class="ax-title">${esc(spec.title)}</div>` : "") +
@@ -102,11 +173,12 @@ if (typeof window.attnmarlLive === "undefined") {
       }
       root.querySelectorAll("[data-k]").forEach((input) => {
         const c = spec.controls[Number(input.dataset.k)];
-        input.addEventListener(c.kind === "toggle" ? "change" : "input", () => {
+        input.addEventListener(c.kind === "toggle" || c.kind === "select" ? "change" : "input", () => {
           if (c.kind === "toggle") settings[c.name] = input.checked;
+          else if (c.kind === "select") settings[c.name] = c.values[Number(input.value)];
           else if (c.kind === "range") settings[c.name] = Number(input.value);
           else settings[c.name] = c.values[Number(input.value)];
-          if (c.kind !== "toggle") input.nextElementSibling.textContent = c.kind === "range" ? settings[c.name].toFixed(2) : String(settings[c.name]);
+          if (c.kind === "range" || c.kind === "slider") input.nextElementSibling.textContent = c.kind === "range" ? settings[c.name].toFixed(2) : String(settings[c.name]);
           render();
         });
       });
