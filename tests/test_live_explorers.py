@@ -16,6 +16,13 @@ import torch
 from browser import offline_page
 
 from attnmarl.checkpoints import load_agent
+from attnmarl.explorers.policy import (
+    make_policy_probe,
+    policy_alpha,
+    policy_checkpoint,
+    policy_probe_explorer,
+    policy_probe_frame,
+)
 from attnmarl.explorers.self_attention import (
     alpha_explorer,
     alpha_frame,
@@ -50,9 +57,17 @@ def probe():
 
 
 @pytest.fixture(scope="module")
-def page(probe):
-    """One offline page with the three in-page explorers: chapter 3's, chapter 4's and chapter 7's probe."""
-    explorers = [alpha_explorer(), heads_explorer(), probe[1]]
+def policy_probe():
+    """Chapter 8's probe: the frozen state (seed 0, step 5) of the shipped m = 3 entity actor, and its explorer."""
+    agent, config = load_agent(policy_checkpoint("pi-spread3-entity", seed=0))
+    return make_policy_probe(agent, config, seed=0, t=5), policy_probe_explorer(agent, config, seed=0, t=5)
+
+
+@pytest.fixture(scope="module")
+def page(probe, policy_probe):
+    """One offline page with the four in-page explorers: chapter 3's, chapter 4's, and the probes of chapters 7
+    and 8."""
+    explorers = [alpha_explorer(), heads_explorer(), probe[1], policy_probe[1]]
     with offline_page() as p:
         p.set_content(f"<html><body>{''.join(e.static_html() for e in explorers)}</body></html>")
         p.wait_for_selector(".ax-live .ax-panels svg", timeout=20_000)
@@ -183,3 +198,51 @@ def test_moving_a_probe_agent_in_the_page_moves_its_values(page, probe):
     expected = frame_spec(probe_frame(probe[0], 1, 0.37, y, 0), digits=12)
     assert root.locator(".ax-caption").inner_text() == expected["caption"]
     assert root.locator(".ax-text pre").inner_text() == expected["panels"][2]["text"]
+
+
+# ---- chapter 8's policy probe: the trained entity actor in the page -------------------------------------
+
+POLICY_SETTINGS = [(3, 0.37, -0.83, 0), (0, -0.61, 0.22, 2), (5, 0.9, 0.9, 1), (1, 0.0, -1.0, 1)]
+"""(moved entity: agents 0-2, landmarks 3-5; x; y; the agent whose rings are drawn)."""
+
+
+@pytest.mark.parametrize("setting", POLICY_SETTINGS, ids=str)
+def test_the_pages_policy_probe_computes_what_pytorch_computes(page, policy_probe, setting):
+    """Move an agent or a landmark anywhere: the page recomputes the observations and runs the entity actor;
+    its α and π are PyTorch's within 1e-5 (in float64), and the frame is the package's probe frame."""
+    probe_state, explorer = policy_probe
+    moved, x, y, query = setting
+    data = explorer.page.data()
+    settings = {"moved": data["choices"][moved], "x": x, "y": y, "query": data["choices"][query]}
+    js = page.evaluate("([s, d]) => attnmarlLiveModels.policyProbe(s, d)", [settings, data])
+    port, m = probe_state.port, probe_state.port.n_agents
+    positions = port.agent_pos if moved < m else port.landmark_pos
+    saved = positions.copy()
+    positions[0, moved if moved < m else moved - m] = (x, y)
+    obs = port.observe().astype(np.float64)
+    positions[:] = saved
+    actor64 = copy.deepcopy(probe_state.agent.actor).double()
+    with torch.no_grad():
+        logits, by_token = actor64.outputs_and_alpha(torch.from_numpy(obs))  # (1, m, 5), (1, m, l, tokens)
+    entities = list(policy_alpha(probe_state.agent, probe_state.config, obs).entities)
+    alpha = np.zeros((m, len(entities)))
+    for i, names in enumerate(actor64.token_names):
+        alpha[i, [entities.index(n) for n in names]] = by_token[0, i].mean(0).numpy()
+    pi = torch.softmax(logits[0], -1).numpy()
+    assert np.abs(np.array(js["panels"][1]["values"]) - alpha).max() <= TOL
+    assert np.abs(np.array(js["panels"][2]["values"]) - pi).max() <= TOL
+    python = frame_spec(policy_probe_frame(probe_state, moved, x, y, query), digits=12)
+    assert js["caption"] == python["caption"]
+    assert _compare(js, python) <= 1e-4  # the package's frame runs in float32
+
+
+def test_moving_a_landmark_in_the_page_redraws_the_policy(page, policy_probe):
+    root = page.locator(".ax-live").nth(3)
+    assert root.locator("select").first.input_value() == "3"  # a landmark by default
+    y = root.locator("input[type=range]").nth(1)
+    y.evaluate("(s) => { s.value = '-0.77'; s.dispatchEvent(new Event('input')); }")
+    x = float(root.locator("input[type=range]").first.input_value())
+    expected = frame_spec(policy_probe_frame(policy_probe[0], 3, x, -0.77, 0), digits=12)
+    assert root.locator(".ax-caption").inner_text() == expected["caption"]
+    drawn = [float(v) for v in re.findall(r'data-value="([^"]+)"', root.locator("svg.ax-heatmap").nth(1).inner_html())]
+    np.testing.assert_allclose(drawn, np.ravel(expected["panels"][2]["values"]), atol=1e-4)

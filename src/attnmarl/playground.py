@@ -31,6 +31,7 @@ from .guards import check_int
 from .widgets import _asset
 
 __all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "M_RANGE", "MAX_PAGE_SEED", "world_constants", "export_entity_actor",
+           "entity_actor_weights",
            "export_flat_actor", "playground_spec", "playground_html", "playground"]
 
 ENTITY_ACTOR = ("policy", "pi-spread6-entity", 0)
@@ -101,17 +102,25 @@ def _actor(path: Path, kind: str):
 def export_entity_actor(path: str | Path) -> dict[str, Any]:
     """The weights of a MAPPO checkpoint's egocentric entity actor, as playground.js decodes them."""
     actor, config = _actor(Path(path), "entity")
-    if actor.frame != "egocentric" or len(actor.nets) != 1:
-        raise ValueError(f"{path}: the playground runs one egocentric entity actor for all agents")
+    return entity_actor_weights(actor, int(config.scenario_kwargs["N"]), str(path))
+
+
+def entity_actor_weights(actor: torch.nn.Module, trained_m: int, source: str = "the actor") -> dict[str, Any]:
+    """An egocentric simple_spread entity actor (trained at ``trained_m``) packed as playground.js's
+    ``decodeWeights`` reads it; ``ValueError`` (naming ``source``) for any other actor."""
+    if getattr(actor, "frame", None) != "egocentric" or len(actor.nets) != 1:
+        raise ValueError(f"{source}: the page runs one egocentric entity actor for all agents")
+    if getattr(actor, "mixing", "attention") != "attention":
+        raise ValueError(f"{source}: the page runs attention, not {actor.mixing!r}")
     net = actor.nets[0]
     if net.kind_widths != _SPREAD_KINDS or net.embed.weight.shape[1] != sum(_SPREAD_KINDS) + len(_SPREAD_KINDS):
-        raise ValueError(f"{path}: token kinds {net.kind_widths}, not simple_spread's {_SPREAD_KINDS}")
+        raise ValueError(f"{source}: token kinds {net.kind_widths}, not simple_spread's {_SPREAD_KINDS}")
     if not (net.ln_attn.eps == net.ln_ff.eps == net.ln_out.eps):
-        raise ValueError(f"{path}: the layer norms have different eps")
+        raise ValueError(f"{source}: the layer norms have different eps")
     params = dict(net.named_parameters())
     sizes = {"d": net.d, "heads": net.heads, "d_tokens": net.embed.weight.shape[1],
              "d_ff": net.ff[0].out_features, "d_y": net.W_y.out_features, "eps": net.ln_attn.eps,
-             "trained_m": int(config.scenario_kwargs["N"])}
+             "trained_m": int(trained_m)}
     return _pack([(js, params[name]) for js, name in _ENTITY_TENSORS], sizes)
 
 

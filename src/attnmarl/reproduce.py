@@ -80,8 +80,9 @@ from .guards import (
 )
 from .stats import prediction_interval
 
-__all__ = ["CHAPTERS", "THRESHOLD", "VERDICTS", "PASSING", "TRAIN_COMMAND", "DEVICES", "ClusterLostError", "select_runs", "unrunnable",
-           "rerun_arguments", "rerun", "task_options", "verdict", "seed_check", "reproduce", "main"]
+__all__ = ["CHAPTERS", "THRESHOLD", "VERDICTS", "PASSING", "TRAIN_COMMAND", "DEVICES", "ClusterLostError",
+           "select_runs", "unrunnable", "rerun_arguments", "rerun", "task_options", "verdict", "seed_check",
+           "reproduce", "main"]
 
 CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,

@@ -143,6 +143,8 @@ class PageModel:
     name: str
     data: Callable[[], dict]
     note: str
+    scripts: tuple[str, ...] = ()
+    """Other scripts of ``static/`` that the model calls, loaded before live.js (``playground.js``)."""
 
 
 Control = Slider | Dropdown | Toggle | Range
@@ -317,7 +319,8 @@ class Explorer:
             f'<div class="attnmarl-explorer ax-live" id="{ident}"><div class="ax-title">{html.escape(self.title)}'
             "</div><noscript>This explorer needs JavaScript.</noscript></div>\n"
             f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
-            f"<script>{_asset('explorer.js')}\n{_asset('live.js')}\nattnmarlLive({json.dumps(ident)});</script>"
+            f"<script>{_asset('explorer.js')}\n{''.join(_asset(name) + chr(10) for name in self.page.scripts)}"
+            f"{_asset('live.js')}\nattnmarlLive({json.dumps(ident)});</script>"
         )
 
     def show(self):

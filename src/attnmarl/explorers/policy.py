@@ -29,8 +29,9 @@ from ..checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_run
 from ..envs import BatchedEnv, make_reference
 from ..guards import check_episodes, check_index
 from ..nets import AttentionPolicy, EntityActor
-from ..viz import Frame, Heatmap
-from ..widgets import Dropdown, Explorer, Slider
+from ..playground import entity_actor_weights
+from ..viz import Frame, Heatmap, frame_spec
+from ..widgets import Dropdown, Explorer, PageModel, Range, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, scenario_text, short_label
 from .value import check_drag, drag_lim, freeze_state, head_names, select_head, trained_episode
 
@@ -328,16 +329,38 @@ def policy_probe_frame(probe: PolicyProbe, moved: int = 0, x: float = 0.0, y: fl
                          f"{true_y:+.2f}). Most likely moves that changed: {', '.join(changed) or 'none'}")
 
 
+def policy_probe_page_data(probe: PolicyProbe) -> dict[str, Any]:
+    """What the page computes :func:`policy_probe_frame` from (``static/live.js``, model ``policyProbe``, with
+    playground.js's entity actor): the frozen state, the actor's weights, which entity each agent's tokens are,
+    the arena at step ``t`` and the names. Only an egocentric simple_spread entity actor (chapter 8's)."""
+    actor, port = probe.agent.actor, probe.port
+    if probe.config.scenario != "simple_spread" or not isinstance(actor, EntityActor):
+        raise ValueError("the in-page policy probe runs chapter 8's simple_spread entity actor; got a "
+                         f"{type(actor).__name__} on {probe.config.scenario}")
+    weights = probe.run(0, None)[0]
+    entities = list(weights.entities)
+    return {
+        "entity": entity_actor_weights(actor, int(probe.config.scenario_kwargs["N"])),
+        "vel": port.agent_vel[0].tolist(), "pos": port.agent_pos[0].tolist(),
+        "landmarks": port.landmark_pos[0].tolist(), "obs_dim": int(port.obs_dim),
+        "token_entities": [[entities.index(name) for name in names] for names in actor.token_names],
+        "keys": list(weights.keys), "key_labels": list(weights.key_labels), "moves": list(MOVES),
+        "arena": frame_spec(Frame([arena_panel(probe.episode, probe.t)]), digits=12)["panels"][0],
+        "choices": [choice_label(e) for e in probe.episode.entities],
+        "true_xy": probe.episode.positions[probe.t].tolist(),
+    }
+
+
 def policy_probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0, t: int = 5) -> Explorer:
     """Freeze an mpe2 state (:func:`make_policy_probe`), move a landmark or an agent over the arena and
-    watch every agent's alpha and pi. Positions run over [-1, 1] in steps of 0.05 in the live face,
-    0.25 in the static one."""
+    watch every agent's alpha and pi. Positions run over [-1, 1] in steps of 0.01; for chapter 8's entity actor
+    the page of the built book runs the actor itself (:func:`policy_probe_page_data`), for other policies it
+    shows frames precomputed on a 0.25 grid."""
     probe = make_policy_probe(agent, config, seed, t)
     policy_alpha(agent, config, probe.episode.obs[:1])  # refuse a policy without attention now, not on first draw
     entities = [choice_label(e) for e in probe.episode.entities]  # mpe2's entities: agents, then landmarks
     agents = entities[: probe.port.n_agents]
-    values = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 41)]
-    static = values[::5]
+    static = [round(float(v), 2) for v in np.linspace(-1.0, 1.0, 9)]
     landmark = probe.port.n_agents  # the first landmark is moved by default
     nearest = [min(static, key=lambda v: abs(v - c)) for c in probe.episode.positions[t, landmark]]
 
@@ -345,11 +368,18 @@ def policy_probe_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0,
               query: str = agents[0]) -> Frame:
         return policy_probe_frame(probe, entities.index(moved), x, y, agents.index(query))
 
+    in_page = (config.scenario == "simple_spread" and isinstance(agent.actor, EntityActor)
+               and agent.actor.frame == "egocentric" and agent.actor.mixing == "attention")
+    page = PageModel("policyProbe", lambda: policy_probe_page_data(probe),
+                     "the trained entity actor runs here, in JavaScript, on its exported weights, and the observations "
+                     "are recomputed for every position (held to PyTorch within 1e-5 by the book's tests).",
+                     scripts=("playground.js",))
     return Explorer(frame, [
         Dropdown("moved", entities, default=entities[landmark], label="move"),
-        Slider("x", values, default=nearest[0], label="x", static=static),
-        Slider("y", values, default=nearest[1], label="y", static=static),
+        Range("x", -1.0, 1.0, 0.01, default=nearest[0], label="x", static=static),
+        Range("y", -1.0, 1.0, 0.01, default=nearest[1], label="y", static=static),
         Dropdown("query", agents, label="rings for agent"),
     ], title=f"Policy probe: move a landmark or an agent, watch α and π "
-             f"({scenario_text(config.scenario, config.scenario_kwargs)}, mpe2 seed {seed}, step {t})")
+             f"({scenario_text(config.scenario, config.scenario_kwargs)}, mpe2 seed {seed}, step {t})",
+        page=page if in_page else None)
 

@@ -70,7 +70,49 @@ if (typeof window.attnmarlLive === "undefined") {
 
     const entropy = (alpha) => alpha.reduce((t, row) => t - row.reduce((h, a) => h + (a > 0 ? a * Math.log(Math.max(a, 1e-12)) : 0), 0), 0) / alpha.length;
 
+    const softmax = (y) => { const top = Math.max(...y), e = y.map((v) => Math.exp(v - top)), t = e.reduce((a, b) => a + b, 0); return e.map((v) => v / t); };
+    const argmax = (row) => row.indexOf(Math.max(...row));
+
     const MODELS = {
+      // attnmarl.explorers.policy.policy_probe_frame: chapter 8's entity actor (playground.js's entityForward,
+      // itself held to PyTorch) in a frozen state, one agent or landmark moved.
+      policyProbe(set, d) {
+        const P = window.attnmarlPlayground;
+        if (!d.weights) d.weights = P.decodeWeights(d.entity);
+        const m = d.pos.length, moved = d.choices.indexOf(set.moved), query = d.choices.indexOf(set.query);
+        const labels = d.arena.labels, agents = labels.slice(0, m);
+        const act = (pos, landmarks) => spreadObservations(d.vel, pos, landmarks, d.obs_dim)
+          .map((o) => P.entityForward(d.weights, P.spreadTokens(Float64Array.from(o), m), null));
+        const pos = d.pos.map((p, i) => (i === moved ? [set.x, set.y] : p));
+        const landmarks = d.landmarks.map((p, k) => (k + m === moved ? [set.x, set.y] : p));
+        const out = act(pos, landmarks), before = act(d.pos, d.landmarks);
+        const alpha = out.map((r, i) => { // mean of heads, token by token onto world.entities
+          const tokens = d.token_entities[i], n = tokens.length, heads = r.alpha.length / n;
+          const row = new Array(d.arena.xy.length).fill(0);
+          tokens.forEach((e, t) => { let total = 0; for (let h = 0; h < heads; h++) total += r.alpha[h * n + t]; row[e] = total / heads; });
+          return row;
+        });
+        const probs = out.map((r) => softmax(Array.from(r.logits)));
+        const top = Math.max(...alpha[query]);
+        const changed = before.map((r, i) => [argmax(Array.from(r.logits)), argmax(probs[i])])
+          .map(([a, b], i) => (a === b ? null : `${agents[i]}: ${d.moves[a]} → ${d.moves[b]}`)).filter((c) => c);
+        const [tx, ty] = d.true_xy[moved];
+        return {
+          panels: [
+            { ...d.arena, xy: d.arena.xy.map((p, k) => (k === moved ? [set.x, set.y] : p)), focus: query,
+              emphasis: alpha[query].map((a) => (top > 0 ? a / top : 0)),
+              lim: Math.max(d.arena.lim, 1.2, 1.1 * Math.max(Math.abs(set.x), Math.abs(set.y))),
+              title: `${labels[moved]} moved; rings = α of ${labels[query]}` },
+            { type: "heatmap", values: alpha.map((row) => d.keys.map((k) => row[k])), rows: agents, cols: d.key_labels,
+              title: "α, mean of heads", xlabel: "key: entity", ylabel: "agent i (query)", vmin: 0, vmax: 1,
+              cmap: "viridis", annotate: true },
+            { type: "heatmap", values: probs, rows: agents, cols: d.moves, title: "πⁱ(a)", xlabel: "move",
+              ylabel: "agent i", vmin: 0, vmax: 1, cmap: "viridis", annotate: true },
+          ],
+          caption: `${labels[moved]} at (${signed(set.x)}, ${signed(set.y)}); it really stood at (${signed(tx)}, ` +
+            `${signed(ty)}). Most likely moves that changed: ${changed.join(", ") || "none"}`,
+        };
+      },
       // attnmarl.explorers.value.probe_frame: chapter 7's trained critic in a frozen state, one agent moved.
       probe(set, d) {
         const moved = d.choices.indexOf(set.moved), query = d.choices.indexOf(set.query), names = d.names;
