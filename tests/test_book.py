@@ -284,19 +284,53 @@ def test_every_glossary_entry_gives_its_chinese_term_and_where_it_comes_from():
         assert term in entries, term
 
 
+SOURCE_FIRST = re.compile(r"\b[Tt]he source\b")
+SOURCE_IN_FULL = re.compile(r"Deep\s+Reinforcement\s+Learning\*?,?\s+which\s+this\s+book\s+follows")
+"""The parenthesis that says what the source is ("the attention chapter of Wang, Li and Zhang's *Deep Reinforcement
+Learning*, which this book follows")."""
+
+
+def part_of(page: str) -> str:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return next((part["caption"] for part in toc.get("parts", []) if page in [c["file"] for c in part["chapters"]]),
+                "")
+
+
+def names_the_source_in_full(page: str) -> bool:
+    """Whether ``page`` is the one of its part where the reader, reading in order, first meets "the source" (the
+    first page of a numbered part that mentions it): that page says what the source is, the others link to it."""
+    part = part_of(page)
+    if not any(Path(f).name[:2].isdigit() for f in PAGES if part_of(f) == part and part):
+        return False
+    first = next(f for f in PAGES if part_of(f) == part and SOURCE_FIRST.search(prose(f)))
+    return page == first
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_the_first_mention_of_the_source_says_what_it_is(page):
-    """A reader may open any page first: where a page first says "the source", it names the book it means
-    (the attention chapter of *Deep Reinforcement Learning*) or links to the preface's paragraph about it."""
+    """A reader may open any page first: where a page first says "the source", it names the book it means (the
+    attention chapter of *Deep Reinforcement Learning*) or links to the preface's paragraph about it. It names
+    the book once per part, where a reader of that part first meets the source (Part I and Part II each);
+    every other page links to the preface instead of repeating the parenthesis."""
     text = prose(page)
-    first = re.search(r"\b[Tt]he source\b", text)
+    first = SOURCE_FIRST.search(text)
     if first is None:
         return
     if page == "book/intro":
         assert "(the-source)=" in text
         return
     near = text[max(0, first.start() - 300):first.end() + 300]
-    assert "Deep Reinforcement Learning" in near or "<the-source>" in near, f"{page}: {near[:200]!r}"
+    if names_the_source_in_full(page):
+        assert SOURCE_IN_FULL.search(near) and "<the-source>" in near, f"{page}: {near[:300]!r}"
+    else:
+        assert "<the-source>" in near, f"{page}: {near[:300]!r}"
+        assert not SOURCE_IN_FULL.search(text), f"{page} repeats the parenthesis that {part_of(page)} says once"
+
+
+def test_the_source_is_named_in_full_once_in_each_part_that_has_chapters():
+    parts = {part_of(f) for f in CHAPTERS}
+    named = {part: [f for f in PAGES if part_of(f) == part and SOURCE_IN_FULL.search(prose(f))] for part in parts}
+    assert all(len(pages) == 1 for pages in named.values()), named
 
 
 @pytest.mark.parametrize("chapter", NOTEBOOKS)
