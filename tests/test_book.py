@@ -696,7 +696,9 @@ def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book
 @pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_page_renders_a_description_as_the_alt_text_of_each_figure(quick_book, browser_page, chapter):
     """A figure's alt text describes it (the cell's mystnb.image.alt metadata); without one, the build writes the
-    image's file path, which tells a reader who cannot see it nothing."""
+    image's file path, which tells a reader who cannot see it nothing. Each figure has its own: the metadata is
+    the cell's, so a cell that draws two figures gives both the same alt text, and one of them is not described
+    (one figure a cell)."""
     page = browser_page
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     alts = page.evaluate("() => [...document.querySelectorAll('article img')].map(i => [i.alt, i.src.slice(-60)])")
@@ -704,6 +706,8 @@ def test_page_renders_a_description_as_the_alt_text_of_each_figure(quick_book, b
     bad = [(alt, src) for alt, src in alts
            if len(alt.split()) < 4 or "_images/" in alt or re.search(r"\.(png|svg|jpe?g|gif)$", alt)]
     assert not bad, f"figures of {chapter} whose alt text is no description (alt, image): {bad}"
+    shared = sorted({(alt, src) for alt, src in alts if [a for a, s in alts if a == alt and s != src]})
+    assert not shared, f"figures of {chapter} that share their alt text with another figure (alt, image): {shared}"
 
 
 @pytest.mark.parametrize("page_file", PAGES)
