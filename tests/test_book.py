@@ -665,6 +665,18 @@ FIGURE_TEXT = """
 """
 
 
+def png_dpi(src: str) -> float:
+    """The pixels per inch a figure's PNG was drawn at (attnmarl.viz.figure_png writes it: FIGURE_DPI times
+    PIXEL_DENSITY); FIGURE_DPI for an image without it (an animation's frame)."""
+    from attnmarl.viz import FIGURE_DPI
+    from PIL import Image
+
+    if not src.startswith("file://") or not src.endswith(".png"):
+        return FIGURE_DPI
+    with Image.open(src.removeprefix("file://")) as image:
+        return float(image.info.get("dpi", (FIGURE_DPI,))[0])
+
+
 def svg_min_font(path: Path) -> float:
     """The smallest font-size (px) written in an SVG file (attnmarl.diagrams writes them all explicitly)."""
     return min(float(v) for v in re.findall(r'font-size="([0-9.]+)"', path.read_text()))
@@ -673,7 +685,7 @@ def svg_min_font(path: Path) -> float:
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book, browser_page, chapter):
     """Matplotlib figures: their text is at least MIN_FONT_PT at FIGURE_DPI (the package style and the check on
-    the chapters' font sizes), so a figure shrunk to fit the column keeps 9 px if it is not shrunk below
+    the chapters' font sizes; a PNG drawn at PIXEL_DENSITY times that is shown at its 1x size), so a figure shrunk to fit the column keeps 9 px if it is not shrunk below
     9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams (SVG files) and explorers (inline SVG): every text is 9 px
     or more on screen."""
     from attnmarl.viz import FIGURE_DPI, MIN_FONT_PT
@@ -686,7 +698,7 @@ def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book
     small = []
     for image in measured["images"]:
         path = Path(image["src"].removeprefix("file://"))
-        smallest = svg_min_font(path) if path.suffix == ".svg" else MIN_FONT_PT * FIGURE_DPI / 72
+        smallest = svg_min_font(path) if path.suffix == ".svg" else MIN_FONT_PT * png_dpi(image["src"]) / 72
         if smallest * image["scale"] < 9:
             small.append((image["alt"][:50], round(smallest * image["scale"], 1)))
     small += [(text, round(px, 1)) for px, text in measured["svgText"] if px < 9]
