@@ -284,19 +284,53 @@ def test_every_glossary_entry_gives_its_chinese_term_and_where_it_comes_from():
         assert term in entries, term
 
 
+SOURCE_FIRST = re.compile(r"\b[Tt]he source\b")
+SOURCE_IN_FULL = re.compile(r"Deep\s+Reinforcement\s+Learning\*?,?\s+which\s+this\s+book\s+follows")
+"""The parenthesis that says what the source is ("the attention chapter of Wang, Li and Zhang's *Deep Reinforcement
+Learning*, which this book follows")."""
+
+
+def part_of(page: str) -> str:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return next((part["caption"] for part in toc.get("parts", []) if page in [c["file"] for c in part["chapters"]]),
+                "")
+
+
+def names_the_source_in_full(page: str) -> bool:
+    """Whether ``page`` is the one of its part where the reader, reading in order, first meets "the source" (the
+    first page of a numbered part that mentions it): that page says what the source is, the others link to it."""
+    part = part_of(page)
+    if not any(Path(f).name[:2].isdigit() for f in PAGES if part_of(f) == part and part):
+        return False
+    first = next(f for f in PAGES if part_of(f) == part and SOURCE_FIRST.search(prose(f)))
+    return page == first
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_the_first_mention_of_the_source_says_what_it_is(page):
-    """A reader may open any page first: where a page first says "the source", it names the book it means
-    (the attention chapter of *Deep Reinforcement Learning*) or links to the preface's paragraph about it."""
+    """A reader may open any page first: where a page first says "the source", it names the book it means (the
+    attention chapter of *Deep Reinforcement Learning*) or links to the preface's paragraph about it. It names
+    the book once per part, where a reader of that part first meets the source (Part I and Part II each);
+    every other page links to the preface instead of repeating the parenthesis."""
     text = prose(page)
-    first = re.search(r"\b[Tt]he source\b", text)
+    first = SOURCE_FIRST.search(text)
     if first is None:
         return
     if page == "book/intro":
         assert "(the-source)=" in text
         return
     near = text[max(0, first.start() - 300):first.end() + 300]
-    assert "Deep Reinforcement Learning" in near or "<the-source>" in near, f"{page}: {near[:200]!r}"
+    if names_the_source_in_full(page):
+        assert SOURCE_IN_FULL.search(near) and "<the-source>" in near, f"{page}: {near[:300]!r}"
+    else:
+        assert "<the-source>" in near, f"{page}: {near[:300]!r}"
+        assert not SOURCE_IN_FULL.search(text), f"{page} repeats the parenthesis that {part_of(page)} says once"
+
+
+def test_the_source_is_named_in_full_once_in_each_part_that_has_chapters():
+    parts = {part_of(f) for f in CHAPTERS}
+    named = {part: [f for f in PAGES if part_of(f) == part and SOURCE_IN_FULL.search(prose(f))] for part in parts}
+    assert all(len(pages) == 1 for pages in named.values()), named
 
 
 @pytest.mark.parametrize("chapter", NOTEBOOKS)
@@ -631,6 +665,18 @@ FIGURE_TEXT = """
 """
 
 
+def png_dpi(src: str) -> float:
+    """The pixels per inch a figure's PNG was drawn at (attnmarl.viz.figure_png writes it: FIGURE_DPI times
+    PIXEL_DENSITY); FIGURE_DPI for an image without it (an animation's frame)."""
+    from attnmarl.viz import FIGURE_DPI
+    from PIL import Image
+
+    if not src.startswith("file://") or not src.endswith(".png"):
+        return FIGURE_DPI
+    with Image.open(src.removeprefix("file://")) as image:
+        return float(image.info.get("dpi", (FIGURE_DPI,))[0])
+
+
 def svg_min_font(path: Path) -> float:
     """The smallest font-size (px) written in an SVG file (attnmarl.diagrams writes them all explicitly)."""
     return min(float(v) for v in re.findall(r'font-size="([0-9.]+)"', path.read_text()))
@@ -639,7 +685,7 @@ def svg_min_font(path: Path) -> float:
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book, browser_page, chapter):
     """Matplotlib figures: their text is at least MIN_FONT_PT at FIGURE_DPI (the package style and the check on
-    the chapters' font sizes), so a figure shrunk to fit the column keeps 9 px if it is not shrunk below
+    the chapters' font sizes; a PNG drawn at PIXEL_DENSITY times that is shown at its 1x size), so a figure shrunk to fit the column keeps 9 px if it is not shrunk below
     9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams (SVG files) and explorers (inline SVG): every text is 9 px
     or more on screen."""
     from attnmarl.viz import FIGURE_DPI, MIN_FONT_PT
@@ -652,7 +698,7 @@ def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book
     small = []
     for image in measured["images"]:
         path = Path(image["src"].removeprefix("file://"))
-        smallest = svg_min_font(path) if path.suffix == ".svg" else MIN_FONT_PT * FIGURE_DPI / 72
+        smallest = svg_min_font(path) if path.suffix == ".svg" else MIN_FONT_PT * png_dpi(image["src"]) / 72
         if smallest * image["scale"] < 9:
             small.append((image["alt"][:50], round(smallest * image["scale"], 1)))
     small += [(text, round(px, 1)) for px, text in measured["svgText"] if px < 9]
@@ -662,7 +708,9 @@ def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book
 @pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_page_renders_a_description_as_the_alt_text_of_each_figure(quick_book, browser_page, chapter):
     """A figure's alt text describes it (the cell's mystnb.image.alt metadata); without one, the build writes the
-    image's file path, which tells a reader who cannot see it nothing."""
+    image's file path, which tells a reader who cannot see it nothing. Each figure has its own: the metadata is
+    the cell's, so a cell that draws two figures gives both the same alt text, and one of them is not described
+    (one figure a cell)."""
     page = browser_page
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     alts = page.evaluate("() => [...document.querySelectorAll('article img')].map(i => [i.alt, i.src.slice(-60)])")
@@ -670,6 +718,8 @@ def test_page_renders_a_description_as_the_alt_text_of_each_figure(quick_book, b
     bad = [(alt, src) for alt, src in alts
            if len(alt.split()) < 4 or "_images/" in alt or re.search(r"\.(png|svg|jpe?g|gif)$", alt)]
     assert not bad, f"figures of {chapter} whose alt text is no description (alt, image): {bad}"
+    shared = sorted({(alt, src) for alt, src in alts if [a for a, s in alts if a == alt and s != src]})
+    assert not shared, f"figures of {chapter} that share their alt text with another figure (alt, image): {shared}"
 
 
 @pytest.mark.parametrize("page_file", PAGES)

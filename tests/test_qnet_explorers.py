@@ -49,7 +49,7 @@ def test_force_response_varies_only_agent_js_action(agent):
     o, a = episode.obs[4], actions[4]
     response = force_response(agent, o, a, i=0, j=2)
     assert response.shape == (len(FORCE_GRID), len(FORCE_GRID))
-    row, column = 0, len(FORCE_GRID) - 1  # top right: u_y = +1, u_x = +1
+    row, column = 0, len(FORCE_GRID) - 1  # top right: F_y = +1, F_x = +1
     changed = torch.from_numpy(a).clone()
     changed[2] = force_to_action(torch.tensor([1.0, 1.0]))
     with torch.no_grad():

@@ -376,3 +376,27 @@ def test_keep_in_view_cuts_an_early_dip_and_says_so() -> None:
     with pytest.raises(ValueError, match="low < high"):
         keep_in_view(ax, 1.0, 1.0)
     plt.close(fig)
+
+
+def test_figures_are_drawn_at_twice_the_pixels_of_the_size_they_are_shown_at() -> None:
+    """Sharp on a 2x screen: the PNG has PIXEL_DENSITY times the pixels of the size the page shows it at (the
+    width and height IPython passes on), records its dpi, and is a palette image (smaller than a 1x RGBA PNG)."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from attnmarl.viz import FIGURE_DPI, PIXEL_DENSITY, figure_png
+
+    figure, ax = plt.subplots(figsize=(4, 2))
+    ax.plot([0, 1, 4], label="a curve")
+    ax.legend()
+    data, shown = figure_png(figure)
+    one_x = io.BytesIO()
+    figure.savefig(one_x, format="png", bbox_inches="tight")
+    plt.close(figure)
+    image, plain = Image.open(io.BytesIO(data)), Image.open(io.BytesIO(one_x.getvalue()))
+    assert all(0 <= size - PIXEL_DENSITY * shown[key] < PIXEL_DENSITY for size, key in zip(image.size, ("width", "height")))
+    assert abs(shown["width"] - plain.size[0]) <= 1 and abs(shown["height"] - plain.size[1]) <= 1
+    assert image.mode == "P" and round(image.info["dpi"][0]) == PIXEL_DENSITY * FIGURE_DPI
+    assert len(data) < len(one_x.getvalue())

@@ -33,7 +33,8 @@ __all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "tag_versus", "q_alpha"
            "change_scale", "q_episode_frame", "q_episode_explorer"]
 
 FORCE_GRID = np.linspace(-1.0, 1.0, 5)
-"""The forces u_x, u_y the explorer tries for agent j (u in [-1, 1]^2; mpe2 scales it by the agent's sensitivity)."""
+"""The forces F_x, F_y the explorer tries for agent j (F^j in [-1, 1]^2, the book's notation; mpe2 scales it by the
+agent's sensitivity)."""
 
 
 def qnet_runs() -> list[dict[str, Any]]:
@@ -78,9 +79,9 @@ def q_alpha(agent: MADDPGAgent, episode: Episode) -> tuple[np.ndarray, np.ndarra
 
 def force_response(agent: MADDPGAgent, o: np.ndarray, a: np.ndarray, i: int, j: int,
                    grid: np.ndarray = FORCE_GRID) -> np.ndarray:
-    """q_hat^i when agent j pushes with force (u_x, u_y) for every u_x, u_y in ``grid`` and every other agent
-    keeps its action in ``a`` (m, 5); o is (m, obs_dim). Returns (len(grid), len(grid)): row = u_y
-    from the top (largest first), column = u_x."""
+    """q_hat^i when agent j pushes with force (F_x, F_y) for every F_x, F_y in ``grid`` and every other agent
+    keeps its action in ``a`` (m, 5); o is (m, obs_dim). Returns (len(grid), len(grid)): row = F_y
+    from the top (largest first), column = F_x."""
     m = a.shape[0]
     i, j = check_index("i", i, m, "agent index"), check_index("j", j, m, "agent index")
     grid, a = np.asarray(grid, dtype=float), np.asarray(a)
@@ -100,7 +101,7 @@ def force_response(agent: MADDPGAgent, o: np.ndarray, a: np.ndarray, i: int, j: 
 
 
 def _force_of(a: np.ndarray) -> tuple[float, float]:
-    """The force (u_x, u_y) = (a_2 - a_1, a_4 - a_3) of one mpe2 continuous action."""
+    """The force (F_x, F_y) = (a_2 - a_1, a_4 - a_3) of one mpe2 continuous action."""
     return float(a[2] - a[1]), float(a[4] - a[3])
 
 
@@ -136,18 +137,18 @@ def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alp
     per_head = Heatmap(np.vstack([alpha[t][:, i], weights]), rows, names, title=f"α of q̂ of {names[i]}",
                        xlabel="key: agent j", ylabel="head")
     response = force_response(agent, episode.obs[t], actions[t], i, j)
-    labels = [f"{u:+.1f}" for u in FORCE_GRID]
+    labels = [f"{f:+.1f}" for f in FORCE_GRID]
     taken = _force_of(actions[t, j])
     change = response - q_hat[t, i]
     reach = change_scale(change)
     sweep = Heatmap(change, labels[::-1], labels,
                     title=f"q̂ of {names[i]} − as taken, {names[j]}'s force varied",
-                    xlabel=f"{names[j]}'s force u_x", ylabel="u_y", vmin=-reach, vmax=reach, cmap="RdBu_r")
+                    xlabel=f"{names[j]}'s force F_x", ylabel="F_y", vmin=-reach, vmax=reach, cmap="RdBu_r")
     spread = float(response.max() - response.min())
     values = Text("\n".join(f"{'*' if k == i else ' '} q̂ of {n}: {v:7.2f}" for k, (n, v) in
                             enumerate(zip(names, q_hat[t]))), title="q̂ with the actions taken")
     return Frame([arena, per_head, sweep, values],
-                 caption=f"step {t}: {names[j]} pushed with u = ({taken[0]:+.2f}, {taken[1]:+.2f}); over the grid of "
+                 caption=f"step {t}: {names[j]} pushed with F = ({taken[0]:+.2f}, {taken[1]:+.2f}); over the grid of "
                          f"its forces q̂ of {names[i]} spans {spread:.2f}; α of {names[i]} on {names[j]}: "
                          f"{weights[j]:.2f} (uniform {1 / m:.2f})")
 
