@@ -314,8 +314,9 @@ def _lim(page):
 
 
 def _pixel(page, xy):
+    """Where the world point xy is drawn on the screen (the arena is SIZE pixels wide, or narrower on a phone)."""
     box, lim = page.locator(".pg-arena").bounding_box(), _lim(page)
-    return box["x"] + (xy[0] + lim) / (2 * lim) * SIZE, box["y"] + (lim - xy[1]) / (2 * lim) * SIZE
+    return box["x"] + (xy[0] + lim) / (2 * lim) * box["width"], box["y"] + (lim - xy[1]) / (2 * lim) * box["height"]
 
 
 def _check_step(page, policy):
@@ -429,3 +430,62 @@ def test_page_teams_score_what_the_shipped_checkpoints_score_on_mpe2(page):
         sem = returns.std(ddof=1) / np.sqrt(len(returns))
         assert abs(returns.mean() - run["final_return"]) <= 3 * np.hypot(sem, run["final_sem"]), (key, returns.mean())
     assert np.mean(finished["entity"]) > np.mean(finished["flat"]) + 5
+
+
+_JS_LABEL_BOXES = """() => Array.from(document.querySelectorAll('.pg-arena text'))
+  .filter((t) => t.getAttribute('visibility') !== 'hidden' && t.textContent && !t.textContent.startsWith('x, y'))
+  .map((t) => { const b = t.getBBox();
+    return {name: t.textContent, box: [b.x, b.y, b.x + b.width, b.y + b.height]}; })"""
+
+
+def test_at_m_16_no_label_overprints_another_and_the_focus_keeps_its_own(page):
+    """Every shown label's drawn box (getBBox, in the arena's units) is clear of every other's, at m = 16 over
+    several steps of play, and the focused agent's label is always among them."""
+    page.locator('.attnmarl-playground [data-act="m"]').fill("16")
+    for step in range(6):
+        labels = page.evaluate(_JS_LABEL_BOXES)
+        focus = page.evaluate("() => document.querySelector('.attnmarl-playground').playground.focus")
+        assert f"a{focus + 1}" in [label["name"] for label in labels], step
+        for k, a in enumerate(labels):
+            for b in labels[k + 1:]:
+                apart = a["box"][2] <= b["box"][0] or b["box"][2] <= a["box"][0] or \
+                    a["box"][3] <= b["box"][1] or b["box"][3] <= a["box"][1]
+                assert apart, f"step {step}: {a['name']} overprints {b['name']}"
+        assert len(labels) >= 8  # labels are hidden only where they would touch
+        page.evaluate("() => document.querySelector('.attnmarl-playground').playground.tick()")
+
+
+def test_the_two_heads_differ_in_hue_and_in_line(page):
+    page.locator('.attnmarl-playground [data-act="m"]').fill("6")
+    heads = page.evaluate("""() => [0, 1].map((h) => { const l = document.querySelector(`.pg-arrow[data-head="${h}"]`);
+        return [l.getAttribute('stroke'), l.getAttribute('stroke-dasharray')]; })""")
+    (hue0, dash0), (hue1, dash1) = heads
+    assert hue0 != hue1 and dash0 != dash1
+    (red0, blue0), (red1, blue1) = [(int(hue[1:3], 16), int(hue[5:7], 16)) for hue in (hue0, hue1)]
+    assert red0 > 150 > blue0 and blue1 > 150 > red1  # one red, one blue: not two shades of red
+
+
+def test_at_390_px_the_playground_fits_the_screen_and_a_swipe_scrolls_the_page(page):
+    """A phone's width: nothing of the playground sticks out of the page, the arena scales down, a drag
+    still lands where the pointer is, and only the entities capture a touch (elsewhere it scrolls)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        wide = page.evaluate("""() => { const root = document.querySelector('.attnmarl-playground');
+            return [document.documentElement.scrollWidth, root.getBoundingClientRect().right,
+                    document.querySelector('.pg-arena').getBoundingClientRect().width,
+                    document.querySelector('.pg-heatmap').getBoundingClientRect().right]; }""")
+        assert wide[0] <= 390 and wide[1] <= 390 and wide[3] <= 390, wide
+        assert wide[2] < SIZE
+        styles = page.evaluate("""() => [getComputedStyle(document.querySelector('.pg-arena')).touchAction,
+            getComputedStyle(document.querySelector('.pg-agent')).touchAction]""")
+        assert styles == ["pan-x pan-y", "none"]
+        state = page.evaluate(_JS_STATE, "entity")
+        target = (-0.4, 0.3)
+        page.mouse.move(*_pixel(page, state["landmarks"][:2]))
+        page.mouse.down()
+        page.mouse.move(*_pixel(page, target), steps=4)
+        page.mouse.up()
+        moved = page.evaluate(_JS_STATE, "entity")["landmarks"][:2]
+        assert np.abs(np.array(moved) - target).max() < 2 * 2 * _lim(page) / wide[2]  # two drawn pixels
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})

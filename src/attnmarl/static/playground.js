@@ -370,7 +370,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
     const POLICIES = [["entity", "entity-attention actor"], ["flat", "flat MLP actor"], ["greedy", "greedy assignment"]];
     const AGENT_COLOR = "#4646aa", LANDMARK_COLOR = "#323232"; // mpe2's colours (entity.color * 200)
-    const HEAD_COLORS = ["#d62728", "#ff7f0e", "#2ca02c", "#9467bd"];
+    // The heads of the focused agent's attention, told apart by hue and by line: red solid, blue dashed, ...
+    const HEAD_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"], HEAD_DASHES = ["none", "7 3", "2 3", "9 3 2 3"];
     const VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
     const SPEEDS = [["slow", 3], ["normal", 8], ["fast", 20]];
     const SIZE = 400, LIM = 1.4; // the arena: [-lim, lim]^2 in a SIZE x SIZE square, lim from LIM up
@@ -416,7 +417,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           `<label>speed <select data-act="speed" aria-label="speed">${speeds}</select></label>` +
           `<button data-act="unhide">show all tokens</button></div>` +
           `<div class="pg-note"></div>` +
-          `<div class="pg-panels"><svg class="pg-arena" width="${SIZE}" height="${SIZE}" role="img" ` +
+          `<div class="pg-panels"><svg class="pg-arena" viewBox="0 0 ${SIZE} ${SIZE}" role="img" ` +
           `aria-label="the arena"></svg><div class="pg-side"><div class="pg-returns"></div><div class="pg-alpha"></div></div></div>` +
           `<div class="pg-help">Drag a landmark or an agent, even while the team plays. Click an agent to see ` +
           `its attention &alpha; (arrows and the row of cells); click a cell to hide that token from it.</div>`;
@@ -533,10 +534,10 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
 
       // ---- dragging: the pointer's world position moves the grabbed entity in every world
-      world(e) {
+      world(e) { // the arena scales with the page (at most SIZE pixels wide): read the pointer in its drawn size
         const box = this.svg.getBoundingClientRect();
         const lim = this.lim;
-        return [((e.clientX - box.left) / SIZE) * 2 * lim - lim, lim - ((e.clientY - box.top) / SIZE) * 2 * lim];
+        return [((e.clientX - box.left) / box.width) * 2 * lim - lim, lim - ((e.clientY - box.top) / box.height) * 2 * lim];
       }
 
       pointerDown(e) {
@@ -635,7 +636,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
           const heads = this.weights.entity.heads;
           for (let h = 0; h < heads; h++) {
             for (let t = 1; t < 2 * m; t++) {
-              s += `<line class="pg-arrow" data-head="${h}" data-token="${t}" stroke="${HEAD_COLORS[h % HEAD_COLORS.length]}" stroke-linecap="round"/>`;
+              s += `<line class="pg-arrow" data-head="${h}" data-token="${t}" stroke="${HEAD_COLORS[h % HEAD_COLORS.length]}" ` +
+                `stroke-dasharray="${HEAD_DASHES[h % HEAD_DASHES.length]}" stroke-linecap="round"/>`;
             }
           }
         }
@@ -661,6 +663,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           set(E.landmarks[l], "cx", cx); set(E.landmarks[l], "cy", cy);
           set(E.landmarkLabels[l], "x", cx); set(E.landmarkLabels[l], "y", cy + R(P.landmark_size) + 9);
         }
+        this.placeLabels();
         if (!E.arrows.length) return;
         const i = this.focus, alpha = this.next.entity.alpha[i], n = 2 * this.m, names = this.tokenNames(i);
         const x0 = X(w.pos[2 * i]), y0 = Y(w.pos[2 * i + 1]), heads = alpha.length / n;
@@ -675,6 +678,21 @@ if (typeof window.attnmarlPlayground === "undefined") {
           set(line, "visibility", "visible");
           set(line, "x1", x0 + ox); set(line, "y1", y0 + oy); set(line, "x2", tx + ox); set(line, "y2", ty + oy);
           set(line, "stroke-width", 1 + 6 * a); set(line, "stroke-opacity", Math.min(1, 0.2 + a));
+        });
+      }
+
+      /* Labels never overprint: the focused agent's first, then the other agents', then the landmarks'; a label
+       * whose box (10 px type, 6 px a character, with its white halo) would touch one already shown is hidden
+       * until the entities move apart. */
+      placeLabels() {
+        const E = this.els, shown = [], order = [this.focus, ...E.agentLabels.keys()].filter((v, k, a) => a.indexOf(v) === k);
+        const labels = [...order.map((i) => E.agentLabels[i]), ...E.landmarkLabels];
+        labels.forEach((label) => {
+          const x = Number(label.getAttribute("x")), y = Number(label.getAttribute("y")), w = 6 * label.textContent.length + 4;
+          const box = [x - w / 2, y - 10, x + w / 2, y + 3];
+          const free = shown.every((b) => box[2] < b[0] || b[2] < box[0] || box[3] < b[1] || b[3] < box[1]);
+          if (free) shown.push(box);
+          if (label.getAttribute("visibility") !== (free ? "visible" : "hidden")) label.setAttribute("visibility", free ? "visible" : "hidden");
         });
       }
 
@@ -705,7 +723,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
         const i = this.focus, names = this.tokenNames(i), n = names.length, heads = this.weights.entity.heads;
         const cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
         const width = Math.max(left + cell * n + 10, 560), height = top + heads * cell + 40; // room for the legend
-        let s = `<svg class="pg-heatmap" width="${width}" height="${height}" role="img" aria-label="alpha of agent ${i + 1}">`;
+        let s = `<svg class="pg-heatmap" viewBox="0 0 ${width} ${height}" style="width:min(${width}px,100%)" role="img" ` +
+          `aria-label="alpha of agent ${i + 1}">`; // narrows with the page rather than needing a sideways swipe
         s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's agent a${i + 1} ` +
           `over its ${n} tokens${this.policy === "entity" ? "" : " (in the entity team's world)"}</text>`;
         for (let h = 0; h < heads; h++) {
