@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from attnmarl.checkpoints import load_agent, load_agent_at, load_checkpoint, loa
 from attnmarl.envs import evaluate, make_batched
 from attnmarl.envs.sight import SIGHT_RHO
 from attnmarl.nets.messages import MESSAGES, CommActor, TargetedMessages
-from attnmarl.train import CONFIGS, SIGHT_MS, run
+from attnmarl.train import CONFIGS, SIGHT_MS, _actor_variant, run
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -167,3 +168,10 @@ def test_a_short_run_writes_a_checkpoint_that_plays_plain_mpe2(name, tmp_path):
         mean, _ = evaluate(load_policy(path, N=5), "simple_spread", 2, N=5)
         assert math.isfinite(mean)
         assert load_agent_at(path, N=5)[0].actor.rho == SIGHT_RHO
+
+
+def test_the_index_of_runs_names_the_sight_radius_and_the_messages():
+    assert _actor_variant(asdict(CONFIGS["comm-spread6-attention-2rounds"])) == (
+        " (sight 1, attention messages, 2 rounds)")
+    assert _actor_variant(asdict(CONFIGS["sight-spread6-flat"])) == " (sight 1)"
+    assert _actor_variant(asdict(CONFIGS["pi-spread6-entity"])) == ""

@@ -243,6 +243,8 @@ INDEX_TITLES = {
             "all-actions Q critic)",
     "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor on simple_spread and collect_treasure, "
              "and fine-tuning across m)",
+    "comm": "Attention between agents: MAPPO under limited sight, without messages, with averaged messages and "
+            "with targeted (TarMAC) messages",
     "ablation": "Is it attention? The entity actor with mean pooling (alpha uniform) in place of attention, everything "
                 "else as in the entity runs of chapters 8 and 10 (MAPPO)",
 }
@@ -508,10 +510,16 @@ def _summary(path: Path) -> tuple[dict[str, Any], str | None]:
 
 def _actor_variant(config: dict[str, Any]) -> str:
     """How an entity actor differs from chapter 8's, for the index's actor column: '' or ' (absolute)',
-    ' (mean pooling)'."""
+    ' (mean pooling)', and chapter 11's sight radius and messages: ' (sight 1, attention messages)'."""
     variants = [variant for key, default, variant in (("entity_frame", "egocentric", "absolute"),
                                                        ("entity_mixing", "attention", "mean pooling"))
                 if config.get(key, default) != default]
+    if config.get("sight_radius") is not None:
+        variants.append(f"sight {config['sight_radius']:g}")
+    if config.get("messages", "none") != "none":
+        variants.append(f"{config['messages']} messages")
+    if config.get("message_rounds", 1) != 1:
+        variants.append(f"{config['message_rounds']} rounds")
     return f" ({', '.join(variants)})" if variants else ""
 
 
