@@ -6,15 +6,20 @@
 - :mod:`attnmarl.nets.critics` — value networks v([o]; w^i) (chapter 7);
 - :mod:`attnmarl.nets.policies` — policies pi and mu: decentralized, centralized, entity-token (chapter 8);
 - :mod:`attnmarl.nets.qnets` — action-value networks q([o], [a]; w^i): concatenation and self-attention (chapter 9);
+- :mod:`attnmarl.nets.sighted` — the flat and entity actors under limited sight (chapter 11);
+- :mod:`attnmarl.nets.messages` — TarMAC-style targeted messages between entity actors (chapter 11);
 - :mod:`attnmarl.nets.maac` — MAAC's critics, Q^i(o, (a', a^{-i})) for every action a' of agent i, with attention
   or concatenation over the other agents (:mod:`attnmarl.algos.maac`).
 """
 from .central import AttentionBlock, AttentionNet, ConcatNet
 from .common import AgentHeads, AgentLinear, check_obs, type_features
 from .critics import AttentionCritic, ConcatCritic
+from .messages import CommActor, EntityEncoder, TargetedMessages
 from .policies import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
 from .qnets import AttentionQ, ConcatQ
+from .sighted import SightedActor, SightedEntityActor
 
 __all__ = ["AgentLinear", "AgentHeads", "ConcatNet", "AttentionBlock", "AttentionNet", "ConcatCritic",
            "AttentionCritic", "Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention",
-           "ConcatQ", "AttentionQ", "check_obs", "type_features"]
+           "ConcatQ", "AttentionQ", "check_obs", "type_features", "SightedActor", "SightedEntityActor",
+           "EntityEncoder", "TargetedMessages", "CommActor"]
