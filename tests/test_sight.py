@@ -17,6 +17,7 @@ import torch
 from test_envs_parity import ATOL, NUM_ENVS, SLOT, random_actions, start
 
 from attnmarl.algos.mappo import MAPPOConfig, make_agent
+from attnmarl.checkpoints import load_agent, shipped_checkpoint
 from attnmarl.envs import entity_tokens, make_batched, make_reference, obs_to_array, step_arrays
 from attnmarl.envs.sight import (
     SIGHT_RHO,
@@ -27,6 +28,7 @@ from attnmarl.envs.sight import (
     visibility,
     visible_fraction,
 )
+from attnmarl.explorers.comm import sight_cost, sighted_agent
 from attnmarl.nets import EntityActor
 from attnmarl.nets.sighted import SightedActor, SightedEntityActor
 
@@ -235,3 +237,19 @@ def test_sight_on_another_scenario_actor_or_observation_is_refused():
         apply_sight(np.zeros((2, 17), dtype=np.float32), 1.0)
     with pytest.raises(ValueError, match="numpy array or a torch tensor"):
         apply_sight([0.0] * 18, 1.0)
+
+
+def test_a_shipped_entity_actor_can_be_given_sight_and_a_flat_one_only_zeros():
+    path = shipped_checkpoint("policy", "pi-spread3-entity")
+    full, _ = load_agent(path)
+    sighted, config = sighted_agent(path, 0.5)
+    assert config.sight_radius == 0.5 and type(sighted.actor) is SightedEntityActor
+    o = torch.from_numpy(spread_obs(N=3))
+    wide, _ = sighted_agent(path, 2 * math.sqrt(8))  # sees everything: the trained actor itself
+    torch.testing.assert_close(wide.actor(o), full.actor(o), atol=1e-5, rtol=0)
+    assert not torch.allclose(sighted.actor(o), full.actor(o), atol=1e-5)
+    scores = sight_cost("pi-spread3-entity", 0.5, episodes=2)
+    assert set(scores) == {"full", "zeros", "masked"}
+    with pytest.raises(ValueError, match="only a MAPPO entity actor"):
+        sighted_agent(shipped_checkpoint("policy", "pi-spread3-flat"))
+    assert set(sight_cost("pi-spread3-flat", 0.5, episodes=2)) == {"full", "zeros"}
