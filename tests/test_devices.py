@@ -55,8 +55,10 @@ from attnmarl.nets import (
 )
 from attnmarl.nets.common import BufferList
 from attnmarl.nets.maac import MAACAttentionCritic, MAACConcatCritic, _MAACCritic, chosen
+from attnmarl.nets.messages import CommActor, EntityEncoder, TargetedMessages
 from attnmarl.nets.mixers import QMIX, VDN, Qatten
 from attnmarl.nets.policies import _TypeGroups
+from attnmarl.nets.sighted import SightedActor, SightedEntityActor
 from attnmarl.train import _parser as train_parser
 from attnmarl.train import main as train_main
 
@@ -302,6 +304,20 @@ CASES: dict[str, Case] = {
     "QMIX": Case(QMIX, lambda: QMIX(3, SPREAD_DIM, embed=8, hyper_hidden=16), _agent_values),
     "Qatten": Case(Qatten, lambda: Qatten("simple_spread", {"N": 3}, 3, SPREAD_DIM, heads=2, d=8, d_u=8,
                                           hidden=16), _agent_values, lambda net, Q, o: net.outputs(Q, o)),
+    # nets/sighted.py, nets/messages.py (chapter 11)
+    "SightedActor": Case(SightedActor, lambda: SightedActor("simple_spread", 3, SPREAD_DIM, 5, 0.8), _spread),
+    "SightedEntityActor": Case(SightedEntityActor, lambda: SightedEntityActor("simple_spread", {"N": 3}, 3,
+                                                                              SPREAD_DIM, 5, 0.8),
+                               _spread, lambda net, o: (*_entity_run(net, o), net.masks(o))),
+    "EntityEncoder": Case(EntityEncoder, lambda: EntityEncoder(9, d=8, heads=2, d_ff=16, kind_widths=[4, 3]),
+                          _entity_tokens, lambda net, t, mask: (net(t, mask), net.folded(_feature_major(t)))),
+    "TargetedMessages": Case(TargetedMessages, lambda: TargetedMessages(8, 4), lambda: (randn(3, 4, 8),)),
+    "TargetedMessages, mean": Case(TargetedMessages, lambda: TargetedMessages(8, 4, messages="mean"),
+                                   lambda: (randn(3, 4, 8),)),
+    "CommActor": Case(CommActor, lambda: CommActor("simple_spread", {"N": 3}, 3, SPREAD_DIM, 5, 0.8, rounds=2),
+                      _spread, lambda net, o: (*_entity_run(net, o), net.encodings(o))),
+    "MAPPOAgent, comm": Case(mappo.MAPPOAgent, lambda: _mappo_agent(actor="comm", messages="attention",
+                                                                    sight_radius=0.8), _spread, _mappo_run),
     # algos/
     "ValueNorm": Case(mappo.ValueNorm, _value_norm, lambda: (randn(4, 3),),
                       lambda norm, x: (norm.normalize(x), norm.denormalize(x))),

@@ -75,7 +75,7 @@ FORMATS: dict[str, type[Config]] = {
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
                 "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff",
-                "entity_frame", "entity_mixing")
+                "entity_frame", "entity_mixing", "sight_radius", "messages", "message_rounds", "message_d_k")
 """The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
 
 MADDPG_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",

@@ -75,6 +75,7 @@ from .algos.mappo import MAPPOConfig
 from .algos.qmix import QMIXConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
+from .envs.sight import SIGHT_RHO
 from .guards import (
     DEVICES,
     check_bool,
@@ -90,10 +91,11 @@ from .guards import (
     save_files,
     write_atomically,
 )
+from .nets.messages import MESSAGES
 from .transfer import team_kwargs
 
-__all__ = ["CONFIGS", "CURRICULUM_MS", "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent",
-           "run", "device_name", "write_index", "check_command", "main"]
+__all__ = ["CONFIGS", "CURRICULUM_MS", "SIGHT_MS", "named_config", "budget", "existing_run", "check_init_actor",
+           "evaluate_agent", "run", "device_name", "write_index", "check_command", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -173,6 +175,29 @@ pooling, a Deep Sets encoder), everything else as in the entity run of the same 
 widths, feed-forward block, head, critic, PPO settings and budget (at m = 6, chapter 8's ``pi-spread6-entity``).
 Only ``entity_mixing`` differs."""
 
+SIGHT_MS = (3, 6, 12)
+"""The team sizes of chapter 11's runs under limited sight."""
+for _m in SIGHT_MS:
+    for _actor in ("flat", "entity"):
+        CONFIGS[f"sight-spread{_m}-{_actor}"] = replace(
+            CONFIGS["pi-spread6-flat"], scenario_kwargs={"N": _m}, actor=_actor, total_steps=_SCALE_AGENT_STEPS // _m,
+            sight_radius=SIGHT_RHO)
+    for _messages in MESSAGES:
+        CONFIGS[f"comm-spread{_m}-{_messages}"] = replace(CONFIGS[f"sight-spread{_m}-entity"], actor="comm",
+                                                          messages=_messages)
+    for _messages in ("mean", "attention"):
+        CONFIGS[f"comm-spread{_m}-{_messages}-2rounds"] = replace(CONFIGS[f"comm-spread{_m}-{_messages}"],
+                                                                  message_rounds=2)
+"""Chapter 11 (attention between agents): simple_spread at m = 3, 6 and 12 under limited sight, rho =
+:data:`attnmarl.envs.sight.SIGHT_RHO` (an agent sees about half the landmarks), with chapter 10's budget of
+12 million agent-decisions per point (m x env steps), PPO settings and self-attention critic, which reads
+the full observations. ``sight-spread{m}-flat`` and ``sight-spread{m}-entity`` are chapters 8 and 10's
+actors with the sight radius (the flat one also reads the visibility flags, the entity one masks the unseen
+tokens). ``comm-spread{m}-{none,mean,attention}`` are the TarMAC-style actor with no messages, messages
+averaged over the senders (alpha uniform) and targeted messages: they differ in ``messages`` only.
+``comm-spread{m}-{mean,attention}-2rounds`` send the messages twice before acting (only
+``message_rounds`` differs)."""
+
 _Q_CONTINUOUS = {"continuous_actions": True}
 for _critic in ("attention", "concat"):
     CONFIGS[f"q-spread3-{_critic}"] = MADDPGConfig("simple_spread", {"N": 3, **_Q_CONTINUOUS}, critic=_critic,
@@ -235,6 +260,8 @@ INDEX_TITLES = {
     "scale": "Trained agents at more m (MAPPO: flat vs entity-attention actor on simple_spread and collect_treasure, "
              "and fine-tuning across m)",
     "mix": "Value decomposition (VDN, QMIX and the Qatten attention mixer) on simple_spread",
+    "comm": "Attention between agents: MAPPO under limited sight, without messages, with averaged messages and "
+            "with targeted (TarMAC) messages",
     "ablation": "Is it attention? The entity actor with mean pooling (alpha uniform) in place of attention, everything "
                 "else as in the entity runs of chapters 8 and 10 (MAPPO)",
 }
@@ -500,10 +527,16 @@ def _summary(path: Path) -> tuple[dict[str, Any], str | None]:
 
 def _actor_variant(config: dict[str, Any]) -> str:
     """How an entity actor differs from chapter 8's, for the index's actor column: '' or ' (absolute)',
-    ' (mean pooling)'."""
+    ' (mean pooling)', and chapter 11's sight radius and messages: ' (sight 1, attention messages)'."""
     variants = [variant for key, default, variant in (("entity_frame", "egocentric", "absolute"),
                                                        ("entity_mixing", "attention", "mean pooling"))
                 if config.get(key, default) != default]
+    if config.get("sight_radius") is not None:
+        variants.append(f"sight {config['sight_radius']:g}")
+    if config.get("messages", "none") != "none":
+        variants.append(f"{config['messages']} messages")
+    if config.get("message_rounds", 1) != 1:
+        variants.append(f"{config['message_rounds']} rounds")
     return f" ({', '.join(variants)})" if variants else ""
 
 

@@ -58,6 +58,7 @@ from torch import Tensor, nn
 from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
+from ..envs.sight import check_rho, check_sight_scenario
 from ..guards import (
     check_choice,
     check_config_fields,
@@ -68,7 +69,9 @@ from ..guards import (
     check_sizes,
 )
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
+from ..nets.messages import MESSAGES, CommActor
 from ..nets.policies import MIXINGS
+from ..nets.sighted import SightedActor, SightedEntityActor
 from .compile import compile_in_place
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
@@ -103,8 +106,9 @@ class MAPPOConfig:
     """Hidden width of each agent's unshared head g^i."""
     actor: str = "flat"
     """"flat" (decentralized MLP), "concat" (centralized, fig. 17.7's shape), "attention" (centralized,
-    fig. 17.8's shape, with the critic's d_x, heads, d_q, d_out and depth) or "entity"
-    (decentralized entity-token attention)."""
+    fig. 17.8's shape, with the critic's d_x, heads, d_q, d_out and depth), "entity"
+    (decentralized entity-token attention) or "comm" (entity encoders that exchange TarMAC messages,
+    :class:`attnmarl.nets.messages.CommActor`)."""
     actor_hidden: int = 64
     """Hidden width of the flat actor's layers and of the centralized policies' heads g^i."""
     entity_d: int = 32
@@ -118,6 +122,18 @@ class MAPPOConfig:
     entity_mixing: str = "attention"
     """How the entity actor mixes its tokens: "attention", or "mean" (uniform alpha over the tokens present:
     mean pooling, the control that changes only the weights; :data:`attnmarl.nets.policies.MIXINGS`)."""
+    sight_radius: float | None = None
+    """Limited sight (chapter 11; simple_spread, decentralized actors only): the radius rho within which agent i
+    sees a landmark or another agent (:mod:`attnmarl.envs.sight`). The actor applies it to the raw observation
+    in its forward pass (:mod:`attnmarl.nets.sighted`), so the policy plays plain mpe2; the critic keeps
+    reading every full observation (CTDE). ``None``: full sight, as in mpe2."""
+    messages: str = "none"
+    """The "comm" actor's messages (:data:`attnmarl.nets.messages.MESSAGES`): "none" (c^i = 0), "mean" (alpha
+    uniform over senders) or "attention" (TarMAC's targeted messages)."""
+    message_rounds: int = 1
+    """Rounds of messages of the "comm" actor before it acts (TarMAC's multi-round communication)."""
+    message_d_k: int = 16
+    """Width d_k of the "comm" actor's message keys and queries."""
     log_std_init: float = -1.0
     """Initial log sigma of the Gaussian policy (continuous actions only): sigma = 0.37 on a [0, 1] action."""
     init_actor: str = ""
@@ -162,6 +178,7 @@ class MAPPOConfig:
         if not isinstance(self.init_actor, str):
             raise ValueError(f"init_actor must be a checkpoint's path, a string ('' for none); got {self.init_actor!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
+        self._check_sight_and_messages()
         if self.total_steps < self.batch_size:
             raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
                              f"= {self.batch_size} env steps; a run needs at least one update")
@@ -173,6 +190,24 @@ class MAPPOConfig:
                              f"{self.batch_size // self.num_minibatches} env step cannot normalise each agent's "
                              "advantages (adv_norm_per_agent: the std of one number is undefined); use at least 2 "
                              "env steps per minibatch")
+
+    def _check_sight_and_messages(self) -> None:
+        """Chapter 11's fields: a sight radius rho >= 0 (or None) on a scenario and actor it applies to, and
+        messages only for the "comm" actor (``ValueError`` naming the field otherwise)."""
+        check_choice("messages", self.messages, MESSAGES)
+        if self.actor != "comm" and (self.messages != "none" or self.message_rounds != 1):
+            raise ValueError(f"messages and message_rounds are the 'comm' actor's; this config's actor is "
+                             f"{self.actor!r} (use actor='comm', or leave messages='none' and message_rounds=1)")
+        if self.actor == "comm":
+            check_sight_scenario(self.scenario)
+            check_choice("entity_frame of the 'comm' actor", self.entity_frame, ("egocentric",))
+        if self.sight_radius is None:
+            return
+        self.sight_radius = check_rho(self.sight_radius)
+        check_sight_scenario(self.scenario)
+        if self.actor not in SIGHTED_ACTORS or self.entity_frame != "egocentric":
+            raise ValueError(f"sight_radius limits what a decentralized actor sees ({list(SIGHTED_ACTORS)}, egocentric "
+                             f"tokens); this config's actor is {self.actor!r} with {self.entity_frame} tokens")
 
     @property
     def batch_size(self) -> int:
@@ -186,7 +221,8 @@ class MAPPOConfig:
 
 
 _SIZES = ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_minibatches", "d_x", "heads", "d_q",
-          "d_out", "depth", "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff")
+          "d_out", "depth", "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff", "message_rounds",
+          "message_d_k")
 """The fields of :class:`MAPPOConfig` that must be positive integers (sizes and counts)."""
 
 _RANGES = (("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False), ("lr_actor", 0.0, 1.0, False),
@@ -202,7 +238,9 @@ _FLAGS = ("anneal_lr", "adv_norm_per_agent", "eval_deterministic")
 
 CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionCritic, "concat": ConcatCritic}
 ACTORS: dict[str, type[nn.Module]] = {"flat": Actor, "concat": ConcatPolicy, "attention": AttentionPolicy,
-                                      "entity": EntityActor}
+                                      "entity": EntityActor, "comm": CommActor}
+SIGHTED_ACTORS = ("flat", "entity", "comm")
+"""The actors that ``sight_radius`` can limit (decentralized ones: each reads its own o^i)."""
 
 
 @dataclass(frozen=True)
@@ -341,13 +379,25 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
     """A freshly initialised agent for ``config`` (the spec is read from the scenario if not given)."""
     spec = spec or env_spec(config.scenario, **config.scenario_kwargs)
     m, obs_dim, d_y, types = spec.m, spec.obs_dim, spec.n_actions, spec.agent_types
-    if config.actor == "flat":
-        actor: nn.Module = Actor(m, obs_dim, d_y, types, d_hidden=config.actor_hidden)
+    rho = config.sight_radius
+    if config.actor == "flat" and rho is not None:
+        actor: nn.Module = SightedActor(config.scenario, m, obs_dim, d_y, rho, types, d_hidden=config.actor_hidden)
+    elif config.actor == "flat":
+        actor = Actor(m, obs_dim, d_y, types, d_hidden=config.actor_hidden)
     elif config.actor == "concat":
         actor = ConcatPolicy(m, obs_dim, d_y, types, d_x=config.d_x, d_hidden=config.actor_hidden)
     elif config.actor == "attention":
         actor = AttentionPolicy(m, obs_dim, d_y, types, d_x=config.d_x, d_q=config.d_q, d_out=config.d_out,
                                 heads=config.heads, depth=config.depth, d_hidden=config.actor_hidden)
+    elif config.actor == "comm":
+        actor = CommActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, rho, types, d=config.entity_d,
+                          heads=config.entity_heads, d_ff=config.entity_ff, mixing=config.entity_mixing,
+                          messages=config.messages, rounds=config.message_rounds, d_k=config.message_d_k,
+                          d_hidden=config.actor_hidden)
+    elif rho is not None:
+        actor = SightedEntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, rho, types,
+                                   d=config.entity_d, heads=config.entity_heads, d_ff=config.entity_ff,
+                                   mixing=config.entity_mixing)
     else:
         actor = EntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, types, d=config.entity_d,
                             heads=config.entity_heads, d_ff=config.entity_ff, frame=config.entity_frame,
@@ -362,7 +412,8 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
 
 
 ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "depth", "actor_hidden", "entity_d",
-                      "entity_heads", "entity_ff", "entity_frame", "entity_mixing")
+                      "entity_heads", "entity_ff", "entity_frame", "entity_mixing", "sight_radius", "messages",
+                      "message_rounds", "message_d_k")
 """The fields that fix the actor's design. Its shapes may still depend on m (``scenario_kwargs``): only
 the entity actor's do not, so only its weights move to another number of agents."""
 

@@ -6,7 +6,8 @@ API) by name, ``evaluate`` scores a policy on it, ``render_episode`` draws its f
 The ports: ``make_batched("simple_spread" | "simple_tag" | "collect_treasure", num_envs)`` steps
 many worlds as numpy arrays with the same observations, rewards and episode ends as mpe2 —
 checked by parity tests that copy an mpe2 state into a port (``load_state``) and replay whole
-episodes. ``entity_tokens`` cuts an observation into the per-entity vectors self-attention reads.
+episodes. ``entity_tokens`` cuts an observation into the per-entity vectors self-attention reads, and
+``apply_sight`` limits what it shows to a radius (chapter 11's limited sight, :mod:`attnmarl.envs.sight`).
 
 Typical use::
 
@@ -39,6 +40,7 @@ from .reference import (
     step_arrays,
 )
 from .scenarios import PORTED, scenario_name
+from .sight import SIGHT_RHO, apply_sight, sighted_policy, visibility, visible_fraction
 from .spread import BatchedSpread
 from .tag import BatchedTag
 from .tokens import EntityTokens, TokenLayout, entity_tokens, token_layout
@@ -62,6 +64,11 @@ def make_batched(scenario: str, num_envs: int, seed: int = 0, **scenario_kwargs:
 
 __all__ = [
     "PORTS",
+    "SIGHT_RHO",
+    "apply_sight",
+    "sighted_policy",
+    "visibility",
+    "visible_fraction",
     "BatchedCollectTreasure",
     "BatchedEnv",
     "BatchedSpread",

@@ -246,10 +246,15 @@ class EntityAttention(nn.Module):
         return present / present.sum(dim, keepdim=True)
 
     def _head(self, e_self: Tensor, attended: Tensor) -> Tensor:
-        """h = e_self + W_o c (``attended``);  h <- h + FF(LN(h));  y = W_y LN(h)."""
+        """y = W_y LN(h), h the self token's :meth:`_encoding`."""
+        return self.W_y(self._encoding(e_self, attended))
+
+    def _encoding(self, e_self: Tensor, attended: Tensor) -> Tensor:
+        """LN(h): h = e_self + W_o c (``attended``);  h <- h + FF(LN(h)). What the policy head reads, and what
+        :class:`attnmarl.nets.messages.EntityEncoder` returns as agent i's encoding h^i."""
         h = e_self + attended
         h = h + self.ff(self.ln_ff(h))
-        return self.W_y(self.ln_out(h))
+        return self.ln_out(h)
 
     def _kind_columns(self) -> list[tuple[slice, int]]:
         """Each kind's feature columns in ``embed.weight`` and its flag column, whose weights are the
@@ -421,7 +426,7 @@ class EntityActor(nn.Module):
             group = [layouts[i] for i in members.tolist()]
             index = _token_index(group, obs_dim)  # (m_type, n, d_tokens)
             blocks = _kind_blocks(group[0])
-            self.nets.append(EntityAttention(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks], mixing))
+            self.nets.append(self._type_net(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks], mixing))
             gather.append(index)
             rows = members[:, None, None] * obs_dim  # where agent i's o^i starts in o.flatten(1)
             kind_gather.append(BufferList(_feature_major(rows + index[:, tokens, start:start + width])
@@ -442,9 +447,15 @@ class EntityActor(nn.Module):
             self._kind_offset = BufferList(_feature_major(offset[:, tokens, start:start + width])
                                            for tokens, start, width in blocks)
 
+    @staticmethod
+    def _type_net(d_tokens: int, d_y: int, d: int, heads: int, d_ff: int, kind_widths: Sequence[int],
+                  mixing: str) -> EntityAttention:
+        """The network one agent type shares (a subclass may build another one on the same tokens)."""
+        return EntityAttention(d_tokens, d_y, d, heads, d_ff, kind_widths, mixing)
+
     def tokens(self, o: Tensor) -> list[Tensor]:
         """Each type's token tensor (batch, m_type, n, d_tokens), gathered from ``o`` (batch, m, obs_dim)."""
-        check_obs(o, self.m, self.obs_dim, self.nets[0].W_y.weight)
+        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
         if self.frame == "absolute":
             table = torch.cat([o.flatten(1), o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
             main, offset = self._absolute
@@ -461,7 +472,7 @@ class EntityActor(nn.Module):
     def kind_tokens(self, o: Tensor) -> list[list[Tensor]]:
         """For each type, its tokens kind by kind, feature-major: (w_k, n_k, m_type, batch), raw features only
         (the input of :meth:`EntityAttention.folded`); the same numbers as :meth:`tokens` without the zeros."""
-        check_obs(o, self.m, self.obs_dim, self.nets[0].W_y.weight)
+        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
         table = o.flatten(1)  # o^1, ..., o^m side by side; in world coordinates, then a zero and a one
         if self.frame == "absolute":
             table = torch.cat([table, o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
