@@ -510,7 +510,7 @@ def test_reproduce_passes_the_device_to_every_run_and_asks_ray_for_a_gpu(tmp_pat
 
     def fake_reproduce(runs, out, address, cpus, retries, device):
         asked["device"] = device
-        return {"counts": {"reproduces": len(runs)}}
+        return {"counts": {**dict.fromkeys(reproduce.VERDICTS, 0), "identical": len(runs)}}
 
     monkeypatch.setattr(reproduce, "reproduce", fake_reproduce)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

@@ -1753,7 +1753,7 @@ def test_reproduce_reports_a_recorded_command_that_cannot_re_run_its_run_as_fail
 ])
 def test_reproduce_refuses_an_index_with_a_run_twice_or_a_score_no_run_can_have(tmp_path, capsys, entries, message):
     """A run listed twice trained twice into the same files; a NaN score was reported as 'differs', a NaN error
-    as 'reproduces'."""
+    as 'reproduces' (now 'within noise')."""
     from attnmarl import reproduce
 
     (tmp_path / "index.json").write_text(json.dumps(entries))
@@ -1771,7 +1771,7 @@ def test_there_is_no_verdict_on_a_score_that_is_not_a_number(shipped, reproduced
     as_result = lambda pair: {"final_return": pair[0], "final_sem": pair[1]}  # noqa: E731
     with pytest.raises(ValueError, match="is not a finite score with a standard error >= 0; there is no verdict"):
         verdict(as_result(shipped), as_result(reproduced))
-    assert verdict(as_result((1.0, 0.1)), as_result((1.0, 0.0))) == (0.0, "reproduces")
+    assert verdict(as_result((1.0, 0.1)), as_result((1.0, 0.0))) == (0.0, "within noise")
 
 
 @pytest.mark.parametrize("content", ["{oops", "[]", '{"final_return": "high"}', ""])
