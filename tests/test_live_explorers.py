@@ -15,6 +15,7 @@ import pytest
 import torch
 from browser import offline_page
 
+from attnmarl.algos.maddpg import force_to_action
 from attnmarl.checkpoints import load_agent
 from attnmarl.explorers.policy import (
     make_policy_probe,
@@ -23,6 +24,7 @@ from attnmarl.explorers.policy import (
     policy_probe_explorer,
     policy_probe_frame,
 )
+from attnmarl.explorers.qnet import FINE_FORCE_GRID, q_alpha, q_episode_explorer, q_episode_frame, qnet_checkpoint
 from attnmarl.explorers.self_attention import (
     alpha_explorer,
     alpha_frame,
@@ -31,7 +33,7 @@ from attnmarl.explorers.self_attention import (
     heads_frame,
     heads_page_data,
 )
-from attnmarl.explorers.value import make_probe, probe_explorer, probe_frame, value_checkpoint
+from attnmarl.explorers.value import make_probe, probe_explorer, probe_frame, trained_episode, value_checkpoint
 from attnmarl.viz import frame_spec
 from attnmarl.widgets import Range
 
@@ -64,10 +66,19 @@ def policy_probe():
 
 
 @pytest.fixture(scope="module")
-def page(probe, policy_probe):
-    """One offline page with the four in-page explorers: chapter 3's, chapter 4's, and the probes of chapters 7
-    and 8."""
-    explorers = [alpha_explorer(), heads_explorer(), probe[1], policy_probe[1]]
+def q_explorer():
+    """Chapter 9's explorer: the shipped m = 3 attention Q critic over mpe2 episode 3, and what it reads."""
+    agent, config = load_agent(qnet_checkpoint("q-spread3-attention"))
+    episode = trained_episode(agent, config, 3)
+    q_hat, alpha, actions = q_alpha(agent, episode)
+    return agent, episode, q_hat, alpha, actions, q_episode_explorer(agent, config, seed=3)
+
+
+@pytest.fixture(scope="module")
+def page(probe, policy_probe, q_explorer):
+    """One offline page with the five in-page explorers: chapters 3 and 4's layers, the probes of chapters 7 and
+    8, and chapter 9's Q landscape."""
+    explorers = [alpha_explorer(), heads_explorer(), probe[1], policy_probe[1], q_explorer[-1]]
     with offline_page() as p:
         p.set_content(f"<html><body>{''.join(e.static_html() for e in explorers)}</body></html>")
         p.wait_for_selector(".ax-live .ax-panels svg", timeout=20_000)
@@ -246,3 +257,39 @@ def test_moving_a_landmark_in_the_page_redraws_the_policy(page, policy_probe):
     assert root.locator(".ax-caption").inner_text() == expected["caption"]
     drawn = [float(v) for v in re.findall(r'data-value="([^"]+)"', root.locator("svg.ax-heatmap").nth(1).inner_html())]
     np.testing.assert_allclose(drawn, np.ravel(expected["panels"][2]["values"]), atol=1e-4)
+
+
+# ---- chapter 9's Q landscape: the trained Q critic in the page ------------------------------------------
+
+@pytest.mark.parametrize("t,i,j", [(0, 0, 1), (7, 2, 2), (19, 1, 0)])
+def test_the_pages_q_landscape_computes_what_pytorch_computes(page, q_explorer, t, i, j):
+    """The page runs the Q critic on the recorded step with agent j's force swept over a 21 x 21 grid: every
+    q^i it draws is PyTorch's within 1e-5 (in float64), and the frame is the package's."""
+    agent, episode, q_hat, alpha, actions, explorer = q_explorer
+    data = explorer.page.data()
+    settings = {"t": t, "i": data["choices"][i], "j": data["choices"][j]}
+    js = page.evaluate("([s, d]) => attnmarlLiveModels.qEpisode(s, d)", [settings, data])
+    critic = copy.deepcopy(agent.critic).double()
+    grid = FINE_FORCE_GRID
+    fx, fy = np.meshgrid(grid, grid[::-1])
+    a = torch.from_numpy(actions[t]).double().expand(fx.size, -1, -1).clone()
+    a[:, j] = force_to_action(torch.from_numpy(np.stack([fx.ravel(), fy.ravel()], -1)))
+    o = torch.from_numpy(episode.obs[t]).double().expand(fx.size, -1, -1)
+    with torch.no_grad():
+        response = critic(o, a)[:, i].numpy().reshape(fx.shape)
+        taken, alphas = critic.values_and_alpha(o[:1], torch.from_numpy(actions[t:t + 1]).double())
+    assert np.abs(np.array(js["panels"][2]["values"]) - (response - taken[0, i].item())).max() <= TOL
+    assert np.abs(np.array(js["panels"][1]["values"])[:-1] - alphas[0][0][:, i].numpy()).max() <= TOL
+    python = frame_spec(q_episode_frame(agent, episode, q_hat, alpha, actions, t, i, j, grid), digits=12)
+    assert js["caption"] == python["caption"] and js["panels"][3] == python["panels"][3]
+    assert _compare(js, python) <= 1e-4  # the package's frame runs in float32
+
+
+def test_stepping_the_q_explorer_in_the_page_redraws_the_landscape(page, q_explorer):
+    agent, episode, q_hat, alpha, actions, _ = q_explorer
+    root = page.locator(".ax-live").nth(4)
+    assert "Live in this page" in root.locator(".ax-note").inner_text()
+    root.locator("input[type=range]").first.evaluate("(s) => { s.value = '12'; s.dispatchEvent(new Event('input')); }")
+    expected = frame_spec(q_episode_frame(agent, episode, q_hat, alpha, actions, 12, 0, 1, FINE_FORCE_GRID), digits=12)
+    assert root.locator(".ax-caption").inner_text() == expected["caption"]
+    assert root.locator("svg.ax-heatmap").nth(1).locator("rect[data-value]").count() == 21 * 21

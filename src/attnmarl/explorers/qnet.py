@@ -24,17 +24,21 @@ from ..algos.maddpg import MADDPGAgent, MADDPGConfig, force_to_action
 from ..checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, shipped_table
 from ..guards import check_index, check_real
 from ..nets import AttentionQ
-from ..viz import Frame, Heatmap, Text
-from ..widgets import Dropdown, Explorer, Slider
+from ..viz import Frame, Heatmap, Text, frame_spec
+from ..widgets import Dropdown, Explorer, PageModel, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label
 from .value import trained_episode
 
 __all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "tag_versus", "q_alpha", "FORCE_GRID", "force_response",
-           "change_scale", "q_episode_frame", "q_episode_explorer"]
+           "change_scale", "q_episode_frame", "q_page_data", "q_episode_explorer", "FINE_FORCE_GRID"]
 
 FORCE_GRID = np.linspace(-1.0, 1.0, 5)
 """The forces F_x, F_y the explorer tries for agent j (F^j in [-1, 1]^2, the book's notation; mpe2 scales it by the
 agent's sensitivity)."""
+
+
+FINE_FORCE_GRID = np.round(np.linspace(-1.0, 1.0, 21), 10)
+"""The landscape an explorer draws when it runs in the page (or in a kernel): agent j's force in steps of 0.1."""
 
 
 def qnet_runs() -> list[dict[str, Any]]:
@@ -122,9 +126,10 @@ def change_scale(change: np.ndarray, floor: float = 0.01) -> float:
 
 
 def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alpha: np.ndarray, actions: np.ndarray,
-                    t: int = 0, i: int = 0, j: int = 1) -> Frame:
+                    t: int = 0, i: int = 0, j: int = 1, grid: np.ndarray = FORCE_GRID) -> Frame:
     """Step ``t`` of an episode seen by agent ``i``'s Q critic: the arena ringed by alpha^i (mean of the
-    heads), alpha^i per head, and q_hat^i over a grid of agent ``j``'s force (the others' actions as taken)."""
+    heads), alpha^i per head, and q_hat^i over ``grid`` x ``grid`` forces of agent ``j`` (the others' actions as
+    taken; the cells carry numbers up to a 7 x 7 grid)."""
     t = check_step(episode, t)
     m = len(episode.agents)
     i, j = check_index("i", i, m, "agent index"), check_index("j", j, m, "agent index")
@@ -136,14 +141,15 @@ def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alp
     rows = [f"head {h + 1}" for h in range(alpha.shape[1])] + ["mean"]
     per_head = Heatmap(np.vstack([alpha[t][:, i], weights]), rows, names, title=f"α of q̂ of {names[i]}",
                        xlabel="key: agent j", ylabel="head")
-    response = force_response(agent, episode.obs[t], actions[t], i, j)
-    labels = [f"{f:+.1f}" for f in FORCE_GRID]
+    response = force_response(agent, episode.obs[t], actions[t], i, j, grid)
+    labels = [f"{f:+.1f}" for f in grid]
     taken = _force_of(actions[t, j])
     change = response - q_hat[t, i]
     reach = change_scale(change)
     sweep = Heatmap(change, labels[::-1], labels,
                     title=f"q̂ of {names[i]} − as taken, {names[j]}'s force varied",
-                    xlabel=f"{names[j]}'s force F_x", ylabel="F_y", vmin=-reach, vmax=reach, cmap="RdBu_r")
+                    xlabel=f"{names[j]}'s force F_x", ylabel="F_y", vmin=-reach, vmax=reach, cmap="RdBu_r",
+                    annotate=len(grid) <= 7)
     spread = float(response.max() - response.min())
     values = Text("\n".join(f"{'*' if k == i else ' '} q̂ of {n}: {v:7.2f}" for k, (n, v) in
                             enumerate(zip(names, q_hat[t]))), title="q̂ with the actions taken")
@@ -153,19 +159,50 @@ def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alp
                          f"{weights[j]:.2f} (uniform {1 / m:.2f})")
 
 
+def _array(x: Any) -> list:
+    return np.asarray(x.detach() if isinstance(x, torch.Tensor) else x, dtype=np.float64).tolist()
+
+
+def q_page_data(agent: MADDPGAgent, episode: Episode, actions: np.ndarray, grid: np.ndarray) -> dict[str, Any]:
+    """What the page computes :func:`q_episode_frame` from (``static/live.js``, model ``qEpisode``): the episode's
+    observations and the actions mu(o) the actors took, the Q critic's weights, the arena at every step, the
+    names and the force grid. One agent type only (simple_spread, as chapter 9 shows it)."""
+    critic = _attention_critic(agent)
+    if len(set(critic.agent_types)) != 1:
+        raise ValueError(f"the in-page Q explorer runs one agent type; this critic has types {critic.agent_types}")
+    phi = [layer for layer in critic.phi if isinstance(layer, torch.nn.Linear)]
+    return {
+        "obs": _array(episode.obs), "actions": _array(actions), "grid": [float(f) for f in grid],
+        "phi": [{"W": _array(layer.weight), "b": _array(layer.bias)} for layer in phi],
+        "blocks": [{"W_q": _array(b.attention.W_q), "W_k": _array(b.attention.W_k), "W_v": _array(b.attention.W_v),
+                    "fc_W": _array(b.fc.weight), "fc_b": _array(b.fc.bias)} for b in critic.blocks],
+        "heads": {"W1": _array(critic.heads.hidden.W), "b1": _array(critic.heads.hidden.b),
+                  "W2": _array(critic.heads.out.W), "b2": _array(critic.heads.out.b)},
+        "arenas": [frame_spec(Frame([arena_panel(episode, t)]), digits=12)["panels"][0]
+                   for t in range(episode.steps + 1)],
+        "choices": [choice_label(a) for a in episode.agents],
+    }
+
+
 def q_episode_explorer(agent: MADDPGAgent, config: MADDPGConfig, seed: int = 0) -> Explorer:
     """Step through one mpe2 episode of a trained MADDPG agent; choose agent i (whose q_hat) and agent j
-    (whose force is varied)."""
-    _attention_critic(agent)
+    (whose force is varied). With one agent type the Q critic also runs in the page of the built book, over
+    :data:`FINE_FORCE_GRID`; otherwise the page shows frames precomputed over :data:`FORCE_GRID`."""
+    critic = _attention_critic(agent)
     episode = trained_episode(agent, config, seed)
     q_hat, alpha, actions = q_alpha(agent, episode)
     agents = [choice_label(a) for a in episode.agents]
+    in_page = len(set(critic.agent_types)) == 1
+    grid = FINE_FORCE_GRID if in_page else FORCE_GRID
 
     def frame(t: int = 0, i: str = agents[0], j: str = agents[1 % len(agents)]) -> Frame:
-        return q_episode_frame(agent, episode, q_hat, alpha, actions, t, agents.index(i), agents.index(j))
+        return q_episode_frame(agent, episode, q_hat, alpha, actions, t, agents.index(i), agents.index(j), grid)
 
     return Explorer(frame, [
         Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
         Dropdown("i", agents, label="agent i (whose q̂)"),
         Dropdown("j", agents, default=agents[1 % len(agents)], label="agent j (force varied)"),
-    ], title=f"The self-attention Q critic over one mpe2 episode ({config.scenario}, seed {seed})")
+    ], title=f"The self-attention Q critic over one mpe2 episode ({config.scenario}, seed {seed})",
+        page=PageModel("qEpisode", lambda: q_page_data(agent, episode, actions, grid),
+                       "the trained Q critic runs here, in JavaScript, on its exported weights, over a 21 x 21 grid of "
+                       "forces (held to PyTorch within 1e-5 by the book's tests).") if in_page else None)

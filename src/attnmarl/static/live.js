@@ -54,9 +54,9 @@ if (typeof window.attnmarlLive === "undefined") {
         if (first === null) first = heads.map((head) => head.alpha);
         h = h.map((x, i) => relu(linear(x.concat(...heads.map((head) => head.c[i])), block.fc_W, block.fc_b)));
       });
-      const v = h.map((x, i) => {
-        const hidden = relu(linear(x, d.heads.W1[i], d.heads.b1[i]));
-        return linear(hidden, d.heads.W2[i], d.heads.b2[i])[0] * d.value_std[i] + d.value_mean[i];
+      const v = h.map((x, i) => { // a value critic's output is normalised (ValueNorm); a Q critic's is not
+        const y = linear(relu(linear(x, d.heads.W1[i], d.heads.b1[i])), d.heads.W2[i], d.heads.b2[i])[0];
+        return d.value_std ? y * d.value_std[i] + d.value_mean[i] : y;
       });
       return { v, alpha: first };
     }
@@ -73,7 +73,44 @@ if (typeof window.attnmarlLive === "undefined") {
     const softmax = (y) => { const top = Math.max(...y), e = y.map((v) => Math.exp(v - top)), t = e.reduce((a, b) => a + b, 0); return e.map((v) => v / t); };
     const argmax = (row) => row.indexOf(Math.max(...row));
 
+    // attnmarl.explorers.qnet.change_scale: the largest |change| rounded up to 1, 2 or 5 times a power of ten.
+    function changeScale(change) {
+      const largest = Math.max(...change.flat().map(Math.abs), 0.01), power = 10 ** Math.floor(Math.log10(largest));
+      return [1, 2, 5, 10].map((k) => k * power).find((v) => v >= largest * (1 - 1e-9));
+    }
+    const forceToAction = ([fx, fy]) => [0, Math.max(-fx, 0), Math.max(fx, 0), Math.max(-fy, 0), Math.max(fy, 0)];
+    const oneDecimal = (v) => (v >= 0 ? "+" : "-") + Math.abs(v).toFixed(1); // Python's f"{v:+.1f}"
+
     const MODELS = {
+      // attnmarl.explorers.qnet.q_episode_frame: chapter 9's Q critic at step t of a recorded episode, q^i over
+      // a grid of agent j's forces, the others' actions as taken.
+      qEpisode(set, d) {
+        const t = set.t, i = d.choices.indexOf(set.i), j = d.choices.indexOf(set.j), o = d.obs[t], a = d.actions[t];
+        const m = o.length, names = d.arenas[t].labels.slice(0, m);
+        const q = (actions) => attentionCritic(o.map((x, k) => x.concat(actions[k])), d);
+        const taken = q(a), weights = taken.alpha[0][i].map((_, k) => taken.alpha.reduce((s, head) => s + head[i][k], 0) / taken.alpha.length);
+        const response = d.grid.slice().reverse().map((fy) => d.grid.map((fx) =>
+          q(a.map((ak, k) => (k === j ? forceToAction([fx, fy]) : ak))).v[i]));
+        const change = response.map((row) => row.map((v) => v - taken.v[i])), reach = changeScale(change);
+        const labels = d.grid.map(oneDecimal), flat = response.flat();
+        return {
+          panels: [
+            { ...d.arenas[t], focus: i, emphasis: d.arenas[t].xy.map((_, k) => (k < m ? weights[k] : 0)),
+              title: `t = ${t}: rings = α of q̂ of ${names[i]}` },
+            { type: "heatmap", values: [...taken.alpha.map((head) => head[i]), weights],
+              rows: [...taken.alpha.map((_, h) => `head ${h + 1}`), "mean"], cols: names, title: `α of q̂ of ${names[i]}`,
+              xlabel: "key: agent j", ylabel: "head", vmin: 0, vmax: 1, cmap: "viridis", annotate: true },
+            { type: "heatmap", values: change, rows: labels.slice().reverse(), cols: labels,
+              title: `q̂ of ${names[i]} − as taken, ${names[j]}'s force varied`, xlabel: `${names[j]}'s force F_x`,
+              ylabel: "F_y", vmin: -reach, vmax: reach, cmap: "RdBu_r", annotate: d.grid.length <= 7 },
+            { type: "text", text: names.map((n, k) => `${k === i ? "*" : " "} q̂ of ${n}: ${taken.v[k].toFixed(2).padStart(7)}`).join("\n"),
+              title: "q̂ with the actions taken" },
+          ],
+          caption: `step ${t}: ${names[j]} pushed with F = (${signed(a[j][2] - a[j][1])}, ${signed(a[j][4] - a[j][3])}); over ` +
+            `the grid of its forces q̂ of ${names[i]} spans ${(Math.max(...flat) - Math.min(...flat)).toFixed(2)}; ` +
+            `α of ${names[i]} on ${names[j]}: ${weights[j].toFixed(2)} (uniform ${(1 / m).toFixed(2)})`,
+        };
+      },
       // attnmarl.explorers.policy.policy_probe_frame: chapter 8's entity actor (playground.js's entityForward,
       // itself held to PyTorch) in a frozen state, one agent or landmark moved.
       policyProbe(set, d) {
