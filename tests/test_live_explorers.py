@@ -293,3 +293,16 @@ def test_stepping_the_q_explorer_in_the_page_redraws_the_landscape(page, q_explo
     expected = frame_spec(q_episode_frame(agent, episode, q_hat, alpha, actions, 12, 0, 1, FINE_FORCE_GRID), digits=12)
     assert root.locator(".ax-caption").inner_text() == expected["caption"]
     assert root.locator("svg.ax-heatmap").nth(1).locator("rect[data-value]").count() == 21 * 21
+
+
+def test_at_390_px_every_explorer_fits_without_a_sideways_swipe(page):
+    """A phone's width: each panel scales down to the explorer's width (its SVG keeps a viewBox), so neither the
+    page nor any explorer's row of panels scrolls sideways."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.wait_for_timeout(100)
+        wide = page.evaluate("""() => [document.documentElement.scrollWidth,
+            ...Array.from(document.querySelectorAll('.ax-panels'), (p) => p.scrollWidth - p.clientWidth)]""")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})
+    assert wide[0] <= 390 and max(wide[1:]) <= 1, wide

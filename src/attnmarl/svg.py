@@ -94,7 +94,7 @@ def heatmap(p: dict) -> str:
     top = 10 + 16 * n_lines
     h = top + cell_h * n_rows + 44
     span = (p["vmax"] - p["vmin"]) or 1
-    s = f'<svg class="ax-panel ax-heatmap" width="{_num(w)}" height="{_num(h)}" role="img" aria-label="{_esc(p["title"])}">'
+    s = f'<svg class="ax-panel ax-heatmap" width="{_num(w)}" height="{_num(h)}" viewBox="0 0 {_num(w)} {_num(h)}" role="img" aria-label="{_esc(p["title"])}">'
     s += title
     for i, row in enumerate(p["values"]):
         for j, v in enumerate(row):
@@ -128,7 +128,7 @@ def points(p: dict) -> str:
     h = top + size + 40
     lim = p["lim"]
     X, Y = _square(lim, left, top, size)
-    s = f'<svg class="ax-panel ax-points" width="{w}" height="{h}" role="img" aria-label="{_esc(p["title"])}">'
+    s = f'<svg class="ax-panel ax-points" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{_esc(p["title"])}">'
     s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#444"/>'
     t = math.ceil(-lim)
@@ -160,7 +160,7 @@ def arena(p: dict) -> str:
     def R(r: float) -> float:
         return (r / (2 * lim)) * size
 
-    s = f'<svg class="ax-panel ax-arena" width="{w}" height="{h}" role="img" aria-label="{_esc(p["title"])}">'
+    s = f'<svg class="ax-panel ax-arena" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{_esc(p["title"])}">'
     s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="#fafafa" stroke="#444"/>'
     for i, (x, y) in enumerate(p["xy"]):
@@ -185,7 +185,7 @@ def arena(p: dict) -> str:
 def picture(p: dict) -> str:
     top, scale = 26, p["scale"]
     w, h = p["width"] * scale, p["height"] * scale
-    s = f'<svg class="ax-panel ax-picture" width="{_num(w + 8)}" height="{_num(top + h + 8)}" role="img" aria-label="{_esc(p["title"])}">'
+    s = f'<svg class="ax-panel ax-picture" width="{_num(w + 8)}" height="{_num(top + h + 8)}" viewBox="0 0 {_num(w + 8)} {_num(top + h + 8)}" role="img" aria-label="{_esc(p["title"])}">'
     s += f'<text x="{_num(4 + w / 2)}" y="16" text-anchor="middle" font-weight="600" font-size="13">{_esc(p["title"])}</text>'
     s += f'<image x="4" y="{top}" width="{_num(w)}" height="{_num(h)}" href="{p["png"]}" style="image-rendering:pixelated"/>'
     for row, col, height, width in p["boxes"]:

@@ -52,7 +52,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
       const [head, nLines] = title(p.title, left + (cell * nCols) / 2, w);
       const top = 10 + 16 * nLines, h = top + cellH * nRows + 44;
       const span = p.vmax - p.vmin || 1;
-      let s = `<svg class="ax-panel ax-heatmap" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
+      let s = `<svg class="ax-panel ax-heatmap" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${esc(p.title)}">`;
       s += head;
       p.values.forEach((row, i) => row.forEach((v, j) => {
         const [css, light] = color(p.cmap, (v - p.vmin) / span), x = left + j * cell, y = top + i * cellH;
@@ -79,7 +79,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
       const [head, nLines] = title(p.title, left + size / 2, w);
       const top = 10 + 16 * nLines, h = top + size + 40;
       const [X, Y] = square(lim, left, top, size);
-      let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
+      let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${esc(p.title)}">`;
       s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#444"/>`;
       for (let t = Math.ceil(-lim); t <= lim; t++) {
@@ -104,7 +104,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
       const top = 10 + 16 * nLines, h = top + size + 30;
       const [X, Y] = square(lim, left, top, size);
       const R = (r) => (r / (2 * lim)) * size;
-      let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" role="img" aria-label="${esc(p.title)}">`;
+      let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${esc(p.title)}">`;
       s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="#fafafa" stroke="#444"/>`;
       p.xy.forEach(([x, y], i) => {
@@ -124,7 +124,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
 
     function picture(p) {
       const top = 26, scale = p.scale, w = p.width * scale, h = p.height * scale;
-      let s = `<svg class="ax-panel ax-picture" width="${w + 8}" height="${top + h + 8}" role="img" aria-label="${esc(p.title)}">`;
+      let s = `<svg class="ax-panel ax-picture" width="${w + 8}" height="${top + h + 8}" viewBox="0 0 ${w + 8} ${top + h + 8}" role="img" aria-label="${esc(p.title)}">`;
       s += `<text x="${4 + w / 2}" y="16" text-anchor="middle" font-weight="600" font-size="13">${esc(p.title)}</text>`;
       s += `<image x="4" y="${top}" width="${w}" height="${h}" href="${p.png}" style="image-rendering:pixelated"/>`;
       p.boxes.forEach(([row, col, height, width]) => {
