@@ -668,8 +668,9 @@ FIGURE_TEXT = """
 def png_dpi(src: str) -> float:
     """The pixels per inch a figure's PNG was drawn at (attnmarl.viz.figure_png writes it: FIGURE_DPI times
     PIXEL_DENSITY); FIGURE_DPI for an image without it (an animation's frame)."""
-    from attnmarl.viz import FIGURE_DPI
     from PIL import Image
+
+    from attnmarl.viz import FIGURE_DPI
 
     if not src.startswith("file://") or not src.endswith(".png"):
         return FIGURE_DPI
@@ -685,10 +686,10 @@ def svg_min_font(path: Path) -> float:
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book, browser_page, chapter):
     """Matplotlib figures: their text is at least MIN_FONT_PT at FIGURE_DPI (the package style and the check on
-    the chapters' font sizes; a PNG drawn at PIXEL_DENSITY times that is shown at its 1x size), so a figure shrunk to fit the column keeps 9 px if it is not shrunk below
-    9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams (SVG files) and explorers (inline SVG): every text is 9 px
+    the chapters' font sizes; a PNG drawn at PIXEL_DENSITY times that is shown at its 1x size), so a figure
+    shrunk to fit the column keeps 9 px if it is not shrunk below 9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams (SVG files) and explorers (inline SVG): every text is 9 px
     or more on screen."""
-    from attnmarl.viz import FIGURE_DPI, MIN_FONT_PT
+    from attnmarl.viz import MIN_FONT_PT
 
     page = browser_page
     assert page.viewport_size["width"] == 1280

@@ -396,7 +396,8 @@ def test_figures_are_drawn_at_twice_the_pixels_of_the_size_they_are_shown_at() -
     figure.savefig(one_x, format="png", bbox_inches="tight")
     plt.close(figure)
     image, plain = Image.open(io.BytesIO(data)), Image.open(io.BytesIO(one_x.getvalue()))
-    assert all(0 <= size - PIXEL_DENSITY * shown[key] < PIXEL_DENSITY for size, key in zip(image.size, ("width", "height")))
+    assert all(0 <= size - PIXEL_DENSITY * shown[key] < PIXEL_DENSITY
+               for size, key in zip(image.size, ("width", "height")))
     assert abs(shown["width"] - plain.size[0]) <= 1 and abs(shown["height"] - plain.size[1]) <= 1
     assert image.mode == "P" and round(image.info["dpi"][0]) == PIXEL_DENSITY * FIGURE_DPI
     assert len(data) < len(one_x.getvalue())
