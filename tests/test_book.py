@@ -687,8 +687,8 @@ def svg_min_font(path: Path) -> float:
 def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book, browser_page, chapter):
     """Matplotlib figures: their text is at least MIN_FONT_PT at FIGURE_DPI (the package style and the check on
     the chapters' font sizes; a PNG drawn at PIXEL_DENSITY times that is shown at its 1x size), so a figure
-    shrunk to fit the column keeps 9 px if it is not shrunk below 9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams (SVG files) and explorers (inline SVG): every text is 9 px
-    or more on screen."""
+    shrunk to fit the column keeps 9 px if it is not shrunk below 9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams
+    (SVG files) and explorers (inline SVG): every text is 9 px or more on screen."""
     from attnmarl.viz import MIN_FONT_PT
 
     page = browser_page
