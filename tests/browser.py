@@ -33,9 +33,11 @@ def offline_page() -> Iterator:
         page.route("**/*", route)
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
+        console: list[str] = []  # what the page's scripts report as errors (console.error, a failed fetch)
+        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
         missing: list[str] = []  # local files the page asked for and could not load (a font, a script)
         page.on("requestfailed", lambda r: missing.append(r.url) if r.url.startswith("file://") else None)
-        page.blocked, page.errors, page.missing = blocked, errors, missing
+        page.blocked, page.errors, page.missing, page.console_errors = blocked, errors, missing, console
         try:
             yield page
         finally:
