@@ -34,13 +34,14 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture(autouse=True)
-def sigint_as_found():
-    """Every test starts with the SIGINT handler the process started with: a test that runs a command line's
-    main in-process may leave its own handler (or SIG_IGN) behind, and the tests of Ctrl-C after it, on the
-    same pytest worker, would then test that handler instead of Python's."""
+def python_sigint():
+    """Every test runs with Python's own Ctrl-C handler (``KeyboardInterrupt``), as under a terminal or CI, and
+    leaves it so. A test suite started in the background by a non-interactive shell (``make test &``) inherits
+    SIGINT *ignored*; Python then installs no handler, and neither do the commands the tests start (an ignored
+    signal stays ignored across exec), so the tests of Ctrl-C would test nothing. A test that runs a command
+    line's main in-process may also leave that command's handler behind for the next test on its worker."""
     import signal
 
-    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
-    if signal.getsignal(signal.SIGINT) is not before:
-        signal.signal(signal.SIGINT, before)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
