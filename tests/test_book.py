@@ -783,7 +783,7 @@ CHAPTER_BUDGET = 2_700_000
 """A chapter's budget: the shared 1.6 MB and up to 1.1 MB of figures, explorers and text (quick-mode builds:
 1.9-2.55 MB)."""
 
-PAGE_BUDGETS = {chapter: CHAPTER_BUDGET for chapter in CHAPTERS} | {"book/10-more-agents": 3_800_000}
+PAGE_BUDGETS = dict.fromkeys(CHAPTERS, CHAPTER_BUDGET) | {"book/10-more-agents": 3_800_000}
 """Pages allowed more than PAGE_BUDGET. Chapter 10 carries the most: 16 figures and five explorers over every
 team size (3.44 MB in a quick-mode build)."""
 

@@ -100,7 +100,8 @@ def _without_unused_design(app: Any, pagename: str, templatename: str, context: 
     sphinx-design element (its classes start with ``sd-``) goes without them."""
     if re.search(r'class="[^"]*\bsd-', context.get("body", "")):
         return
-    context["css_files"] = [c for c in context.get("css_files", []) if "sphinx-design" not in str(getattr(c, "filename", c))]
+    context["css_files"] = [c for c in context.get("css_files", [])
+                            if "sphinx-design" not in str(getattr(c, "filename", c))]
     context["script_files"] = [s for s in context.get("script_files", [])
                                if "design-tabs" not in str(getattr(s, "filename", s) or "")]
 
