@@ -723,8 +723,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
         const i = this.focus, names = this.tokenNames(i), n = names.length, heads = this.weights.entity.heads;
         const cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
         const width = Math.max(left + cell * n + 10, 560), height = top + heads * cell + 40; // room for the legend
-        let s = `<svg class="pg-heatmap" viewBox="0 0 ${width} ${height}" style="width:min(${width}px,100%)" role="img" ` +
-          `aria-label="alpha of agent ${i + 1}">`; // narrows with the page rather than needing a sideways swipe
+        let s = `<svg class="pg-heatmap" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" ` +
+          `aria-label="alpha of agent ${i + 1}">`; // on a phone it narrows with the page (playground.css)
         s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's agent a${i + 1} ` +
           `over its ${n} tokens${this.policy === "entity" ? "" : " (in the entity team's world)"}</text>`;
         for (let h = 0; h < heads; h++) {
