@@ -4,7 +4,7 @@ of CleanRL: every hyperparameter in :class:`MADDPGConfig`, the whole loop in :fu
 MADDPG is DDPG for m agents with centralized training and decentralized decisions:
 
 - **actors** — deterministic and decentralized, a^i = mu(o^i; theta^i). The actor outputs the force the
-  agent wants, u^i = tanh(y^i) in [-1, 1]^2, and a^i is mpe2's 5-number continuous movement action
+  agent wants, F^i = tanh(y^i) in [-1, 1]^2, and a^i is mpe2's 5-number continuous movement action
   that makes that force: a^i = [0, max(-u_x, 0), max(u_x, 0), max(-u_y, 0), max(u_y, 0)] in [0, 1]^5
   (mpe2 pushes with a[2] - a[1] and a[4] - a[3]; :func:`force_to_action`). Agents of one type share
   the actor's weights (theta^i = theta for every predator, say), as chapter 7's MAPPO does: each
@@ -12,7 +12,7 @@ MADDPG is DDPG for m agents with centralized training and decentralized decision
 - **critics** — centralized: agent i's action value q_hat^i = q([o^1..o^m], [a^1..a^m]; w^i), all m
   in one pass (:mod:`attnmarl.nets.qnets`: the concatenation critic or fig. 17.9's self-attention critic).
 - **replay buffer** — joint transitions (o, a, r, o', terminated) of every agent (:class:`ReplayBuffer`),
-  collected by ``num_envs`` batched environments (numpy ports) with Gaussian exploration noise on u.
+  collected by ``num_envs`` batched environments (numpy ports) with Gaussian exploration noise on F.
 - **target networks** — mu' and q' follow mu and q slowly: w' <- tau w + (1 - tau) w' (:func:`soft_update`).
 
 One update on a minibatch of joint transitions:
@@ -65,7 +65,7 @@ __all__ = ["MADDPGConfig", "Q_CRITICS", "MADDPG_ACTORS", "FORCE_DIM", "force_to_
            "make_agent", "ReplayBuffer", "soft_update", "own_action_values", "train"]
 
 FORCE_DIM = 2
-"""The actor's output u^i: the force it wants along x and y."""
+"""The actor's output F^i: the force it wants along x and y."""
 
 
 @dataclass
@@ -111,7 +111,7 @@ class MADDPGConfig:
     gamma: float = 0.95
     tau: float = 0.02
     noise_std: float = 0.3
-    """sigma of the Gaussian exploration noise on the force u^i at the start ..."""
+    """sigma of the Gaussian exploration noise on the force F^i at the start ..."""
     noise_final: float = 0.05
     """... decayed linearly to this by the end of the run."""
     actor_reg: float = 1e-3
@@ -165,11 +165,11 @@ Q_CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionQ, "concat": Conc
 MADDPG_ACTORS: dict[str, type[nn.Module]] = {"flat": Actor, "entity": EntityActor}
 
 
-def force_to_action(u: Tensor) -> Tensor:
-    """mpe2's continuous movement action (..., 5) in [0, 1] that pushes with the force u (..., 2) in [-1, 1]:
+def force_to_action(F: Tensor) -> Tensor:
+    """mpe2's continuous movement action (..., 5) in [0, 1] that pushes with the force F (..., 2) in [-1, 1]:
     [no-op, left, right, down, up] = [0, max(-u_x, 0), max(u_x, 0), max(-u_y, 0), max(u_y, 0)]."""
-    return torch.cat([torch.zeros_like(u[..., :1]), torch.relu(-u[..., :1]), torch.relu(u[..., :1]),
-                      torch.relu(-u[..., 1:]), torch.relu(u[..., 1:])], dim=-1)
+    return torch.cat([torch.zeros_like(F[..., :1]), torch.relu(-F[..., :1]), torch.relu(F[..., :1]),
+                      torch.relu(-F[..., 1:]), torch.relu(F[..., 1:])], dim=-1)
 
 
 class MADDPGAgent(nn.Module):
@@ -184,7 +184,7 @@ class MADDPGAgent(nn.Module):
         """The exploration noise of :meth:`act` when not deterministic."""
 
     def forward_mu(self, o: Tensor) -> tuple[Tensor, Tensor]:
-        """The actor's pre-tanh output y (batch, m, 2) and the force u = tanh(y)."""
+        """The actor's pre-tanh output y (batch, m, 2) and the force F = tanh(y)."""
         y = self.actor(o)
         return y, torch.tanh(y)
 
@@ -198,16 +198,16 @@ class MADDPGAgent(nn.Module):
 
     def act(self, o: Tensor, generator: torch.Generator | None = None, deterministic: bool = True,
             noise_std: float | None = None) -> tuple[Tensor, Tensor]:
-        """Actions (batch, m, 5) for observations (batch, m, obs_dim), and the forces u (batch, m, 2) they make.
+        """Actions (batch, m, 5) for observations (batch, m, obs_dim), and the forces F (batch, m, 2) they make.
 
         Deterministic: a = mu(o). Otherwise the force gets Gaussian noise of sigma ``noise_std`` (default:
         :attr:`noise_std`) and is clipped to [-1, 1] — DDPG's exploration (the noise: :func:`normal_noise`)."""
-        u = self.forward_mu(o)[1]
-        check_finite("the actor's forces u", u)
+        F = self.forward_mu(o)[1]
+        check_finite("the actor's forces F", F)
         if not deterministic:
             sigma = self.noise_std if noise_std is None else noise_std
-            u = (u + sigma * normal_noise(u, generator)).clamp(-1.0, 1.0)
-        return force_to_action(u), u
+            F = (F + sigma * normal_noise(F, generator)).clamp(-1.0, 1.0)
+        return force_to_action(F), F
 
     def env_actions(self, a: Tensor) -> np.ndarray:
         """Actions as the environment takes them (already in [0, 1]), on the CPU."""
@@ -391,9 +391,9 @@ def _update(agent: MADDPGAgent, target: MADDPGAgent, buffer: ReplayBuffer, actor
     nn.utils.clip_grad_norm_(agent.critic.parameters(), config.max_grad_norm)
     critic_optimizer.step()
     # Algorithm 9.1, step 6 (actors): maximise q^i(o, [a^1, .., mu(o^i), .., a^m]) for every i
-    pre_tanh, u = agent.forward_mu(o)
+    pre_tanh, F = agent.forward_mu(o)
     agent.critic.requires_grad_(False)  # the critic only passes the gradient on to the actions
-    actor_loss = -own_action_values(agent.q_hat, o, a, force_to_action(u)).mean()
+    actor_loss = -own_action_values(agent.q_hat, o, a, force_to_action(F)).mean()
     actor_optimizer.zero_grad(set_to_none=True)
     (actor_loss + config.actor_reg * pre_tanh.pow(2).mean()).backward()
     agent.critic.requires_grad_(True)
