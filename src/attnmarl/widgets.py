@@ -298,30 +298,13 @@ class Explorer:
             "controls": [_control_json(c) for c in self.controls],
             "frames": frames,
         }
-        ident = f"attnmarl-{uuid.uuid4().hex[:10]}"
-        payload = base64.b64encode(gzip.compress(json.dumps(spec, separators=(",", ":")).encode(), mtime=0)).decode()
-        return (
-            f"<style>{_asset('explorer.css')}</style>\n"
-            f'<div class="attnmarl-explorer" id="{ident}"><div class="ax-title">{html.escape(self.title)}</div>'
-            "<noscript>This explorer needs JavaScript.</noscript></div>\n"
-            f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
-            f"<script>{_asset('explorer.js')}\nattnmarlExplorer({json.dumps(ident)});</script>"
-        )
+        return _embed(spec, "attnmarl-explorer", ["explorer.js"], "attnmarlExplorer")
 
     def _page_html(self) -> str:
         """The in-page face: the model's data and the controls over their whole ranges, computed by live.js."""
         spec = {"title": self.title, "model": self.page.name, "note": self.page.note, "data": self.page.data(),
                 "controls": [_page_control_json(c) for c in self.controls]}
-        ident = f"attnmarl-{uuid.uuid4().hex[:10]}"
-        payload = base64.b64encode(gzip.compress(json.dumps(spec, separators=(",", ":")).encode(), mtime=0)).decode()
-        return (
-            f"<style>{_asset('explorer.css')}</style>\n"
-            f'<div class="attnmarl-explorer ax-live" id="{ident}"><div class="ax-title">{html.escape(self.title)}'
-            "</div><noscript>This explorer needs JavaScript.</noscript></div>\n"
-            f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
-            f"<script>{_asset('explorer.js')}\n{''.join(_asset(name) + chr(10) for name in self.page.scripts)}"
-            f"{_asset('live.js')}\nattnmarlLive({json.dumps(ident)});</script>"
-        )
+        return _embed(spec, "attnmarl-explorer ax-live", ["explorer.js", *self.page.scripts, "live.js"], "attnmarlLive")
 
     def show(self):
         """Display the face that fits where this runs and return it."""
@@ -353,6 +336,21 @@ def explore(frame_fn: Callable[..., Frame], *controls: Control, title: str = "")
     explorer = Explorer(frame_fn, controls, title)
     explorer.show()
     return explorer
+
+
+def _embed(spec: dict, classes: str, scripts: Sequence[str], start: str) -> str:
+    """An explorer's kernel-free HTML: ``spec`` as gzip + base64 JSON in a data element beside a ``div`` of
+    ``classes``, then the ``static/`` scripts and the call ``start(id)`` that draws it from the data."""
+    ident = f"attnmarl-{uuid.uuid4().hex[:10]}"
+    payload = base64.b64encode(gzip.compress(json.dumps(spec, separators=(",", ":")).encode(), mtime=0)).decode()
+    code = "\n".join(_asset(name) for name in scripts)
+    return (
+        f"<style>{_asset('explorer.css')}</style>\n"
+        f'<div class="{classes}" id="{ident}"><div class="ax-title">{html.escape(spec["title"])}</div>'
+        "<noscript>This explorer needs JavaScript.</noscript></div>\n"
+        f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
+        f"<script>{code}\n{start}({json.dumps(ident)});</script>"
+    )
 
 
 def _asset(name: str) -> str:

@@ -149,6 +149,7 @@ if (typeof window.attnmarlExplorer === "undefined") {
     }
 
     window.attnmarlRenderPanels = renderPanels;
+    window.attnmarlLoad = load; // live.js reads its data the same way
     window.attnmarlExplorer = async function (id) {
       const root = document.getElementById(id);
       const spec = await load(id);

@@ -6,7 +6,7 @@
  *
  * Each model is a twin of a Python frame function (named beside it) and returns the same frame data as
  * attnmarl.viz.frame_spec of that function's Frame; tests/test_live_explorers.py holds every number to
- * PyTorch's within 1e-5 in Chromium. Needs explorer.js (window.attnmarlRenderPanels) loaded first. */
+ * PyTorch's within 1e-5 in Chromium. Needs explorer.js (attnmarlRenderPanels, attnmarlLoad) loaded first. */
 if (typeof window.attnmarlLive === "undefined") {
   (function () {
     const SUP = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
@@ -221,17 +221,10 @@ if (typeof window.attnmarlLive === "undefined") {
 
     const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-    async function load(id) {
-      const b64 = document.getElementById(id + "-data").textContent.trim();
-      const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
-      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-      return JSON.parse(await new Response(stream).text());
-    }
-
     window.attnmarlLiveModels = MODELS;
     window.attnmarlLive = async function (id) {
       const root = document.getElementById(id);
-      const spec = await load(id);
+      const spec = await window.attnmarlLoad(id);
       const settings = {};
       let controls = "";
       spec.controls.forEach((c, k) => {
