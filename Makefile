@@ -13,7 +13,7 @@ UV_INSTALL := $(VENV)/bin/uv pip install --python $(PY)
 SRC    := $(shell find src -type f -not -path '*/__pycache__/*')
 IPYW7  := $(VENV)/ipywidgets7
 
-.PHONY: book test test-slow bench lab clean chromium
+.PHONY: book test test-slow bench lab clean chromium node
 
 # Some machines set PYTHONDONTWRITEBYTECODE: every process (pytest workers, kernels, Ray workers) would then
 # compile torch's modules again on import, 5 s of CPU each. Here Python writes bytecode once, into .venv.
@@ -38,7 +38,7 @@ _build/.src-stamp: $(SRC) $(STAMP)
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build && touch $@
 
-book: $(STAMP) _build/.src-stamp
+book: $(STAMP) _build/.src-stamp node
 	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 	@echo "Open _build/html/index.html"
 
@@ -54,10 +54,17 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# The build typesets the formulas with MathJax under Node.js (attnmarl.mathsvg), so that pages load no MathJax.
+node:
+	@command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || { \
+	  echo "Installing Debian's nodejs, which the book build typesets its formulas with"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs >/dev/null; }
+
 # One pytest worker per core; each test file runs whole on one worker (--dist loadfile), so a file's
 # module fixtures (a trained agent, the quick-mode book build) are made once. The long proofs about the
 # shipped agents (marked slow: every checkpoint on mpe2 episodes) run in test-slow, test by test; CI runs both.
-test: $(STAMP) $(IPYW7)/.installed chromium
+test: $(STAMP) $(IPYW7)/.installed chromium node
 	$(VENV)/bin/ruff check
 	$(PY) -m pytest -n auto --dist loadfile --durations=15 -m "not slow"
 

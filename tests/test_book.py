@@ -484,7 +484,7 @@ def browser_page():
 
 BROWSER_TEST_ORDER = (
     "test_page_renders_offline_without_errors", "test_page_renders_without_loading_more_than_it_needs",
-    "test_inline_math_sits_on_the_line_in_mathjaxs_own_fonts",
+    "test_inline_math_is_typeset_at_build_time_and_sits_on_the_line",
     "test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window", "test_chapter_figures_and_math_are_present",
     "test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window",
     "test_page_renders_a_description_as_the_alt_text_of_each_figure",
@@ -523,13 +523,8 @@ def test_page_renders_offline_without_errors(quick_book, browser_page, page_file
     page.evaluate("() => { try { localStorage.clear(); } catch (e) {} }")  # a first visit: no stored light/dark mode
     show(page, path, fresh=True)
     page.wait_for_load_state("load")
-    page.wait_for_function("() => !document.querySelector('.math') || document.querySelector('.MathJax')",
-                           timeout=20_000)  # formulas typeset by the book's own MathJax
-    page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise.then(() => true) : true")
     assert not page.errors, page.errors
     assert not page.console_errors, page.console_errors  # e.g. the theme's "invalid theme mode" on a first visit
-    unknown = page.evaluate("() => [...document.querySelectorAll('mjx-merror')].map(e => e.dataset.mjxError)")
-    assert not unknown, f"formulas MathJax could not typeset (a TeX package the book does not load?): {unknown}"
     assert "Traceback" not in page.inner_text("article")
     assert page.locator(".output.error, .output.traceback, .output.stderr").count() == 0
     broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
@@ -563,8 +558,8 @@ def test_the_theme_switch_and_the_search_page_work_offline(quick_book, browser_p
 
 INLINE_LETTERS = r"""
 () => {
-  // every inline formula that is one letter without a descender, with how far its box's bottom sits from
-  // the line's baseline (found with a zero-size inline-block probe placed right after it)
+  // every inline formula that is one letter without a descender, with how far the bottom of its drawing (the
+  // SVG) sits from the line's baseline (found with a zero-size inline-block probe placed right after it)
   const found = [];
   for (const c of document.querySelectorAll('article p mjx-container:not([display="true"])')) {
     const math = c.querySelector('mjx-assistive-mml math');
@@ -572,29 +567,40 @@ INLINE_LETTERS = r"""
     const probe = document.createElement('span');
     probe.style.cssText = 'display:inline-block;width:0;height:0;vertical-align:baseline';
     c.after(probe);
-    found.push(c.getBoundingClientRect().bottom - probe.getBoundingClientRect().bottom);
+    found.push(c.querySelector('svg').getBoundingClientRect().bottom - probe.getBoundingClientRect().bottom);
     probe.remove();
   }
-  const fonts = [...document.fonts].filter(f => f.family.startsWith('MJXTEX')).map(f => [f.family, f.status]);
-  return {offsets: found, fonts};
+  const formulas = [...document.querySelectorAll('.math')];
+  const glyphs = [...document.querySelectorAll('.math svg use')].map(u => u.getAttribute('href'));
+  return {
+    offsets: found,
+    formulas: formulas.length,
+    typeset: formulas.filter(f => f.querySelector('mjx-container > svg')
+                                  && f.querySelector('mjx-assistive-mml math')).length,
+    tex: formulas.filter(f => /\\[(\[]/.test(f.textContent)).length,
+    glyphs: glyphs.length,
+    undrawn: [...new Set(glyphs.filter(h => !h.startsWith('#') || !document.getElementById(h.slice(1))))],
+    empty: [...document.querySelectorAll('.math mjx-container > svg')]
+      .filter(s => s.getClientRects().length && s.getBoundingClientRect().width === 0).length,  // shown, yet empty
+    mathjax: typeof window.MathJax !== 'undefined' || !!document.querySelector('script[src*="mathjax"]'),
+  };
 }
 """
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_inline_math_sits_on_the_line_in_mathjaxs_own_fonts(quick_book, browser_page, chapter):
-    """Formulas are typeset by the book's MathJax 3 in its TeX fonts (a missing font file makes the browser
-    fall back to another font, and inline formulas ride above the text), and a one-letter inline formula
-    such as $m$ sits on the baseline of the words around it: its box ends within 2.5 px of the baseline,
-    the same for every such formula of the page."""
+def test_inline_math_is_typeset_at_build_time_and_sits_on_the_line(quick_book, browser_page, chapter):
+    """Every formula of the page was typeset by MathJax at build time (attnmarl.mathsvg): SVG with its hidden
+    MathML, no TeX left, every glyph it draws defined in the page, no MathJax script loaded; and a one-letter
+    inline formula such as $m$ sits on the baseline of the words around it: its box ends within 2.5 px of the
+    baseline, the same for every such formula of the page."""
     page = browser_page
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
-    page.wait_for_selector("article mjx-container", state="attached", timeout=20_000)
-    page.evaluate("() => MathJax.startup.promise")
     page.evaluate("() => document.fonts.ready.then(() => true)")
     measured = page.evaluate(INLINE_LETTERS)
-    statuses = dict(measured["fonts"])
-    assert statuses.get("MJXTEX-I") == "loaded" and "error" not in statuses.values(), statuses
+    assert measured["formulas"] >= 20 and measured["typeset"] == measured["formulas"], measured
+    assert measured["tex"] == 0 and not measured["mathjax"], measured
+    assert measured["glyphs"] > measured["formulas"] and not measured["undrawn"] and not measured["empty"], measured
     offsets = measured["offsets"]
     assert len(offsets) >= 5, "too few one-letter inline formulas found to measure"
     assert max(abs(o) for o in offsets) < 2.5 and max(offsets) - min(offsets) < 0.5, sorted(set(offsets))
@@ -622,7 +628,7 @@ def test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window(quick_book, brow
 def test_chapter_figures_and_math_are_present(quick_book, browser_page, chapter):
     page = browser_page
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
-    page.wait_for_selector("article .MathJax", state="attached", timeout=20_000)  # typeset by the local MathJax
+    assert page.locator("article .math mjx-container").count() >= 5  # typeset at build time (attnmarl.mathsvg)
     assert page.locator("article img").count() >= 2
     assert page.locator("h1").first.inner_text().strip()
     assert page.locator("#summary, section[id^=summary]").count() == 1
@@ -771,21 +777,17 @@ def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, pa
 
 PAGE_BUDGET = 2_000_000
 """Bytes a page may load (its HTML and every local file it asks for, uncompressed; over http with gzip about a
-third of it). Every page loads about 1.6 MB: MathJax (0.75 MB and its fonts: only the components the book uses,
-attnmarl.sphinxext), the theme's CSS (0.4 MB), scripts and one icon font. Left out: the theme's 1.5 MB icon
-script, which only redraws icons its CSS already draws (_static/templates/layout.html), MathJax's menu and unused
-TeX extensions (tex-chtml-full.js, 1.33 MB), the search index on pages other than the search page (0.15 MB), the
-Font Awesome brands font for the one GitHub icon (0.12 MB, _static/custom.css) and sphinx-design's CSS on pages
-that do not use it. A page without figures or explorers (the preface, the appendices) fits in 2 MB; a chapter
-adds its figures and explorers (PAGE_BUDGETS)."""
+third of it). Every page loads about 0.6 MB: the theme's CSS (0.31 MB, its icon rules cut to the icons the book
+shows, attnmarl.iconfont) and scripts. Left out: MathJax and its fonts (0.85 MB; the formulas are typeset at build
+time, attnmarl.mathsvg), the theme's 1.5 MB icon script, which only redraws icons its CSS already draws
+(_static/templates/layout.html), the glyphs of the 1,900 icons the book does not show (0.15 MB), the search index
+on pages other than the search page (0.15 MB), the Font Awesome brands font for the one GitHub icon (0.12 MB,
+_static/custom.css) and sphinx-design's CSS on pages that do not use it. A chapter adds its figures and explorers:
+0.94-1.74 MB in all in a quick-mode build."""
 
-CHAPTER_BUDGET = 2_700_000
-"""A chapter's budget: the shared 1.6 MB and up to 1.1 MB of figures, explorers and text (quick-mode builds:
-1.9-2.55 MB)."""
-
-PAGE_BUDGETS = dict.fromkeys(CHAPTERS, CHAPTER_BUDGET) | {"book/10-more-agents": 3_800_000}
-"""Pages allowed more than PAGE_BUDGET. Chapter 10 carries the most: 16 figures and five explorers over every
-team size (3.44 MB in a quick-mode build)."""
+PAGE_BUDGETS = {"book/10-more-agents": 2_700_000}
+"""Pages allowed more than PAGE_BUDGET. Chapter 10 carries the most: 16 figures, a playground and two explorers
+that replay a whole m = 12 episode from precomputed frames (0.37 MB; 2.60 MB in all in a quick-mode build)."""
 
 
 @pytest.mark.parametrize("page_file", PAGES)

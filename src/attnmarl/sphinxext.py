@@ -3,18 +3,17 @@
 1. It sets ``ATTNMARL_STATIC=1`` as soon as Sphinx loads it, before any notebook runs; the kernels
    that execute the notebooks inherit the variable, so :func:`attnmarl.widgets.static_mode` is
    true in them however the build was started, and every explorer renders its static face.
-2. It serves MathJax 3 with its TeX fonts from the book itself (the copy shipped by
-   ``sphinx-mathjax-offline``) instead of a CDN, so that the formulas render when the book is opened
-   from disk, offline, in MathJax's own fonts; and only the parts of MathJax the book uses
-   (:data:`MATHJAX_COMPONENTS`, :data:`TEX_PACKAGES`): about 0.75 MB a page instead of the 1.33 MB of the
-   combined ``tex-chtml-full.js``. A formula that needs another TeX package shows an error in the page.
+2. It typesets every formula at build time (:mod:`attnmarl.mathsvg`: MathJax 3 under Node.js, SVG output
+   with a hidden MathML copy for screen readers) and drops the MathJax scripts Sphinx would have every page
+   load: a page loads no MathJax (0.75 MB) and no math font (0.1 MB), and reads the same from disk,
+   offline. A formula that MathJax cannot typeset (a TeX package the book does not use) fails the build.
 3. It turns off the search page's summaries when the book is read from disk: the search page fetches each
    result page to quote it, which a browser refuses for ``file://`` pages (an error per result). Served
    over http the summaries stay.
 4. It drops what a page does not use: sphinx-design's stylesheet and script where the page has none of its
-   elements; and repeated inline scripts from each page: sphinx-thebe 0.3 registers its settings
-   script once per reading pass, and a page that declares ``const THEBE_JS_URL`` twice throws
-   an error in the reader's browser.
+   elements; the rules and glyphs of the icons the book never shows (:mod:`attnmarl.iconfont`); and repeated
+   inline scripts from each page: sphinx-thebe 0.3 registers its settings script once per reading pass, and
+   a page that declares ``const THEBE_JS_URL`` twice throws an error in the reader's browser.
 5. It adds the ``algocode`` directive, which shows under a step of an algorithm box the lines of the
    package that do it, read from the source at build time (:mod:`attnmarl.codelines`)::
 
@@ -29,70 +28,45 @@
 from __future__ import annotations
 
 import html
-import importlib.util
 import os
 import re
-import shutil
-from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 from .codelines import locate
+from .iconfont import trim_icons
+from .mathsvg import mathjax_source, typeset_book
 
 MATHJAX = "mathjax/startup.js"
-"""Where the book's MathJax 3 sits in ``_static``: its loader, which loads :data:`MATHJAX_COMPONENTS` (and
-``core``, which they need) from the same folder."""
-
-MATHJAX_COMPONENTS = ("input/tex-base", "[tex]/ams", "output/chtml", "a11y/assistive-mml")
-"""The MathJax components a page loads: TeX input with the base macros and the AMS extension (the only ones the
-book's formulas use: ``\\tfrac``, ``\\operatorname``, ``\\lVert``, ``aligned``), CommonHTML output, and the
-hidden MathML copy of each formula that screen readers read. Not the menu (0.43 MB) nor the other extensions
-of ``tex-chtml-full.js``."""
-
-TEX_PACKAGES = ("base", "ams")
-
-_MATHJAX_FILES = ("startup.js", "core.js", "input/tex-base.js", "input/tex/extensions/ams.js", "output/chtml.js",
-                  "output/chtml/fonts/tex.js", "a11y/assistive-mml.js", "output/chtml/fonts/woff-v2")
-"""What the page needs from the MathJax distribution: the loader, the components (with the TeX font's metrics,
-``output/chtml/fonts/tex.js``), and the MathJax TeX fonts that CommonHTML output loads from
-``[mathjax]/output/chtml/fonts/woff-v2`` (without them the browser falls back to other fonts, and inline
-formulas no longer sit on the text's baseline)."""
+"""The MathJax that Sphinx's math extension would load, from the book itself rather than a CDN; the pages go
+without it (their formulas are typeset at build time), and a page that still asked for it would show a missing
+file in the tests."""
 
 OFFLINE_SEARCH = 'if (location.protocol === "file:") { DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false; }'
 """Run after ``documentation_options.js``: from disk, the search page lists its results without fetching each
 page for a summary (see the module docstring)."""
 
 
-def mathjax_source() -> Path:
-    """The MathJax 3 distribution shipped by the ``sphinx-mathjax-offline`` wheel (MathJax 3.2.2)."""
-    spec = importlib.util.find_spec("sphinx-mathjax-offline")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the book serves MathJax from the sphinx-mathjax-offline package: pip install it "
-                           "(requirements.txt pins it)")
-    return Path(spec.submodule_search_locations[0]) / "static" / "mathjax"
-
-
 def _local_mathjax(app: Any, config: Any) -> None:
     mathjax_source()  # fail early, before any notebook runs, if it is missing
     config.mathjax_path = MATHJAX
     config.mathjax2_config = None
-    config.mathjax3_config = {"loader": {"load": list(MATHJAX_COMPONENTS)}, "tex": {"packages": list(TEX_PACKAGES)},
-                              "options": {"processHtmlClass": "math|output_area", "ignoreHtmlClass": "tex2jax_ignore"},
-                              "chtml": {"scale": 0.95}}
+    config.mathjax3_config = None
 
 
-def _copy_mathjax(app: Any, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    source, target = mathjax_source(), Path(app.outdir) / "_static" / "mathjax"
-    for name in _MATHJAX_FILES:
-        if (source / name).is_dir():
-            shutil.copytree(source / name, target / name, dirs_exist_ok=True)
-        else:
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / name, target / name)
+def _without_mathjax(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """The page goes without the MathJax script that Sphinx's math extension adds to a page with formulas:
+    :func:`_typeset_formulas` writes them into the page instead."""
+    context["script_files"] = [s for s in context.get("script_files", [])
+                               if not str(getattr(s, "filename", s) or "").endswith(MATHJAX)]
+
+
+def _typeset_formulas_and_trim_icons(app: Any, exception: Exception | None) -> None:
+    if exception is None and app.builder.format == "html":
+        typeset_book(app.outdir)
+        trim_icons(app.outdir)
 
 
 def _without_unused_design(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
@@ -147,7 +121,8 @@ def setup(app: Any) -> dict[str, Any]:
     os.environ["ATTNMARL_STATIC"] = "1"
     if app is not None:
         app.connect("config-inited", _local_mathjax, priority=900)
-        app.connect("build-finished", _copy_mathjax)
+        app.connect("build-finished", _typeset_formulas_and_trim_icons)
+        app.connect("html-page-context", _without_mathjax, priority=900)
         app.connect("html-page-context", _unique_scripts, priority=900)
         app.connect("html-page-context", _without_unused_design, priority=900)
         app.add_directive("algocode", AlgoCode)
