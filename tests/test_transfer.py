@@ -166,7 +166,8 @@ def test_every_scaling_point_has_its_seeds_and_the_same_budget_in_agent_decision
     from attnmarl.explorers.scale import SCALE_CONFIGS, scale_curve, scale_runs, seeds_at
 
     assert seeds_at("simple_spread", 6, "entity") == seeds_at("simple_spread", 6, "mean") == 10
-    assert seeds_at("simple_spread", 12, "entity") == 3
+    assert seeds_at("simple_spread", 12, "entity") == seeds_at("simple_spread", 12, "flat") == 10
+    assert seeds_at("simple_spread", 9, "entity") == seeds_at("collect_treasure", 12, "mean") == 3
     for (scenario, m, actor), name in SCALE_CONFIGS.items():
         runs = scale_runs(m, actor, scenario)
         assert sorted(r["seed"] for r in runs) == list(range(seeds_at(scenario, m, actor))), name

@@ -74,10 +74,10 @@ SCALE_CONFIGS = {
 agent-decisions (m x env steps). The designs: ``"flat"``, ``"entity"`` (the entity actor, attention) and
 ``"mean"`` (the entity actor with alpha uniform, mean pooling: the control)."""
 
-SEEDS = {("simple_spread", 6, "entity"): 10, ("simple_spread", 6, "mean"): 10, ("simple_spread", 6, "flat"): 10}
+SEEDS = {("simple_spread", m, design): 10 for m in (6, 12) for design in ("entity", "mean", "flat")}
 """Seeds per point (scenario, m, design) where the designs are compared most closely: the entity actor, its
-mean-pooling control and the flat actor at m = 6 on simple_spread ran seeds 0-9, for bootstrap intervals over
-seeds that can back an answer; every other point has seeds 0-2."""
+mean-pooling control and the flat actor at m = 6 and 12 on simple_spread ran seeds 0-9, for bootstrap intervals
+over seeds that can back an answer; every other point has seeds 0-2."""
 
 
 def seeds_at(scenario: str, m: int, design: str) -> int:
