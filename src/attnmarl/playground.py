@@ -325,7 +325,8 @@ def playground_html(m: int = 6, seed: int = 0, policy: str = "entity",
         f'<div class="attnmarl-playground" id="{html.escape(ident)}">'
         "<noscript>The playground needs JavaScript.</noscript></div>\n"
         f'<script type="application/json" id="{ident}-data">{json.dumps(spec, separators=(",", ":"))}</script>\n'
-        f"<script>{page_script('playground.js')}\nattnmarlPlayground.mount({json.dumps(ident)});</script>"
+        f"<script>{page_script('playground.js')}</script>\n"
+        f"<script>attnmarlPlayground.mount({json.dumps(ident)});</script>"
     )
 
 
