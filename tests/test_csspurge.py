@@ -53,6 +53,11 @@ def test_purge_stylesheets_reads_pages_and_scripts_and_rewrites_the_theme_css(tm
     (tmp_path / "_static" / "app.js").write_text('el.classList.add("show"); x = "bs-tooltip-" + where;')
     sheet = tmp_path / "_static" / "styles" / "pydata-sphinx-theme.css"
     sheet.write_text(".card{a:1}.carousel{b:2}#main .show{c:3}.bs-tooltip-end{d:4}.toast{e:5}")
+    nb_sheet = tmp_path / "_static" / "mystnb.0123abcd.css"
+    nb_sheet.write_text(".card{x:1}.ansi-red-fg{y:2}")
+    other = tmp_path / "_static" / "custom.css"
+    other.write_text(".unused{z:1}")
     sizes = purge_stylesheets(tmp_path)
     assert sheet.read_text() == ".card{a:1}#main .show{c:3}.bs-tooltip-end{d:4}"
-    assert sizes == {"styles/pydata-sphinx-theme.css": (71, 46)}
+    assert nb_sheet.read_text() == ".card{x:1}" and other.read_text() == ".unused{z:1}"  # not one of STYLESHEETS
+    assert sizes == {"styles/pydata-sphinx-theme.css": (71, 46), "mystnb.0123abcd.css": (27, 10)}

@@ -17,9 +17,10 @@ from pathlib import Path
 __all__ = ["STYLESHEETS", "WORD", "NAME", "used_words", "rules", "selectors", "selector_can_match", "purge",
            "purge_stylesheets"]
 
-STYLESHEETS = ("styles/pydata-sphinx-theme.css", "styles/sphinx-book-theme.css")
-"""The stylesheets under ``_static`` that :func:`purge_stylesheets` cuts: the two themes' (Bootstrap and the
-theme's own rules). The others are small and each written for what the book uses."""
+STYLESHEETS = ("styles/pydata-sphinx-theme.css", "styles/sphinx-book-theme.css", "mystnb.*.css")
+"""The stylesheets under ``_static`` (glob patterns) that :func:`purge_stylesheets` cuts: the two themes'
+(Bootstrap and the theme's own rules) and MyST-NB's (43 kB, most of it the colours of terminal output the book
+does not print). The others are small and each written for what the book uses."""
 
 WORD = re.compile(r"[A-Za-z0-9_-]+")
 """A class or id name as the pages and scripts write it (a word that ends in ``-`` is a prefix to which a
@@ -145,11 +146,10 @@ def purge_stylesheets(html_dir: str | Path) -> dict[str, tuple[int, int]]:
     html_dir = Path(html_dir)
     words = used_words(html_dir)
     sizes = {}
-    for name in STYLESHEETS:
-        path = html_dir / "_static" / name
-        if path.is_file():
+    for pattern in STYLESHEETS:
+        for path in sorted((html_dir / "_static").glob(pattern)):
             css = path.read_text(encoding="utf-8")
             cut = purge(css, words)
             path.write_text(cut, encoding="utf-8")
-            sizes[name] = (len(css.encode()), len(cut.encode()))
+            sizes[path.relative_to(html_dir / "_static").as_posix()] = (len(css.encode()), len(cut.encode()))
     return sizes
