@@ -252,8 +252,9 @@ def test_the_index_lists_every_shipped_file(folder):
     on_disk = {p.name for p in (ASSETS / folder).iterdir() if p.name.endswith((".csv", ".pt"))}
     assert files_listed == on_disk
     # a folder of runs stays small enough to ship in the repository: 5 MB, except MAAC's, whose concatenation
-    # critic grows like m^2 (2.6 MB at m = 12 alone; chapter 10 ships that checkpoint on purpose)
-    budget = 6_000_000 if folder == "maac" else 5_000_000
+    # critic grows like m^2 (2.6 MB at m = 12 alone; chapter 10 ships that checkpoint on purpose) and which holds
+    # exercise 4's two longer runs at m = 4 as well (0.7 MB)
+    budget = 7_000_000 if folder == "maac" else 5_000_000
     assert sum((ASSETS / folder / name).stat().st_size for name in on_disk) < budget
 
 
