@@ -424,7 +424,7 @@ def test_the_static_face_rounds_colours_and_opacities_to_what_the_page_shows():
     assert frame_spec(Frame([narrow]), digits=4)["panels"][0]["values"] == [[0.0123, 0.0877]]  # not shown
 
 
-def test_a_page_of_several_explorers_keeps_one_copy_of_their_code_and_each_still_draws(tmp_path):
+def test_a_page_of_several_explorers_keeps_one_copy_of_their_code_and_each_still_draws(tmp_path, static_page):
     """sphinxext.drop_repeated_blocks: the second explorer's renderer and stylesheet go, its data and its start
     call stay, short blocks are never touched; in Chromium both explorers still draw and respond."""
     first, second = alpha_explorer().static_html(), heads_explorer().static_html()
@@ -438,7 +438,11 @@ def test_a_page_of_several_explorers_keeps_one_copy_of_their_code_and_each_still
     assert sphinxext.drop_repeated_blocks(slim) == slim
     path = tmp_path / "page.html"
     path.write_text(slim)
-    with offline_page() as browser:
+    browser = static_page.context.browser.new_page()  # the module's browser: one Playwright per worker
+    browser.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
+    errors: list[str] = []
+    browser.on("pageerror", lambda e: errors.append(str(e)))
+    try:
         browser.goto(path.as_uri())
         explorers = browser.locator(".attnmarl-explorer")
         assert explorers.count() == 2
@@ -450,4 +454,6 @@ def test_a_page_of_several_explorers_keeps_one_copy_of_their_code_and_each_still
                 " else el.value = el.value === el.max ? el.min : el.max;"
                 " el.dispatchEvent(new Event('input')); el.dispatchEvent(new Event('change')); }")
             assert explorers.nth(k).inner_html() != before, f"explorer {k + 1} did not redraw"
-        assert not browser.errors
+        assert not errors
+    finally:
+        browser.close()
