@@ -198,15 +198,14 @@ averaged over the senders (alpha uniform) and targeted messages: they differ in 
 ``comm-spread{m}-{mean,attention}-2rounds`` send the messages twice before acting (only
 ``message_rounds`` differs)."""
 
-for _actor in ("flat", "entity"):
-    CONFIGS[f"sight-narrow-spread6-{_actor}"] = replace(CONFIGS[f"sight-spread6-{_actor}"],
-                                                        sight_radius=NARROW_SIGHT_RHO)
-for _messages in MESSAGES:
-    CONFIGS[f"comm-narrow-spread6-{_messages}"] = replace(CONFIGS[f"comm-spread6-{_messages}"],
-                                                          sight_radius=NARROW_SIGHT_RHO)
-"""Chapter 11's m = 6 runs again with the narrower radius :data:`attnmarl.envs.sight.NARROW_SIGHT_RHO` (0.5: an
-agent sees about a sixth of the landmarks); only ``sight_radius`` differs from ``sight-spread6-*`` and
-``comm-spread6-*``."""
+for _m in SIGHT_MS:
+    for _name in [f"sight-spread{_m}-{_actor}" for _actor in ("flat", "entity")] + [
+            f"comm-spread{_m}-{_messages}" for _messages in MESSAGES] + [
+            f"comm-spread{_m}-{_messages}-2rounds" for _messages in ("mean", "attention")]:
+        CONFIGS[_name.replace("-spread", "-narrow-spread")] = replace(CONFIGS[_name], sight_radius=NARROW_SIGHT_RHO)
+"""Chapter 11's runs again with the narrower radius :data:`attnmarl.envs.sight.NARROW_SIGHT_RHO` (0.5: at m = 6
+an agent sees about a sixth of the landmarks); ``sight-narrow-spread{m}-*`` and ``comm-narrow-spread{m}-*``
+differ from ``sight-spread{m}-*`` and ``comm-spread{m}-*`` only in ``sight_radius``."""
 
 _Q_CONTINUOUS = {"continuous_actions": True}
 for _critic in ("attention", "concat"):
