@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +43,69 @@ def offline_page() -> Iterator:
             yield page
         finally:
             browser.close()
+
+
+_PLAYGROUND_GLOBALS = """
+window.ready = attnmarlPlayground.loadSpec(
+  document.querySelector('script[type="application/json"]').id.replace(/-data$/, '')
+).then((data) => {
+  const decode = attnmarlPlayground.decodeWeights;
+  if (data.simple_spread) {
+    window.SPEC = data.simple_spread;
+    window.W = {entity: decode(SPEC.entity), flat: decode(SPEC.flat)};
+  }
+  if (data.collect_treasure) {
+    window.TSPEC = data.collect_treasure;
+    window.TW = {entity: TSPEC.entity.map(decode)};
+  }
+  window.DATA = data;
+});
+"""
+
+
+@contextlib.contextmanager
+def playground_page(folder: Path, markup: str) -> Iterator:
+    """An offline Chromium page with one playground's HTML (attnmarl.playground.playground_html) as the book
+    embeds it, paused, so that only the tests step it; the twins' inputs are globals: for simple_spread SPEC (the
+    task's data, weights inflated) and W (its decoded weights), for collect_treasure TSPEC and TW (TW.entity: one
+    network per agent type). Checks at the end that the page neither asked the network for anything nor threw."""
+    path = folder / "playground.html"
+    path.write_text(f"<!doctype html><meta charset='utf-8'><body>{markup}<script>{_PLAYGROUND_GLOBALS}</script></body>")
+    with offline_page() as page:
+        page.set_viewport_size({"width": 1200, "height": 900})
+        page.goto(path.as_uri())
+        page.wait_for_selector(".attnmarl-playground .pg-arena circle")
+        page.wait_for_function("window.DATA !== undefined")
+        page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
+                      " pg.touched = true; pg.setRunning(false); }")
+        yield page
+        assert not page.blocked and not page.errors
+
+
+_JS_LABEL_BOXES = """() => Array.from(document.querySelectorAll('.pg-arena text'))
+  .filter((t) => t.getAttribute('visibility') !== 'hidden' && t.textContent && !t.textContent.startsWith('x, y'))
+  .map((t) => { const b = t.getBBox();
+    return {name: t.textContent, box: [b.x, b.y, b.x + b.width, b.y + b.height]}; })"""
+
+
+def arena_labels(page) -> tuple[list[str], list[tuple[str, str]]]:
+    """The labels the playground's arena shows, and every pair of them whose drawn boxes (getBBox, in the arena's
+    units) touch: the overprints."""
+    labels = page.evaluate(_JS_LABEL_BOXES)
+    overprints = [(a["name"], b["name"]) for k, a in enumerate(labels) for b in labels[k + 1:]
+                  if not (a["box"][2] <= b["box"][0] or b["box"][2] <= a["box"][0]
+                          or a["box"][3] <= b["box"][1] or b["box"][3] <= a["box"][1])]
+    return [label["name"] for label in labels], overprints
+
+
+_JS_SMALLEST_TEXT = """() => Math.min(...Array.from(document.querySelectorAll('.attnmarl-playground svg text'))
+  .filter((t) => t.textContent.trim() && t.getAttribute('visibility') !== 'hidden' && t.getScreenCTM())
+  .map((t) => {
+    const m = t.getScreenCTM();
+    return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+  }))"""
+
+
+def smallest_svg_text(page) -> float:
+    """The smallest text the playground draws in its SVGs, in screen pixels."""
+    return page.evaluate(_JS_SMALLEST_TEXT)

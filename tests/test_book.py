@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 from dataclasses import dataclass, field
@@ -484,6 +485,7 @@ def browser_page():
 
 BROWSER_TEST_ORDER = (
     "test_page_renders_offline_without_errors", "test_page_renders_without_loading_more_than_it_needs",
+    "test_every_theme_rule_that_matches_the_page_survives_the_purge",
     "test_inline_math_is_typeset_at_build_time_and_sits_on_the_line",
     "test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window", "test_chapter_figures_and_math_are_present",
     "test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window",
@@ -701,15 +703,20 @@ FIGURE_TEXT = """
 
 
 def png_dpi(src: str) -> float:
-    """The pixels per inch a figure's PNG was drawn at (attnmarl.viz.figure_png writes it: FIGURE_DPI times
-    PIXEL_DENSITY); FIGURE_DPI for an image without it (an animation's frame)."""
+    """The pixels per inch a figure's image was drawn at (attnmarl.viz.figure_png writes it into the PNG:
+    FIGURE_DPI times PIXEL_DENSITY; attnmarl.webp carries it into the WebP the build makes of it); FIGURE_DPI for
+    an image without it (an animation's frame)."""
     from PIL import Image
 
     from attnmarl.viz import FIGURE_DPI
+    from attnmarl.webp import webp_dpi
 
-    if not src.startswith("file://") or not src.endswith(".png"):
+    if not src.startswith("file://") or not src.endswith((".png", ".webp")):
         return FIGURE_DPI
-    with Image.open(src.removeprefix("file://")) as image:
+    path = Path(src.removeprefix("file://"))
+    if path.suffix == ".webp":
+        return webp_dpi(path) or FIGURE_DPI
+    with Image.open(path) as image:
         return float(image.info.get("dpi", (FIGURE_DPI,))[0])
 
 
@@ -773,6 +780,44 @@ def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, pa
         page.set_viewport_size({"width": 1280, "height": 720})
         changed(page)  # laid out for 390 px first
     assert widths[0] <= widths[1], f"{page_file} is {widths[0]} px wide in a {widths[1]} px window"
+
+
+THEME_STYLESHEETS = {
+    "pydata-sphinx-theme.css": "pydata_sphinx_theme/theme/pydata_sphinx_theme/static/styles/pydata-sphinx-theme.css",
+    "sphinx-book-theme.css": "sphinx_book_theme/theme/sphinx_book_theme/static/styles/sphinx-book-theme.css"}
+"""The stylesheets attnmarl.csspurge cuts, by file name, and where the installed themes keep them whole."""
+
+UNKEPT_MATCHING_RULES = """([original, purged]) => {
+  const styleRules = (list, out) => {
+    for (const rule of list) {
+      if (rule instanceof CSSStyleRule) out.push(rule.selectorText);
+      else if (rule.cssRules) styleRules(rule.cssRules, out);
+    }
+    return out;
+  };
+  const sheet = text => { const s = new CSSStyleSheet(); s.replaceSync(text); return s; };
+  const matching = styleRules(sheet(original).cssRules, []).filter(selector => {
+    try { return document.querySelector(selector) !== null; } catch (error) { return false; }
+  });
+  const kept = new Set(styleRules(sheet(purged).cssRules, []));
+  return [matching.length, matching.filter(selector => !kept.has(selector))];
+}"""
+
+
+@pytest.mark.parametrize("page_file", PAGES)
+def test_every_theme_rule_that_matches_the_page_survives_the_purge(quick_book, browser_page, page_file):
+    """attnmarl.csspurge cut the themes' stylesheets to the rules whose classes and ids the book writes somewhere:
+    every rule of the whole stylesheet (as the installed theme ships it) that matches an element of the loaded
+    page is still in the built book's stylesheet (read from disk: a file:// page may not read a sheet's rules)."""
+    page = browser_page
+    show(page, quick_book.html / Path(page_file).with_suffix(".html"))
+    page.wait_for_load_state("load")
+    site = Path(sysconfig.get_paths()["purelib"])
+    for name, installed in THEME_STYLESHEETS.items():
+        built = next(quick_book.html.joinpath("_static").rglob(name)).read_text()
+        matching, lost = page.evaluate(UNKEPT_MATCHING_RULES, [(site / installed).read_text(), built])
+        assert matching > 20, f"{page_file}: only {matching} rules of {name} match; is it the theme's stylesheet?"
+        assert not lost, f"{page_file}: rules of {name} that match the page were cut: {lost[:10]}"
 
 
 PAGE_BUDGET = 2_000_000

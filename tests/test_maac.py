@@ -290,6 +290,28 @@ def test_every_maac_point_ships_three_seeds_whose_pair_differs_only_in_the_criti
         assert concat == attention
 
 
+def test_the_long_m4_runs_ship_three_seeds_each_with_three_times_the_budget_and_nothing_else_changed():
+    """Chapter 10's exercise 4 is answered by shipped runs: maac-treasure4-long-{critic}, seeds 0-2, 1.5
+    million env-steps, curves and 200-episode scores; each config equals the shipped m = 4 one but for
+    ``total_steps`` (no checkpoints: the folder's size budget holds the m = 4 ones already)."""
+    from attnmarl.checkpoints import shipped_curve
+    from attnmarl.explorers.scale import maac_runs
+
+    for critic in ("concat", "attention"):
+        long_runs, short_runs = maac_runs(4, critic, long=True), maac_runs(4, critic)
+        assert sorted(r["seed"] for r in long_runs) == [0, 1, 2], critic
+        for r in long_runs:
+            assert r["env_steps"] == 3 * short_runs[0]["env_steps"] == 1_500_000 and not r["checkpoint"]
+            curve = shipped_curve("maac", r["name"], r["seed"])
+            assert curve["env_steps"][-1] == r["env_steps"] and curve["eval_episodes"][-1] == 200
+            assert curve["eval_return"][-1] == pytest.approx(r["final_return"], abs=1e-3)
+        long_config, short_config = dict(long_runs[0]["config"]), dict(short_runs[0]["config"])
+        assert long_config.pop("total_steps") == 3 * short_config.pop("total_steps")
+        assert long_config == short_config
+    with pytest.raises(ValueError, match="long MAAC run"):
+        maac_runs(8, "concat", long=True)
+
+
 def maac_checkpoints() -> list[dict]:
     from attnmarl.checkpoints import shipped_runs
 

@@ -19,7 +19,7 @@ import torch
 from attnmarl.algos.mappo import MAPPOConfig, make_agent
 from attnmarl.checkpoints import load_agent, load_agent_at, load_checkpoint, load_policy
 from attnmarl.envs import evaluate, make_batched
-from attnmarl.envs.sight import SIGHT_RHO
+from attnmarl.envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
 from attnmarl.nets.messages import MESSAGES, CommActor, TargetedMessages
 from attnmarl.train import CONFIGS, SIGHT_MS, _actor_variant, run
 
@@ -140,6 +140,13 @@ def test_chapter_11_configs_differ_from_their_baselines_where_their_names_say():
             assert differences(f"comm-spread{m}-{messages}-2rounds", CONFIGS[f"comm-spread{m}-{messages}"]) == {
                 "message_rounds": 2}
         assert CONFIGS[f"sight-spread{m}-entity"].total_steps * m == 12_000_000
+    for actor in ("flat", "entity"):
+        assert differences(f"sight-narrow-spread6-{actor}", CONFIGS[f"sight-spread6-{actor}"]) == {
+            "sight_radius": NARROW_SIGHT_RHO}
+    for messages in MESSAGES:
+        assert differences(f"comm-narrow-spread6-{messages}", CONFIGS[f"comm-spread6-{messages}"]) == {
+            "sight_radius": NARROW_SIGHT_RHO}
+    assert 0 < NARROW_SIGHT_RHO < SIGHT_RHO
 
 
 def differences(name: str, base: MAPPOConfig) -> dict[str, object]:

@@ -17,7 +17,7 @@ import copy
 import numpy as np
 import pytest
 import torch
-from browser import offline_page
+from browser import arena_labels, playground_page
 
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs import greedy_assignment_policy
@@ -25,6 +25,7 @@ from attnmarl.envs.spread import BatchedSpread
 from attnmarl.playground import (
     ENTITY_ACTOR,
     FLAT_ACTOR,
+    TASKS,
     export_entity_actor,
     export_flat_actor,
     playground,
@@ -37,24 +38,12 @@ TOL = 1e-5
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    """One offline Chromium page for the module: the playground's HTML as the book embeds it (paused,
-    so that only the tests step it), plus the twins' inputs as globals: SPEC (the page's own data) and
-    W (its decoded weights)."""
-    markup = playground_html(m=6, seed=3)
-    assert len(markup.encode()) <= 1_000_000  # page weight, weights included
-    path = tmp_path_factory.mktemp("playground") / "playground.html"
-    path.write_text(f"<!doctype html><meta charset='utf-8'><body>{markup}<script>"
-                    "window.SPEC = JSON.parse(document.querySelector('script[type=\"application/json\"]').textContent);"
-                    "window.W = {entity: attnmarlPlayground.decodeWeights(SPEC.entity),"
-                    " flat: attnmarlPlayground.decodeWeights(SPEC.flat)};</script></body>")
-    with offline_page() as page:
-        page.set_viewport_size({"width": 1200, "height": 900})
-        page.goto(path.as_uri())
-        page.wait_for_selector(".attnmarl-playground .pg-arena circle")
-        page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
-                      " pg.touched = true; pg.setRunning(false); }")
+    """One offline Chromium page for the module: the book's playground (both tasks, simple_spread shown first;
+    browser.playground_page), with simple_spread's twins' inputs as globals SPEC and W."""
+    markup = playground_html(m=6, seed=3, tasks=TASKS)
+    assert len(markup.encode()) <= 300_000  # page weight, both tasks' weights included
+    with playground_page(tmp_path_factory.mktemp("playground"), markup) as page:
         yield page
-        assert not page.blocked and not page.errors
 
 
 def _actor(name_seed, m):
@@ -432,26 +421,16 @@ def test_page_teams_score_what_the_shipped_checkpoints_score_on_mpe2(page):
     assert np.mean(finished["entity"]) > np.mean(finished["flat"]) + 5
 
 
-_JS_LABEL_BOXES = """() => Array.from(document.querySelectorAll('.pg-arena text'))
-  .filter((t) => t.getAttribute('visibility') !== 'hidden' && t.textContent && !t.textContent.startsWith('x, y'))
-  .map((t) => { const b = t.getBBox();
-    return {name: t.textContent, box: [b.x, b.y, b.x + b.width, b.y + b.height]}; })"""
-
-
 def test_at_m_16_no_label_overprints_another_and_the_focus_keeps_its_own(page):
     """Every shown label's drawn box (getBBox, in the arena's units) is clear of every other's, at m = 16 over
     several steps of play, and the focused agent's label is always among them."""
     page.locator('.attnmarl-playground [data-act="m"]').fill("16")
     for step in range(6):
-        labels = page.evaluate(_JS_LABEL_BOXES)
+        names, overprints = arena_labels(page)
         focus = page.evaluate("() => document.querySelector('.attnmarl-playground').playground.focus")
-        assert f"a{focus + 1}" in [label["name"] for label in labels], step
-        for k, a in enumerate(labels):
-            for b in labels[k + 1:]:
-                apart = a["box"][2] <= b["box"][0] or b["box"][2] <= a["box"][0] or \
-                    a["box"][3] <= b["box"][1] or b["box"][3] <= a["box"][1]
-                assert apart, f"step {step}: {a['name']} overprints {b['name']}"
-        assert len(labels) >= 8  # labels are hidden only where they would touch
+        assert f"a{focus + 1}" in names, step
+        assert not overprints, f"step {step}: {overprints}"
+        assert len(names) >= 8  # labels are hidden only where they would touch
         page.evaluate("() => document.querySelector('.attnmarl-playground').playground.tick()")
 
 

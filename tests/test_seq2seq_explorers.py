@@ -153,6 +153,8 @@ def test_explorer_controls_and_live_frames(models):
 
 
 def test_static_face_embeds_every_example_for_both_models(models):
+    from attnmarl.viz import SHOWN_DIGITS
+
     examples = showcase_examples()
     explorer = alignment_explorer(models, examples)
     markup = explorer.static_html()
@@ -165,7 +167,8 @@ def test_static_face_embeds_every_example_for_both_models(models):
         with_alpha, without = frames[2 * index], frames[2 * index + 1]
         (heatmap,) = [p for p in with_alpha["panels"] if p["type"] == "heatmap"]
         alpha = s2s.translate(models["attention"], text)[1].numpy()
-        np.testing.assert_allclose(heatmap["values"], alpha, atol=5e-5)
+        # colours to what the page shows (frame_spec(..., shown=True): alpha to 2 decimals)
+        np.testing.assert_allclose(heatmap["values"], alpha, atol=0.5 * 10 ** -SHOWN_DIGITS + 1e-6)
         assert heatmap["cols"] == char_labels(list(text))
         assert all(p["type"] == "text" for p in without["panels"])
     assert len(markup) < 200_000

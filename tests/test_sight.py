@@ -20,6 +20,7 @@ from attnmarl.algos.mappo import MAPPOConfig, make_agent
 from attnmarl.checkpoints import load_agent, shipped_checkpoint
 from attnmarl.envs import entity_tokens, make_batched, make_reference, obs_to_array, step_arrays
 from attnmarl.envs.sight import (
+    NARROW_SIGHT_RHO,
     SIGHT_RHO,
     apply_sight,
     check_rho,
@@ -119,6 +120,9 @@ def test_the_radius_in_the_docstring_is_measured():
     measured = visible_fraction(SIGHT_RHO, N=6, resets=1000)
     assert round(measured["landmarks"], 3) == 0.483 and round(measured["agents"], 3) == 0.481
     assert round(measured["no_landmark"], 3) == 0.040
+    narrow = visible_fraction(NARROW_SIGHT_RHO, N=6, resets=1000)
+    assert round(narrow["landmarks"], 3) == 0.158 and round(narrow["agents"], 3) == 0.156
+    assert round(narrow["no_landmark"], 3) == 0.364
 
 
 def test_sighted_policy_shows_the_policy_zeros():

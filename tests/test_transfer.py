@@ -1,6 +1,9 @@
 """One network at many m: moving a trained actor to another number of agents (attnmarl.checkpoints,
 MAPPOConfig.init_actor) and the zero-shot tables of attnmarl.transfer."""
+import base64
+import gzip
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -166,7 +169,8 @@ def test_every_scaling_point_has_its_seeds_and_the_same_budget_in_agent_decision
     from attnmarl.explorers.scale import SCALE_CONFIGS, scale_curve, scale_runs, seeds_at
 
     assert seeds_at("simple_spread", 6, "entity") == seeds_at("simple_spread", 6, "mean") == 10
-    assert seeds_at("simple_spread", 12, "entity") == 3
+    assert seeds_at("simple_spread", 12, "entity") == seeds_at("simple_spread", 12, "flat") == 10
+    assert seeds_at("simple_spread", 9, "entity") == seeds_at("collect_treasure", 12, "mean") == 3
     for (scenario, m, actor), name in SCALE_CONFIGS.items():
         runs = scale_runs(m, actor, scenario)
         assert sorted(r["seed"] for r in runs) == list(range(seeds_at(scenario, m, actor))), name
@@ -287,3 +291,23 @@ def test_the_large_m_explorer_shows_24_entities_and_redraws(one_thread):
     before = player.markup
     player.widgets["head"].value = "2"
     assert player.markup != before
+
+
+def test_without_ring_heads_the_large_m_explorer_rings_the_mean_and_its_static_face_stays_small(one_thread):
+    """Chapter 10's m = 12 explorers (ring_heads=False): no head menu, the rings draw the mean over heads as the
+    full explorer's "mean" does, the heatmap still shows each head; the static face carries the 26 x 12 frames
+    in under 120 kB (a third of the frames, colours to what the page shows)."""
+    from attnmarl.checkpoints import load_agent
+    from attnmarl.explorers.policy import policy_episode_explorer
+    from attnmarl.explorers.scale import scale_checkpoint
+
+    agent, config = load_agent(scale_checkpoint("scale-spread12-entity"))
+    full = policy_episode_explorer(agent, config, seed=0)
+    light = policy_episode_explorer(agent, config, seed=0, ring_heads=False)
+    assert [c.name for c in light.controls] == ["t", "agent_index"]
+    for t, i in ((0, "a1 (agent_0)"), (17, "a9 (agent_8)")):
+        assert light.update(t=t, agent_index=i) == full.update(t=t, agent_index=i, head="mean")
+    markup = light.static_html()
+    spec = json.loads(gzip.decompress(base64.b64decode(
+        re.search(r'type="application/octet-stream" id="[^"]+">([^<]+)<', markup).group(1))))
+    assert len(spec["frames"]) == 26 * 12 and len(markup) < 120_000

@@ -401,3 +401,53 @@ def test_figures_are_drawn_at_twice_the_pixels_of_the_size_they_are_shown_at() -
     assert abs(shown["width"] - plain.size[0]) <= 1 and abs(shown["height"] - plain.size[1]) <= 1
     assert image.mode == "P" and round(image.info["dpi"][0]) == PIXEL_DENSITY * FIGURE_DPI
     assert len(data) < len(one_x.getvalue())
+
+
+def test_the_static_face_rounds_colours_and_opacities_to_what_the_page_shows():
+    """frame_spec(..., shown=True): heatmap values to SHOWN_DIGITS decimals for a colour range 1 wide (one more
+    per tenth narrower), ring opacities to SHOWN_DIGITS; positions and radii keep their digits. The rounding moves
+    a colour by less than 3 of the map's 256 levels."""
+    from attnmarl.viz import SHOWN_DIGITS
+
+    wide = Heatmap(np.array([[0.123456, 0.876543]]), ["r"], ["a", "b"], vmin=0.0, vmax=1.0)
+    narrow = Heatmap(np.array([[0.0123456, 0.0876543]]), ["r"], ["a", "b"], vmin=0.0, vmax=0.1)
+    arena = Arena(np.array([[0.123456, -0.654321]]), [0.15], ["#000"], ["a1"], emphasis=[0.123456])
+    spec = frame_spec(Frame([wide, narrow, arena]), digits=4, shown=True)
+    assert SHOWN_DIGITS == 2
+    assert spec["panels"][0]["values"] == [[0.12, 0.88]]
+    assert spec["panels"][1]["values"] == [[0.012, 0.088]]
+    assert spec["panels"][2]["emphasis"] == [0.12] and spec["panels"][2]["xy"] == [[0.1235, -0.6543]]
+    for panel, original in ((spec["panels"][0], wide), (spec["panels"][1], narrow)):
+        levels = 256 * np.abs(np.array(panel["values"]) - original.values) / (original.vmax - original.vmin)
+        assert levels.max() < 3
+    assert frame_spec(Frame([wide]), digits=1, shown=True)["panels"][0]["values"] == [[0.1, 0.9]]
+    assert frame_spec(Frame([narrow]), digits=4)["panels"][0]["values"] == [[0.0123, 0.0877]]  # not shown
+
+
+def test_a_page_of_several_explorers_keeps_one_copy_of_their_code_and_each_still_draws(tmp_path):
+    """sphinxext.drop_repeated_blocks: the second explorer's renderer and stylesheet go, its data and its start
+    call stay, short blocks are never touched; in Chromium both explorers still draw and respond."""
+    first, second = alpha_explorer().static_html(), heads_explorer().static_html()
+    page = "<!doctype html><meta charset='utf-8'><body>" + first + second + "<script>x=1</script>" * 2 + "</body>"
+    slim = sphinxext.drop_repeated_blocks(page)
+    assert len(slim) < len(page) - 10_000
+    assert slim.count("<script>x=1</script>") == 2  # under 200 characters: kept
+    starts = re.compile(r"<script>attnmarl(?:Explorer|Live)\(")
+    assert len(starts.findall(slim)) == len(starts.findall(page)) == 2
+    assert slim.count('type="application/octet-stream"') == 2
+    assert sphinxext.drop_repeated_blocks(slim) == slim
+    path = tmp_path / "page.html"
+    path.write_text(slim)
+    with offline_page() as browser:
+        browser.goto(path.as_uri())
+        explorers = browser.locator(".attnmarl-explorer")
+        assert explorers.count() == 2
+        for k in range(2):
+            assert explorers.nth(k).locator("svg").count() >= 1, f"explorer {k + 1} did not draw"
+            before = explorers.nth(k).inner_html()
+            explorers.nth(k).locator("select, input").first.evaluate(
+                "el => { if (el.tagName === 'SELECT') el.selectedIndex = (el.selectedIndex + 1) % el.options.length;"
+                " else el.value = el.value === el.max ? el.min : el.max;"
+                " el.dispatchEvent(new Event('input')); el.dispatchEvent(new Event('change')); }")
+            assert explorers.nth(k).inner_html() != before, f"explorer {k + 1} did not redraw"
+        assert not browser.errors

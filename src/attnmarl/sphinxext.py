@@ -11,7 +11,10 @@
    result page to quote it, which a browser refuses for ``file://`` pages (an error per result). Served
    over http the summaries stay.
 4. It drops what a page does not use: sphinx-design's stylesheet and script where the page has none of its
-   elements; the rules and glyphs of the icons the book never shows (:mod:`attnmarl.iconfont`); and repeated
+   elements; the rules and glyphs of the icons the book never shows (:mod:`attnmarl.iconfont`); the themes'
+   rules that can match nothing in the book (:mod:`attnmarl.csspurge`: 0.19 MB of Bootstrap); the bytes PNG
+   spends over lossless WebP on the figures (:mod:`attnmarl.webp`: the same pixels, two fifths less); the
+   second and later copies of an explorer's renderer on a page (:func:`drop_repeated_blocks`); and repeated
    inline scripts from each page: sphinx-thebe 0.3 registers its settings script once per reading pass, and
    a page that declares ``const THEBE_JS_URL`` twice throws an error in the reader's browser.
 5. It adds the ``algocode`` directive, which shows under a step of an algorithm box the lines of the
@@ -30,14 +33,17 @@ from __future__ import annotations
 import html
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 from .codelines import locate
+from .csspurge import purge_stylesheets
 from .iconfont import trim_icons
 from .mathsvg import mathjax_source, typeset_book
+from .webp import figures_to_webp
 
 MATHJAX = "mathjax/startup.js"
 """The MathJax that Sphinx's math extension would load, from the book itself rather than a CDN; the pages go
@@ -63,10 +69,41 @@ def _without_mathjax(app: Any, pagename: str, templatename: str, context: dict, 
                                if not str(getattr(s, "filename", s) or "").endswith(MATHJAX)]
 
 
-def _typeset_formulas_and_trim_icons(app: Any, exception: Exception | None) -> None:
+INLINE_BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.S)
+"""An inline script or stylesheet without attributes, as the explorers and the playground write theirs."""
+
+
+def drop_repeated_blocks(page: str, shortest: int = 200) -> str:
+    """``page`` without the second and later copies of each inline script or stylesheet (:data:`INLINE_BLOCK`) of
+    ``shortest`` characters or more. Each explorer's output carries its renderer's code (so that it also works
+    alone in Jupyter), a page of several explorers the same code several times; the code guards itself, so the
+    first copy defines it for all (the call that starts each explorer is a block of its own)."""
+    seen: set[str] = set()
+
+    def once(block: re.Match) -> str:
+        if len(block.group(2)) < shortest:
+            return block.group(0)
+        if block.group(0) in seen:
+            return ""
+        seen.add(block.group(0))
+        return block.group(0)
+
+    return INLINE_BLOCK.sub(once, page)
+
+
+def _slim_book(app: Any, exception: Exception | None) -> None:
+    """After a successful HTML build: formulas typeset, icons, stylesheet rules, figures and repeated inline code
+    cut to what the pages use (items 2 and 4 of the module docstring)."""
     if exception is None and app.builder.format == "html":
         typeset_book(app.outdir)
         trim_icons(app.outdir)
+        purge_stylesheets(app.outdir)
+        figures_to_webp(app.outdir)
+        for path in Path(app.outdir).rglob("*.html"):
+            text = path.read_text(encoding="utf-8")
+            slim = drop_repeated_blocks(text)
+            if slim != text:
+                path.write_text(slim, encoding="utf-8")
 
 
 def _without_unused_design(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
@@ -121,7 +158,7 @@ def setup(app: Any) -> dict[str, Any]:
     os.environ["ATTNMARL_STATIC"] = "1"
     if app is not None:
         app.connect("config-inited", _local_mathjax, priority=900)
-        app.connect("build-finished", _typeset_formulas_and_trim_icons)
+        app.connect("build-finished", _slim_book)
         app.connect("html-page-context", _without_mathjax, priority=900)
         app.connect("html-page-context", _unique_scripts, priority=900)
         app.connect("html-page-context", _without_unused_design, priority=900)

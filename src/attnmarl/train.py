@@ -75,7 +75,7 @@ from .algos.mappo import MAPPOConfig
 from .algos.qmix import QMIXConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .envs import episode_returns
-from .envs.sight import SIGHT_RHO
+from .envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
 from .guards import (
     DEVICES,
     check_bool,
@@ -197,6 +197,16 @@ tokens). ``comm-spread{m}-{none,mean,attention}`` are the TarMAC-style actor wit
 averaged over the senders (alpha uniform) and targeted messages: they differ in ``messages`` only.
 ``comm-spread{m}-{mean,attention}-2rounds`` send the messages twice before acting (only
 ``message_rounds`` differs)."""
+
+for _actor in ("flat", "entity"):
+    CONFIGS[f"sight-narrow-spread6-{_actor}"] = replace(CONFIGS[f"sight-spread6-{_actor}"],
+                                                        sight_radius=NARROW_SIGHT_RHO)
+for _messages in MESSAGES:
+    CONFIGS[f"comm-narrow-spread6-{_messages}"] = replace(CONFIGS[f"comm-spread6-{_messages}"],
+                                                          sight_radius=NARROW_SIGHT_RHO)
+"""Chapter 11's m = 6 runs again with the narrower radius :data:`attnmarl.envs.sight.NARROW_SIGHT_RHO` (0.5: an
+agent sees about a sixth of the landmarks); only ``sight_radius`` differs from ``sight-spread6-*`` and
+``comm-spread6-*``."""
 
 _Q_CONTINUOUS = {"continuous_actions": True}
 for _critic in ("attention", "concat"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import re
 import textwrap
 from collections.abc import Sequence
@@ -30,7 +31,8 @@ from PIL import Image
 
 from .guards import check_bool, check_real
 
-__all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec", "heatmap",
+__all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec",
+           "SHOWN_DIGITS", "heatmap",
            "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
            "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line",
            "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style",
@@ -373,9 +375,24 @@ def _check_drawable(panel: Panel) -> None:
                              "an explorer draws finite numbers only")
 
 
-def frame_spec(frame: Frame, digits: int = 4) -> dict:
+SHOWN_DIGITS = 2
+"""Decimals of the numbers a static explorer shows only as colours, opacities and two-decimal labels: a heatmap's
+values whose colour range is 1 wide (one more decimal for each tenth of that: a range 0.1 wide gets 3) and an
+arena's ring opacities. A step of 0.01 moves a colour by under 3 of the colour map's 256 levels, less than the
+eye tells apart, and the labels print two decimals anyway; it halves what the page carries for an explorer of
+many frames."""
+
+
+def _colour_digits(panel: Heatmap, digits: int) -> int:
+    """:data:`SHOWN_DIGITS` for a colour range 1 wide, one more for each tenth narrower, at most ``digits``."""
+    span = float(panel.vmax) - float(panel.vmin)
+    return min(digits, SHOWN_DIGITS + (max(0, -math.floor(math.log10(span))) if span > 0 else 0))
+
+
+def frame_spec(frame: Frame, digits: int = 4, shown: bool = False) -> dict:
     """A frame as plain JSON-ready data, numbers rounded to ``digits`` decimals: what both
-    explorer renderers (``attnmarl.svg`` live, ``static/explorer.js`` static) draw."""
+    explorer renderers (``attnmarl.svg`` live, ``static/explorer.js`` static) draw. With ``shown`` (a static
+    face's frames), heatmap values and ring opacities only to what the page can show (:data:`SHOWN_DIGITS`)."""
     if not isinstance(frame, Frame):
         raise ValueError(f"an explorer's frame function must return a Frame; got {type(frame).__name__}")
     panels = []
@@ -383,7 +400,8 @@ def frame_spec(frame: Frame, digits: int = 4) -> dict:
         _check_drawable(panel)
         data = asdict(panel)
         if isinstance(panel, Heatmap):
-            data.update(type="heatmap", values=_rounded(panel.values, digits), rows=list(map(str, panel.rows)),
+            value_digits = _colour_digits(panel, digits) if shown else digits
+            data.update(type="heatmap", values=_rounded(panel.values, value_digits), rows=list(map(str, panel.rows)),
                         cols=list(map(str, panel.cols)), vmin=float(panel.vmin), vmax=float(panel.vmax))
         elif isinstance(panel, Points):
             data.update(type="points", xy=_rounded(panel.xy, digits), labels=list(map(str, panel.labels)),
@@ -391,7 +409,8 @@ def frame_spec(frame: Frame, digits: int = 4) -> dict:
         elif isinstance(panel, Arena):
             data.update(type="arena", xy=_rounded(panel.xy, digits), radius=_rounded(panel.radius, digits),
                         colors=list(map(str, panel.colors)), labels=list(map(str, panel.labels)),
-                        emphasis=_rounded(panel.emphasis, digits), lim=float(panel.lim),
+                        emphasis=_rounded(panel.emphasis, min(digits, SHOWN_DIGITS) if shown else digits),
+                        lim=float(panel.lim),
                         focus=-1 if panel.focus is None else int(panel.focus))
         elif isinstance(panel, Picture):
             data.pop("rgb")
@@ -401,6 +420,8 @@ def frame_spec(frame: Frame, digits: int = 4) -> dict:
             data.update(type="text")
         panels.append(data)
     return {"panels": panels, "caption": frame.caption}
+
+
 
 
 def heatmap(ax: Axes, panel: Heatmap, colorbar: bool = False, annotate_below: float = 0.3) -> AxesImage:

@@ -271,7 +271,8 @@ class Explorer:
 
     def static_html(self, digits: int = 4) -> str:
         """The kernel-free face: the in-page model (live.js) where the explorer has one, else every combination
-        of static values, rendered by explorer.js."""
+        of static values, rendered by explorer.js (numbers to ``digits`` decimals, colours and opacities to what
+        the page can show: ``frame_spec(..., shown=True)``)."""
         if self.page is not None:
             return self._page_html()
         grids = [c.static for c in self.controls]
@@ -288,7 +289,7 @@ class Explorer:
             for combo in itertools.product(*grids):
                 settings = {c.name: v for c, v in zip(self.controls, combo)}
                 try:
-                    frames.append(frame_spec(self.frame_fn(**settings), digits))
+                    frames.append(frame_spec(self.frame_fn(**settings), digits, shown=True))
                 except ValueError as error:
                     raise ValueError(f"{self.title or 'explorer'} at {settings}: {error}") from None
         finally:
@@ -340,7 +341,8 @@ def explore(frame_fn: Callable[..., Frame], *controls: Control, title: str = "")
 
 def _embed(spec: dict, classes: str, scripts: Sequence[str], start: str) -> str:
     """An explorer's kernel-free HTML: ``spec`` as gzip + base64 JSON in a data element beside a ``div`` of
-    ``classes``, then the ``static/`` scripts and the call ``start(id)`` that draws it from the data."""
+    ``classes``, then the ``static/`` scripts and, in a block of its own, the call ``start(id)`` that draws it
+    from the data (the book's build keeps one copy of the scripts a page: ``sphinxext.drop_repeated_blocks``)."""
     ident = f"attnmarl-{uuid.uuid4().hex[:10]}"
     payload = base64.b64encode(gzip.compress(json.dumps(spec, separators=(",", ":")).encode(), mtime=0)).decode()
     code = "\n".join(_asset(name) for name in scripts)
@@ -349,7 +351,7 @@ def _embed(spec: dict, classes: str, scripts: Sequence[str], start: str) -> str:
         f'<div class="{classes}" id="{ident}"><div class="ax-title">{html.escape(spec["title"])}</div>'
         "<noscript>This explorer needs JavaScript.</noscript></div>\n"
         f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
-        f"<script>{code}\n{start}({json.dumps(ident)});</script>"
+        f"<script>{code}</script>\n<script>{start}({json.dumps(ident)});</script>"
     )
 
 

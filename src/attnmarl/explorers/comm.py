@@ -1,4 +1,5 @@
-"""Chapter 11's measurements of limited sight on the actors of earlier chapters.
+"""Chapter 11's measurements of limited sight on the actors of earlier chapters, and its explorer of who listens
+to whom.
 
 - :func:`sighted_agent` gives a trained full-sight MAPPO agent the sight radius rho, zero-shot: its entity
   actor then masks the entities it does not see (the same weights; :class:`attnmarl.nets.SightedEntityActor`);
@@ -12,18 +13,33 @@ sight and, masked, -16.24 (91.8%) at rho = 1.0, -18.56 (82.4%) at 0.75, -23.32 (
 (25.8%) at 0.25; shown the zeros without the mask at rho = 1.0 it scores -26.26 (51.4%), since a zeroed
 landmark token reads as a landmark at its own position. The flat actor scores -30.25 (35.3%) with full sight
 and -28.98 (40.4%) on zeroed features at rho = 1.0.
+
+- :func:`listening_episode` plays one mpe2 episode with a trained communicating actor and records, at every
+  step and round, alpha^{ij}: how much receiver i takes from sender j's message; :func:`listening_explorer`
+  steps through it with the receiver's sight radius drawn.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
+import torch
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
 from ..checkpoints import agent_policy, load_agent, load_policy, shipped_checkpoint
 from ..envs import evaluate
-from ..envs.sight import SIGHT_RHO, check_rho, sighted_policy
+from ..envs.sight import SIGHT_RHO, check_rho, sighted_policy, visibility
+from ..guards import check_index
+from ..viz import Frame, Heatmap
+from ..widgets import Dropdown, Explorer, Slider
+from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
-__all__ = ["sighted_agent", "sight_cost"]
+__all__ = ["sighted_agent", "sight_cost", "Listening", "listening_episode", "listening_frame",
+           "listening_explorer", "SIGHT_DISC"]
+
+SIGHT_DISC = "#e8eef6"
+"""The fill of the disc that shows the receiver's sight radius in :func:`listening_frame`."""
 
 
 def sighted_agent(path: str | Path, rho: float = SIGHT_RHO) -> tuple[MAPPOAgent, MAPPOConfig]:
@@ -56,3 +72,82 @@ def sight_cost(name: str = "pi-spread6-entity", rho: float = SIGHT_RHO, episodes
         scores["masked"] = evaluate(agent_policy(sighted, sighted_config), config.scenario, episodes,
                                     **config.scenario_kwargs)
     return scores
+
+
+@dataclass(frozen=True)
+class Listening:
+    """A communicating actor along one recorded mpe2 episode, steps t = 0 … T."""
+
+    episode: Episode
+    alpha: np.ndarray
+    """(T + 1, rounds, m, m) alpha^{ij} per step and round: row i (the receiver) over senders j, i included."""
+    seen: np.ndarray
+    """(T + 1, m, 2m − 1) which entities each agent sees at each step (landmarks, then the other agents)."""
+    rho: float
+    messages: str
+
+
+def listening_episode(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Listening:
+    """Play one mpe2 episode (reset with ``seed``) with ``agent``'s communicating actor, taking its most likely
+    moves, and record its message weights and what each agent sees (:class:`Listening`). ``ValueError`` for an
+    actor that sends no messages."""
+    if not isinstance(config, MAPPOConfig) or config.actor != "comm" or config.messages == "none":
+        raise ValueError("listening_episode needs a communicating actor (actor='comm', messages 'mean' or "
+                         f"'attention'); this one is {getattr(config, 'actor', type(config).__name__)!r}"
+                         + (" without messages" if getattr(config, "messages", "") == "none" else ""))
+    policy = agent_policy(agent, config, deterministic=True)
+    episode = record_episode(config.scenario, seed, policy, **config.scenario_kwargs)
+    with torch.no_grad():
+        _, alpha = agent.actor.outputs_and_alpha(torch.from_numpy(episode.obs).float())
+    return Listening(episode, alpha.numpy(), visibility(episode.obs, config.sight_radius), config.sight_radius,
+                     config.messages)
+
+
+def listening_frame(listening: Listening, t: int = 0, receiver: int = 0, round_: int = 0) -> Frame:
+    """Step ``t`` as receiver ``receiver`` hears round ``round_``: the arena with the receiver's sight radius as
+    a disc, each agent ringed by alpha^{ij} / max_j alpha^{ij}, and the whole matrix alpha (receivers × senders)."""
+    episode = listening.episode
+    t = check_step(episode, t)
+    m = len(episode.agents)
+    receiver = check_index("receiver", receiver, m, "agent index")
+    round_ = check_index("round", round_, listening.alpha.shape[1], "round")
+    alpha = listening.alpha[t, round_]  # (m, m)
+    arena = arena_panel(episode, t, focus=receiver)
+    shown = np.flatnonzero(episode.visible[t])
+    row = alpha[receiver]
+    emphasis = np.zeros(len(shown))
+    emphasis[:m] = row / row.max()  # agents come first among the entities
+    xy = np.vstack([episode.positions[t, receiver][None], arena.xy])
+    names = [short_label(a) for a in episode.agents]
+    seen = listening.seen[t, receiver]
+    arena = replace(arena, xy=xy, radius=[listening.rho, *arena.radius], colors=[SIGHT_DISC, *arena.colors],
+                    labels=["", *arena.labels], emphasis=[0.0, *emphasis.tolist()], focus=arena.focus + 1,
+                    title=f"t = {t}: rings = α of {names[receiver]} over senders")
+    matrix = Heatmap(alpha, names, names, title=f"α, round {round_ + 1}: receiver i (row) over senders j",
+                     xlabel="sender j", ylabel="receiver i", vmin=0.0, vmax=1.0)
+    loudest = int(np.argmax(np.where(np.arange(m) == receiver, -1.0, row)))
+    return Frame([arena, matrix],
+                 caption=f"step {t} of {episode.steps}: {names[receiver]} sees {int(seen[:m].sum())} of {m} "
+                         f"landmarks and {int(seen[m:].sum())} of {m - 1} agents within ρ = {listening.rho:g}; "
+                         f"of the others it listens most to {names[loudest]} (α = {row[loudest]:.2f}; "
+                         f"uniform would be {1 / m:.2f}) and keeps {row[receiver]:.2f} for itself")
+
+
+def listening_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Explorer:
+    """Step through one mpe2 episode of a trained communicating actor: who listens to whom
+    (:func:`listening_frame`)."""
+    listening = listening_episode(agent, config, seed)
+    agents = [choice_label(a) for a in listening.episode.agents]
+    rounds = [str(r + 1) for r in range(listening.alpha.shape[1])]
+
+    def frame(t: int = 0, receiver: str = agents[0], round_: str = "1") -> Frame:
+        return listening_frame(listening, t, agents.index(receiver), int(round_) - 1)
+
+    controls = [Slider("t", list(range(listening.episode.steps + 1)), default=0, label="step t"),
+                Dropdown("receiver", agents, label="receiver i")]
+    if len(rounds) > 1:
+        controls.append(Dropdown("round_", rounds, default="1", label="round"))
+    return Explorer(frame, controls,
+                    title=f"Who listens to whom: {listening.messages} messages over one mpe2 episode "
+                          f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}, "
+                          f"sight ρ = {listening.rho:g}); ring opacity = α / max α")

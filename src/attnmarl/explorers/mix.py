@@ -4,10 +4,11 @@ credits along an mpe2 episode.
 :func:`credit_episode` plays one episode with the team's greedy decentralized agents
 (a^i = argmax_a Q^i(o^i, a)) and runs the mixer on every step: each agent's value of its action,
 the team's Q_tot and, for a Qatten mixer, lambda^{i,h}, the weight head h gives agent i's value.
+:func:`credit_explorer` steps through it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -15,9 +16,11 @@ import torch
 from ..algos.qmix import QMIXAgent, QMIXConfig, chosen_values
 from ..checkpoints import agent_policy
 from ..nets.mixers import Qatten
-from .mpe import Episode, record_episode
+from ..viz import Frame, Heatmap
+from ..widgets import Explorer, Slider
+from .mpe import Episode, arena_panel, check_step, record_episode, scenario_text, short_label
 
-__all__ = ["Credit", "credit_episode"]
+__all__ = ["Credit", "credit_episode", "credit_frame", "credit_explorer"]
 
 
 @dataclass(frozen=True)
@@ -46,3 +49,46 @@ def credit_episode(agent: QMIXAgent, config: QMIXConfig, seed: int = 0) -> Credi
             Q_tot, lambda_ = agent.mixer.outputs(Q, o)
             return Credit(episode, Q.numpy(), Q_tot.numpy(), lambda_.numpy())
         return Credit(episode, Q.numpy(), agent.mixer(Q, o).numpy(), None)
+
+
+def credit_frame(credit: Credit, t: int = 0) -> Frame:
+    """Step ``t`` as the Qatten mixer credits it: every agent ringed by its weight lambda^i (the mean over heads,
+    relative to the largest), lambda per head, and each agent's value Q^i of its action beside Q_tot."""
+    if credit.lambda_ is None:
+        raise ValueError("credit_frame draws Qatten's weights lambda; VDN and QMIX have none (Credit.lambda_ is None)")
+    episode = credit.episode
+    t = check_step(episode, t)
+    m = len(episode.agents)
+    lam = credit.lambda_[t]  # (heads, m)
+    mean = lam.mean(0)
+    names = [short_label(a) for a in episode.agents]
+    arena = arena_panel(episode, t)
+    emphasis = np.zeros(len(arena.xy))
+    emphasis[:m] = mean / mean.max()  # agents come first among the entities
+    arena = replace(arena, emphasis=emphasis.tolist(), title=f"t = {t}: rings = λ of each agent")
+    per_head = Heatmap(np.vstack([lam, mean]), [f"head {h + 1}" for h in range(lam.shape[0])] + ["mean"], names,
+                       title="λ: each head h's weights over the agents", xlabel="agent i", ylabel="head h",
+                       vmin=0.0, vmax=1.0)
+    spread = float(np.abs(credit.Q).max()) or 1.0
+    values = Heatmap(credit.Q[t][None], ["Qⁱ"], names, title=f"each agent's Qⁱ of its action (Q_tot = "
+                     f"{credit.Q_tot[t]:.2f})", xlabel="agent i", ylabel="", vmin=-spread, vmax=spread, cmap="RdBu_r")
+    top = int(mean.argmax())
+    return Frame([arena, per_head, values],
+                 caption=f"step {t} of {episode.steps}: the mixer weighs {names[top]} most (mean λ = "
+                         f"{mean[top]:.2f}; uniform would be {1 / m:.2f}); Q_tot = {credit.Q_tot[t]:.2f}")
+
+
+def credit_explorer(agent: QMIXAgent, config: QMIXConfig, seed: int = 0) -> Explorer:
+    """Step through one mpe2 episode of a trained Qatten team: which agents the mixer credits
+    (:func:`credit_frame`)."""
+    credit = credit_episode(agent, config, seed)
+    if credit.lambda_ is None:
+        raise ValueError(f"credit_explorer shows Qatten's weights; this team's mixer is {config.mixer!r}")
+
+    def frame(t: int = 0) -> Frame:
+        return credit_frame(credit, t)
+
+    return Explorer(frame, [Slider("t", list(range(credit.episode.steps + 1)), default=0, label="step t")],
+                    title=f"Which agents the Qatten mixer credits over one mpe2 episode "
+                          f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}); "
+                          "ring opacity = λ / max λ")

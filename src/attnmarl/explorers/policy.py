@@ -232,8 +232,12 @@ def policy_episode_frame(episode: Episode, weights: PolicyAlpha, probs: np.ndarr
                          f"{MOVES[int(probs[t, agent].argmax())]} (π = {probs[t, agent].max():.2f})")
 
 
-def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Explorer:
-    """Step through one mpe2 episode of a trained attention policy and watch each agent's alpha."""
+def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0,
+                            ring_heads: bool = True) -> Explorer:
+    """Step through one mpe2 episode of a trained attention policy and watch each agent's alpha. With
+    ``ring_heads`` a menu chooses whose alpha the rings draw (the mean over heads or one head); without it the
+    rings draw the mean and the heatmap beside them each head: a third of the frames, which is what a page can
+    carry for a team of 12 (chapter 10)."""
     _check_discrete(agent)
     episode = trained_episode(agent, config, seed)
     weights = policy_alpha(agent, config, episode.obs, episode)
@@ -244,12 +248,15 @@ def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 
     def frame(t: int = 0, agent_index: str = agents[0], head: str = "mean") -> Frame:
         return policy_episode_frame(episode, weights, probs, t, agents.index(agent_index), head)
 
-    return Explorer(frame, [
-        Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
-        Dropdown("agent_index", agents, label="agent i (who decides)"),
-        Dropdown("head", heads, default="mean", label="head"),
-    ], title=f"α of the {config.actor} policy over one mpe2 episode "
-             f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}); ring opacity = α / max α")
+    controls = [Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
+                Dropdown("agent_index", agents, label="agent i (who decides)")]
+    if ring_heads:
+        controls.append(Dropdown("head", heads, default="mean", label="head"))
+    rings = "α / max α" if ring_heads else "mean α over heads / its max"
+    return Explorer(frame, controls,
+                    title=f"α of the {config.actor} policy over one mpe2 episode "
+                          f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}); "
+                          f"ring opacity = {rings}")
 
 
 @dataclass(frozen=True)

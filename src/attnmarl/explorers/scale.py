@@ -36,7 +36,7 @@ from .policy import policy_alpha
 from .self_attention import alpha_entropy
 from .value import trained_episode
 
-__all__ = ["MAAC_ADVANTAGE", "MAAC_MS", "MAAC_CONFIGS", "maac_runs", "maac_improvement",
+__all__ = ["MAAC_ADVANTAGE", "MAAC_MS", "MAAC_CONFIGS", "MAAC_LONG_CONFIGS", "maac_runs", "maac_improvement",
            "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_MS", "CRITIC_CONFIGS", "CURRICULUM",
            "scale_runs", "scale_curve", "critic_runs", "curriculum_curve", "scale_checkpoint", "zero_shot_results",
            "treasure_baselines", "FAR_TABLES", "far_zero_shot", "parameter_counts", "attention_concentration",
@@ -54,6 +54,10 @@ MAAC_MS = (4, 8, 12)
 MAAC_CONFIGS = {(m, critic): f"maac-treasure{m}-{critic}" for m in MAAC_MS for critic in ("concat", "attention")}
 """The config behind each MAAC point (m, critic): MAAC's attention critic or its MADDPG+SAC concatenation
 critic, trained by :mod:`attnmarl.algos.maac` with the same budget."""
+
+MAAC_LONG_CONFIGS = {(4, critic): f"maac-treasure4-long-{critic}" for critic in ("concat", "attention")}
+"""Chapter 10's exercise 4, "Is it the budget?": the m = 4 point trained for three times the env steps
+(``maac-treasure4-long-{critic}``, 1.5 million); only the budget differs from :data:`MAAC_CONFIGS`."""
 
 SCALE_MS = (3, 6, 9, 12)
 """The m of the scaling experiment on simple_spread (N = m)."""
@@ -74,10 +78,10 @@ SCALE_CONFIGS = {
 agent-decisions (m x env steps). The designs: ``"flat"``, ``"entity"`` (the entity actor, attention) and
 ``"mean"`` (the entity actor with alpha uniform, mean pooling: the control)."""
 
-SEEDS = {("simple_spread", 6, "entity"): 10, ("simple_spread", 6, "mean"): 10, ("simple_spread", 6, "flat"): 10}
+SEEDS = {("simple_spread", m, design): 10 for m in (6, 12) for design in ("entity", "mean", "flat")}
 """Seeds per point (scenario, m, design) where the designs are compared most closely: the entity actor, its
-mean-pooling control and the flat actor at m = 6 on simple_spread ran seeds 0-9, for bootstrap intervals over
-seeds that can back an answer; every other point has seeds 0-2."""
+mean-pooling control and the flat actor at m = 6 and 12 on simple_spread ran seeds 0-9, for bootstrap intervals
+over seeds that can back an answer; every other point has seeds 0-2."""
 
 
 def seeds_at(scenario: str, m: int, design: str) -> int:
@@ -123,12 +127,15 @@ def critic_runs(m: int, critic: str) -> list[dict[str, Any]]:
     return [r for r in shipped_runs("scale") if r["name"] == CRITIC_CONFIGS[m, critic]]
 
 
-def maac_runs(m: int, critic: str) -> list[dict[str, Any]]:
+def maac_runs(m: int, critic: str, long: bool = False) -> list[dict[str, Any]]:
     """The shipped runs (every seed) of MAAC itself at m agents with the ``critic`` ("concat" or
-    "attention"), as the ``maac`` asset index lists them."""
-    if (m, critic) not in MAAC_CONFIGS:
-        raise ValueError(f"no MAAC run at (m={m}, critic={critic!r}); the points are {sorted(MAAC_CONFIGS)}")
-    return [r for r in shipped_runs("maac") if r["name"] == MAAC_CONFIGS[m, critic]]
+    "attention"), as the ``maac`` asset index lists them; with ``long``, the runs of three times the budget
+    (:data:`MAAC_LONG_CONFIGS`, m = 4 only)."""
+    configs = MAAC_LONG_CONFIGS if long else MAAC_CONFIGS
+    if (m, critic) not in configs:
+        raise ValueError(f"no {'long ' if long else ''}MAAC run at (m={m}, critic={critic!r}); the points are "
+                         f"{sorted(configs)}")
+    return [r for r in shipped_runs("maac") if r["name"] == configs[m, critic]]
 
 
 def maac_improvement(with_attention: float, without: float, bottom: float) -> float:

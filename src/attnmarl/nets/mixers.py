@@ -4,8 +4,8 @@ Each agent i has its own action value Q^i(o^i, a^i) (:mod:`attnmarl.algos.qmix`)
 combines the values of the agents' actions into the team's value, Q_tot = f(Q^1, .., Q^m; s),
 trained on the team's reward. When f is monotonic in every Q^i (dQ_tot / dQ^i >= 0), the joint
 action that maximises Q_tot is the one in which every agent maximises its own Q^i: greedy agents
-acting alone act as the greedy team would (the IGM condition, Rashid et al. 2018). All three
-mixers here are monotonic.
+acting alone act as the greedy team would (Rashid et al. 2018; Son et al. 2019 named the property
+individual-global-max, IGM). All three mixers here are monotonic.
 
 - :class:`VDN` (Sunehag et al. 2018): Q_tot = sum_i Q^i, no state, no weights.
 - :class:`QMIX` (Rashid et al. 2018): a two-layer network of the Q^i whose weights come from
