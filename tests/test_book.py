@@ -447,7 +447,7 @@ def test_every_internal_link_of_the_built_book_resolves(quick_book):
 
 
 FOLD = re.compile(r'<details class="algocode"><summary>Code: ([^<]*)</summary>(.*?)</details>', re.S)
-FOLDS = {"book/07-value-network": 7, "book/09-q-network": 7, "book/10-more-agents": 6}
+FOLDS = {"book/07-value-network": 7, "book/09-q-network": 7, "book/10-more-agents": 6, "book/11-between-agents": 11}
 """The chapters with algorithm boxes, and their steps: one fold of code under each."""
 
 

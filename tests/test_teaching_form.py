@@ -1,5 +1,6 @@
 """Part II's teaching form (issues #22 and #35): a short main line per chapter, details on demand, and numbered
-algorithm boxes that show under every step the lines of ``src/attnmarl/algos`` that implement it.
+algorithm boxes that show under every step the lines of ``src/attnmarl/algos`` that implement it (for chapter 11's
+message round, of ``src/attnmarl/nets/messages.py``).
 
 A box is a MyST admonition titled ``Algorithm C.K: ...`` with the class ``algorithm``; its steps are a
 numbered list, and under step n an ``algocode`` block names what to show: first the marker comment
@@ -20,19 +21,25 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attnmarl.algos import maac, maddpg, mappo
+from attnmarl.algos import maac, maddpg, mappo, qmix
 from attnmarl.algos.maac import MAACConfig
 from attnmarl.algos.maddpg import MADDPGConfig
 from attnmarl.algos.mappo import MAPPOConfig
+from attnmarl.algos.qmix import QMIXConfig
 from attnmarl.codelines import locate, module_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-BOXES = {"book/07-value-network": "MAPPO", "book/09-q-network": "MADDPG", "book/10-more-agents": "MAAC"}
-"""The chapters that must carry an algorithm box, and the algorithm each box states."""
+BOXES = {"book/07-value-network": ("MAPPO",), "book/09-q-network": ("MADDPG",), "book/10-more-agents": ("MAAC",),
+         "book/11-between-agents": ("QMIX", "messages")}
+"""The chapters that must carry algorithm boxes, and what their boxes state: each name in the title of one box."""
+
+BOX_MODULES = ("attnmarl.algos.", "attnmarl.nets.messages")
+"""Where the code under a step may come from: the algorithm files, and the module of chapter 11's message round
+(Algorithm 11.2 states one pass of the communicating actor, which runs inside MAPPO's own steps)."""
 
 MAIN_LINE_CHAPTERS = ["book/07-value-network", "book/08-policy-network", "book/09-q-network",
-                      "book/10-more-agents"]
+                      "book/10-more-agents", "book/11-between-agents"]
 MAIN_LINE_WORDS = 3_300
 """About 3,000 words of main line (issue #22); per-seed tables and side studies go into collapsed blocks."""
 
@@ -75,7 +82,8 @@ def test_the_chapter_states_its_algorithm_in_a_numbered_box(page):
         assert int(box.group(2)) == chapter, f"{page}: box 'Algorithm {box.group(2)}.{box.group(3)}' is numbered " \
                                              f"for another chapter"
         assert ":class: algorithm" in box.group(5), f"{page}: algorithm box without ':class: algorithm'"
-    assert any(BOXES[page] in box.group(4) for box in found), f"{page}: no box states {BOXES[page]}"
+    for name in BOXES[page]:
+        assert any(name in box.group(4) for box in found), f"{page}: no box states {name}"
 
 
 def shown(page: str) -> list[tuple[str, int, str, list[str]]]:
@@ -99,7 +107,7 @@ def shown(page: str) -> list[tuple[str, int, str, list[str]]]:
 @pytest.mark.parametrize("page", list(BOXES))
 def test_every_step_of_an_algorithm_box_shows_the_code_that_does_it(page):
     for label, n, module, targets in shown(page):
-        assert module.startswith("attnmarl.algos."), f"{label}, step {n} shows {module}, not an algorithm file"
+        assert module.startswith(BOX_MODULES), f"{label}, step {n} shows {module}, not an algorithm's code"
         assert targets[0] == f"{label}, step {n}", f"{label}, step {n} must show its marker first; got {targets}"
         for target in targets:
             lines = locate(module, target)  # ValueError if the marker or the function is not there
@@ -154,6 +162,15 @@ TINY_RUNS = {
                                                          num_envs=8, rollout_steps=5, total_steps=8 * 5 * 8,
                                                          learning_starts=120, d=8, heads=2, actor_hidden=8,
                                                          minibatch_size=32, buffer_size=1000)),
+    "attnmarl.algos.qmix": lambda: qmix.train(QMIXConfig("simple_spread", {"N": 3}, num_envs=8, total_steps=8 * 40,
+                                                         learning_starts=160, entity_d=8, entity_ff=8, qatten_heads=2,
+                                                         qatten_d=4, qatten_d_u=8, hyper_hidden=8,
+                                                         minibatch_size=32, buffer_size=1000)),
+    "attnmarl.nets.messages": lambda: mappo.train(MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25,
+                                                              total_steps=400, actor="comm", sight_radius=1.0,
+                                                              messages="attention", message_rounds=2, entity_d=8,
+                                                              entity_ff=8, message_d_k=4, d_x=8, heads=2, d_q=4,
+                                                              d_out=4, critic_hidden=8, actor_hidden=8)),
 }
 """A run of each algorithm of a box, a few seconds long, that passes through every line its box shows."""
 

@@ -35,6 +35,10 @@ One update on a minibatch of joint transitions:
    every agent's Q^i: each agent learns its share of the team's value from the team reward only.
 3. **targets** — soft updates of the agent network and the mixer.
 
+Chapter 11's Algorithm 11.1 states one iteration in five steps (the update above is its steps
+3-5); the comments ``# Algorithm 11.1, step n`` mark the lines of each, which the book shows
+under the step (:mod:`attnmarl.codelines`).
+
 Acting needs no mixer: each agent takes argmax_a Q^i(o^i, a) (:meth:`QMIXAgent.act`), so a
 trained team plays decentralized on mpe2. The networks run and learn on ``device`` (the CPU by
 default), as MADDPG's do; the replay buffer stays in the CPU's memory.
@@ -360,7 +364,7 @@ def train(config: QMIXConfig,
         env_steps = iteration * config.batch_size
         epsilon = epsilon_at(config, env_steps)
         finished = []
-        for _ in range(config.rollout_steps):  # act epsilon-greedily and store
+        for _ in range(config.rollout_steps):  # Algorithm 11.1, step 1 (act, store)
             with torch.no_grad():
                 a = agent.act(o.to(device), generator, deterministic=False, epsilon=epsilon)[0]
             a = a.cpu()
@@ -400,17 +404,17 @@ def _update(agent: QMIXAgent, target: QMIXAgent, buffer: ReplayBuffer,
             optimizer: torch.optim.Optimizer, config: QMIXConfig, generator: torch.Generator,
             device: torch.device) -> dict[str, float]:
     """One update on a minibatch, on ``device``: double-Q target, TD loss, target update."""
-    minibatch = buffer.sample(config.minibatch_size, generator)
+    minibatch = buffer.sample(config.minibatch_size, generator)  # Algorithm 11.1, step 2
     o, a, r, o_next, terminated = (x.to(device) for x in minibatch)
     a = a.argmax(-1)  # the stored one-hots as integer actions (batch, m)
-    with torch.no_grad():  # 1. y = r + gamma (1 - terminated) Q'_tot(Q'^i(o'^i, a*^i); s')
+    with torch.no_grad():  # Algorithm 11.1, step 3: the double-Q target y
         Q_next = double_q_values(agent.q_values(o_next), target.q_values(o_next))
         y = td_target(team_reward(r), terminated, target.mixer(Q_next, o_next), config.gamma)
-    Q_tot = agent.Q_tot(o, a)
-    td_loss = (Q_tot - y).pow(2).mean()  # 2. through the mixer into every Q^i
+    Q_tot = agent.Q_tot(o, a)  # Algorithm 11.1, step 4
+    td_loss = (Q_tot - y).pow(2).mean()  # through the mixer into every Q^i
     optimizer.zero_grad(set_to_none=True)
     td_loss.backward()
     nn.utils.clip_grad_norm_(agent.parameters(), config.max_grad_norm)
     optimizer.step()
-    soft_update(target, agent, config.tau)  # 3. w' <- tau w + (1 - tau) w'
+    soft_update(target, agent, config.tau)  # Algorithm 11.1, step 5: w' <- tau w + (1 - tau) w'
     return {"td_loss": td_loss.item(), "Q_tot_mean": Q_tot.mean().item()}

@@ -22,6 +22,10 @@ Every mode has the same weights (unused ones get no gradient), so one checkpoint
 Execution stays decentralized in the sense of TarMAC: each message is computed from its sender's own
 observation only (never from the critic or the state), and :func:`attnmarl.checkpoints.load_policy` runs all
 m agents' actors and messages at once from the observation dict mpe2 hands out at each step.
+
+Chapter 11's Algorithm 11.2 states one forward pass of :class:`CommActor` in six steps; the comments
+``# Algorithm 11.2, step n`` mark the lines of each, which the book shows under the step
+(:mod:`attnmarl.codelines`).
 """
 from __future__ import annotations
 
@@ -76,16 +80,16 @@ class TargetedMessages(nn.Module):
         if not isinstance(h, Tensor) or h.dim() != 3 or h.shape[-1] != self.W_q.in_features:
             shape = tuple(h.shape) if isinstance(h, Tensor) else type(h).__name__
             raise ValueError(f"h must be a tensor (batch, m, d = {self.W_q.in_features}); got {shape}")
-        v = self.W_v(h)  # (batch, m, d_v): what each sender says
+        v = self.W_v(h)  # Algorithm 11.2, step 2: what each sender says, (batch, m, d_v)
         m = h.shape[1]
         if self.messages == "attention":
-            q, k = self.W_q(h), self.W_k(h)  # (batch, m, d_k) each
+            q, k = self.W_q(h), self.W_k(h)  # Algorithm 11.2, step 3: (batch, m, d_k) each
             alpha = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(self.d_k), dim=-1)  # over senders j
         elif self.messages == "mean":
             alpha = h.new_full((h.shape[0], m, m), 1.0 / m)
         else:
             alpha = h.new_zeros((h.shape[0], m, m))
-        return alpha @ v, alpha  # c^i = sum_j alpha^{ij} v^j
+        return alpha @ v, alpha  # Algorithm 11.2, step 4: c^i = sum_j alpha^{ij} v^j
 
 
 class CommActor(SightedEntityActor):
@@ -123,18 +127,18 @@ class CommActor(SightedEntityActor):
 
     def encodings(self, o: Tensor) -> Tensor:
         """h^i of every agent from its own sighted tokens: (batch, m, d)."""
-        return self._groups.join(self._folded(o))
+        return self._groups.join(self._folded(o))  # Algorithm 11.2, step 1
 
     def speak(self, h: Tensor) -> tuple[Tensor, Tensor]:
         """The rounds of messages from encodings h (batch, m, d): y (batch, m, d_y) and alpha
         (batch, rounds, m, m)."""
         alphas = []
-        for r in range(self.rounds):
+        for r in range(self.rounds):  # Algorithm 11.2, step 5
             c, alpha = self.talk(h)
             alphas.append(alpha)
             if r + 1 < self.rounds:
                 h = torch.tanh(self.W_u(torch.cat([h, c], dim=-1)))
-        return self.head(torch.cat([h, c], dim=-1)), torch.stack(alphas, dim=1)
+        return self.head(torch.cat([h, c], dim=-1)), torch.stack(alphas, dim=1)  # Algorithm 11.2, step 6
 
     def outputs_and_alpha(self, o: Tensor) -> tuple[Tensor, Tensor]:
         return self.speak(self.encodings(o))
