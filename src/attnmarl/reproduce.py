@@ -84,9 +84,10 @@ __all__ = ["CHAPTERS", "THRESHOLD", "VERDICTS", "PASSING", "TRAIN_COMMAND", "DEV
            "select_runs", "unrunnable", "rerun_arguments", "rerun", "task_options", "verdict", "seed_check",
            "reproduce", "main"]
 
-CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac")
+CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac", "comm", "mix")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
-the mean-pooling control of chapters 8 and 10, and MAAC's runs in it)."""
+the mean-pooling control of chapters 8 and 10, and MAAC's runs in it) and 11 (messages under limited sight,
+value decomposition)."""
 
 THRESHOLD = 3.0
 """A re-run is within noise when its score is within this many combined standard errors of the shipped score."""

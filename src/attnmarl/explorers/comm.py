@@ -14,6 +14,8 @@ sight and, masked, -16.24 (91.8%) at rho = 1.0, -18.56 (82.4%) at 0.75, -23.32 (
 landmark token reads as a landmark at its own position. The flat actor scores -30.25 (35.3%) with full sight
 and -28.98 (40.4%) on zeroed features at rho = 1.0.
 
+- :func:`sight_runs` lists the shipped runs of one design at one m and radius: chapters 8 and 10's actors under
+  sight, and the communicating actor without messages, with averaged messages and with targeted ones.
 - :func:`listening_episode` plays one mpe2 episode with a trained communicating actor and records, at every
   step and round, alpha^{ij}: how much receiver i takes from sender j's message; :func:`listening_explorer`
   steps through it with the receiver's sight radius drawn.
@@ -27,7 +29,7 @@ import numpy as np
 import torch
 
 from ..algos.mappo import MAPPOAgent, MAPPOConfig, make_agent
-from ..checkpoints import agent_policy, load_agent, load_policy, shipped_checkpoint
+from ..checkpoints import agent_policy, load_agent, load_policy, shipped_checkpoint, shipped_runs
 from ..envs import evaluate
 from ..envs.sight import SIGHT_RHO, check_rho, sighted_policy, visibility
 from ..guards import check_index
@@ -35,8 +37,33 @@ from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
-__all__ = ["sighted_agent", "sight_cost", "Listening", "listening_episode", "listening_frame",
-           "listening_explorer", "SIGHT_DISC"]
+__all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "sight_config", "sight_runs", "Listening",
+           "listening_episode", "listening_frame", "listening_explorer", "SIGHT_DISC"]
+
+SIGHT_DESIGNS = ("flat", "entity", "none", "mean", "attention", "mean-2rounds", "attention-2rounds")
+"""Chapter 11's designs under limited sight: chapter 8's flat and entity actors (``sight-`` configs), and the
+communicating actor without messages, with messages averaged (alpha uniform) and with targeted messages, one round
+or two (``comm-`` configs)."""
+
+
+def sight_config(m: int, design: str, narrow: bool = True) -> str:
+    """The name of the config of ``design`` (:data:`SIGHT_DESIGNS`) at m under limited sight: the narrow radius
+    :data:`attnmarl.envs.sight.NARROW_SIGHT_RHO` (0.5) or, with ``narrow=False``, :data:`SIGHT_RHO` (1)."""
+    if design not in SIGHT_DESIGNS:
+        raise ValueError(f"design must be one of {SIGHT_DESIGNS}; got {design!r}")
+    kind = "sight" if design in ("flat", "entity") else "comm"
+    return f"{kind}-{'narrow-' if narrow else ''}spread{m}-{design}"
+
+
+def sight_runs(m: int, design: str, narrow: bool = True) -> list[dict]:
+    """The shipped runs (every seed) of ``design`` at m under the narrow radius (or rho = 1 with
+    ``narrow=False``), as the ``comm`` asset index lists them; ``ValueError`` if none are shipped."""
+    name = sight_config(m, design, narrow)
+    runs = [r for r in shipped_runs("comm") if r["name"] == name]
+    if not runs:
+        shipped = sorted({r["name"] for r in shipped_runs("comm")})
+        raise ValueError(f"no shipped runs of {name}; chapter 11 ships {shipped}")
+    return runs
 
 SIGHT_DISC = "#e8eef6"
 """The fill of the disc that shows the receiver's sight radius in :func:`listening_frame`."""

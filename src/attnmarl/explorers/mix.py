@@ -1,10 +1,11 @@
 """Chapter 11's value decomposition, for its explorers: which agents a trained Qatten mixer
-credits along an mpe2 episode.
+credits along an mpe2 episode, and whether a trained mixer's Q_tot is the team's value at all.
 
 :func:`credit_episode` plays one episode with the team's greedy decentralized agents
 (a^i = argmax_a Q^i(o^i, a)) and runs the mixer on every step: each agent's value of its action,
 the team's Q_tot and, for a Qatten mixer, lambda^{i,h}, the weight head h gives agent i's value.
-:func:`credit_explorer` steps through it.
+:func:`credit_explorer` steps through it. :func:`calibration` sets the mixer's Q_tot at the start of greedy
+episodes beside the discounted team return those episodes earned, and measures the mixer's gain dQ_tot / dQ^i.
 """
 from __future__ import annotations
 
@@ -14,13 +15,29 @@ import numpy as np
 import torch
 
 from ..algos.qmix import QMIXAgent, QMIXConfig, chosen_values
-from ..checkpoints import agent_policy
+from ..checkpoints import agent_policy, shipped_runs
 from ..nets.mixers import Qatten
 from ..viz import Frame, Heatmap
 from ..widgets import Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, record_episode, scenario_text, short_label
 
-__all__ = ["Credit", "credit_episode", "credit_frame", "credit_explorer"]
+__all__ = ["MIX_MS", "mix_runs", "Credit", "credit_episode", "credit_frame", "credit_explorer", "Calibration",
+           "episode_target", "calibration"]
+
+
+MIX_MS = (3, 6, 12)
+"""The team sizes of chapter 11's ``qmix-spread{m}-{mixer}`` runs."""
+
+
+def mix_runs(m: int, mixer: str) -> list[dict]:
+    """The shipped runs (every seed) of the ``mixer`` ("vdn", "qmix" or "qatten") at m, as the ``mix`` asset index
+    lists them; ``ValueError`` if none are shipped."""
+    name = f"qmix-spread{m}-{mixer}"
+    runs = [r for r in shipped_runs("mix") if r["name"] == name]
+    if not runs:
+        raise ValueError(f"no shipped runs of {name}; chapter 11 ships "
+                         f"{sorted({r['name'] for r in shipped_runs('mix')})}")
+    return runs
 
 
 @dataclass(frozen=True)
@@ -92,3 +109,52 @@ def credit_explorer(agent: QMIXAgent, config: QMIXConfig, seed: int = 0) -> Expl
                     title=f"Which agents the Qatten mixer credits over one mpe2 episode "
                           f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}); "
                           "ring opacity = λ / max λ")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A trained mixer against what its greedy team earns, over episodes (one row each)."""
+
+    Q_tot: np.ndarray
+    """(episodes,) the mixer's Q_tot of the greedy joint action at t = 0."""
+    earned: np.ndarray
+    """(episodes,) the discounted team reward the episode earned from t = 0, sum_{t=1}^{T} gamma^(t-1) r_t."""
+    target: np.ndarray
+    """(episodes,) what Q_tot at t = 0 estimates, from the episode itself: :func:`episode_target`."""
+    gain: np.ndarray
+    """(episodes, m) dQ_tot / dQ^i, averaged over the steps of each episode: how much a change in one agent's
+    value moves the team's (1 for VDN)."""
+
+
+def episode_target(credit: Credit, gamma: float) -> tuple[float, float]:
+    """What the greedy team earned from t = 0, sum_{t=1}^{T} gamma^(t-1) r_t (r the team reward, the mean over the
+    agents as :func:`attnmarl.algos.qmix.team_reward`), and the target Q_tot(s_0) estimates: that sum plus
+    gamma^T Q_tot(s_T), the mixer's own value of the last state for what follows the time limit, as the TD target
+    treats a truncated episode."""
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1]; got {gamma}")
+    r = credit.episode.rewards[1:].mean(-1)  # r_1 .. r_T, the team reward on arriving at each step
+    T = len(r)
+    earned = float((gamma ** np.arange(T) * r).sum())
+    return earned, earned + gamma ** T * float(credit.Q_tot[T])
+
+
+def calibration(agent: QMIXAgent, config: QMIXConfig, episodes: int = 20, seed: int = 1000) -> Calibration:
+    """Play ``episodes`` greedy mpe2 episodes (resets ``seed``, ``seed`` + 1, …) and set the mixer's Q_tot at t = 0
+    beside what each episode earned and :func:`episode_target` with ``config.gamma``, with the gain dQ_tot / dQ^i
+    along each episode (by autograd, at the values of the greedy actions). A mixer whose Q_tot is the team's value
+    puts Q_tot and the target close; monotonicity only asks the gain to be >= 0."""
+    if episodes < 1:
+        raise ValueError(f"episodes must be at least 1; got {episodes}")
+    Q_tot, earned, target, gain = [], [], [], []
+    for k in range(episodes):
+        credit = credit_episode(agent, config, seed + k)
+        Q_tot.append(float(credit.Q_tot[0]))
+        earned_k, target_k = episode_target(credit, config.gamma)
+        earned.append(earned_k)
+        target.append(target_k)
+        o = torch.from_numpy(credit.episode.obs)
+        Q = torch.from_numpy(credit.Q).requires_grad_(True)
+        dQ_tot, = torch.autograd.grad(agent.mixer(Q, o).sum(), Q)
+        gain.append(dQ_tot.mean(0).numpy())
+    return Calibration(np.array(Q_tot), np.array(earned), np.array(target), np.stack(gain))
