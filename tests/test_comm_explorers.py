@@ -14,10 +14,12 @@ import torch
 from attnmarl.algos import mappo, qmix
 from attnmarl.envs.sight import visibility
 from attnmarl.explorers.comm import (
+    DISTANCE_BINS,
     SIGHT_DISC,
     listening_episode,
     listening_explorer,
     listening_frame,
+    listening_profile,
 )
 from attnmarl.explorers.mix import credit_episode, credit_explorer, credit_frame
 from attnmarl.train import CONFIGS
@@ -55,6 +57,43 @@ def test_averaged_messages_are_uniform_and_an_actor_without_messages_is_refused(
     agent, config = comm_agent("sight-spread3-entity")
     with pytest.raises(ValueError, match="communicating actor"):
         listening_episode(agent, config)
+
+
+def test_the_listening_profile_averages_alpha_over_the_pairs_by_what_the_sender_sees_and_how_far_it_is():
+    """By hand from two recorded episodes (round 2 of a two-round actor): every pair (t, i, j != i) falls in one
+    group of each kind, each group's mean is its pairs' mean alpha, and the averaged control gives 1/m."""
+    agent, config = comm_agent("comm-spread3-attention-2rounds")
+    profile = listening_profile(agent, config, episodes=2, seed=5, round_=1)
+    alpha, seen, distance, own = [], [], [], []
+    for seed in (5, 6):
+        listening = listening_episode(agent, config, seed)
+        p = listening.episode.positions[:, :3]
+        for t in range(listening.alpha.shape[0]):
+            for i in range(3):
+                own.append(listening.alpha[t, 1, i, i])
+                for j in set(range(3)) - {i}:
+                    alpha.append(listening.alpha[t, 1, i, j])
+                    seen.append(listening.seen[t, j, :3].sum())
+                    distance.append(np.linalg.norm(p[t, j] - p[t, i]))
+    alpha, seen, distance = map(np.array, (alpha, seen, distance))
+    assert profile["count_seen"].sum() == profile["count_distance"].sum() == len(alpha)
+    for k in range(4):
+        assert profile["count_seen"][k] == (seen == k).sum()
+        if (seen == k).any():
+            assert profile["by_seen"][k] == pytest.approx(alpha[seen == k].mean())
+    for b, (low, high) in enumerate(zip(DISTANCE_BINS[:-1], DISTANCE_BINS[1:])):
+        group = (distance >= low) & (distance < high)
+        assert profile["count_distance"][b] == group.sum()
+        if group.any():
+            assert profile["by_distance"][b] == pytest.approx(alpha[group].mean())
+    assert profile["self"] == pytest.approx(np.mean(own))
+    agent, config = comm_agent("comm-spread3-mean")
+    uniform = listening_profile(agent, config, episodes=1)
+    np.testing.assert_allclose(uniform["by_distance"][uniform["count_distance"] > 0], 1 / 3, rtol=1e-6)
+    with pytest.raises(ValueError, match="round_"):
+        listening_profile(agent, config, episodes=1, round_=1)
+    with pytest.raises(ValueError, match="episodes"):
+        listening_profile(agent, config, episodes=0)
 
 
 def test_the_frame_rings_the_senders_by_the_receivers_alpha_inside_its_sight_disc():

@@ -16,6 +16,8 @@ and -28.98 (40.4%) on zeroed features at rho = 1.0.
 
 - :func:`sight_runs` lists the shipped runs of one design at one m and radius: chapters 8 and 10's actors under
   sight, and the communicating actor without messages, with averaged messages and with targeted ones.
+- :func:`listening_profile` averages a trained actor's alpha over the pairs (receiver, another sender) of many
+  episodes, by how many landmarks the sender sees and by how far it is from the receiver.
 - :func:`listening_episode` plays one mpe2 episode with a trained communicating actor and records, at every
   step and round, alpha^{ij}: how much receiver i takes from sender j's message; :func:`listening_explorer`
   steps through it with the receiver's sight radius drawn.
@@ -38,7 +40,8 @@ from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
 __all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "sight_config", "sight_runs", "Listening",
-           "listening_episode", "listening_frame", "listening_explorer", "SIGHT_DISC"]
+           "listening_episode", "listening_frame", "listening_explorer", "listening_profile", "DISTANCE_BINS",
+           "SIGHT_DISC"]
 
 SIGHT_DESIGNS = ("flat", "entity", "none", "mean", "attention", "mean-2rounds", "attention-2rounds")
 """Chapter 11's designs under limited sight: chapter 8's flat and entity actors (``sight-`` configs), and the
@@ -178,3 +181,42 @@ def listening_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) ->
                     title=f"Who listens to whom: {listening.messages} messages over one mpe2 episode "
                           f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}, "
                           f"sight ρ = {listening.rho:g}); ring opacity = α / max α")
+
+
+DISTANCE_BINS = (0.0, 0.5, 1.0, 1.5, np.inf)
+"""The edges of :func:`listening_profile`'s distance bins, world units (the arena is [-1, 1]^2 at reset)."""
+
+
+def listening_profile(agent: MAPPOAgent, config: MAPPOConfig, episodes: int = 30, seed: int = 1000,
+                      round_: int = 0) -> dict[str, np.ndarray]:
+    """Whom a trained communicating actor listens to, over ``episodes`` mpe2 episodes (resets ``seed``, …) of
+    :func:`listening_episode`: alpha^{ij} of round ``round_`` over every step and every pair of a receiver i and
+    another sender j, averaged by the number of landmarks j sees (``by_seen[k]``, k = 0 … m; NaN where no pair had
+    k) and by the distance |p^j − p^i| in :data:`DISTANCE_BINS` (``by_distance``), with ``self`` (the mean
+    alpha^{ii}), ``count_seen`` and ``count_distance`` (pairs in each group). Uniform weights give 1/m everywhere."""
+    if episodes < 1:
+        raise ValueError(f"episodes must be at least 1; got {episodes}")
+    alpha, seen, distance, own = [], [], [], []
+    for k in range(episodes):
+        listening = listening_episode(agent, config, seed + k)
+        m = listening.alpha.shape[-1]
+        if not 0 <= round_ < listening.alpha.shape[1]:
+            raise ValueError(f"round_ must be in [0, {listening.alpha.shape[1]}); got {round_}")
+        a = listening.alpha[:, round_]  # (T + 1, m, m)
+        others = ~np.eye(m, dtype=bool)
+        p = listening.episode.positions[:, :m]  # agents come first among the entities
+        d = np.linalg.norm(p[:, None] - p[:, :, None], axis=-1)  # d[t, i, j] = |p^j - p^i|
+        landmarks = np.broadcast_to(listening.seen[:, None, :, :m].sum(-1), a.shape)  # [t, i, j]: j sees
+        alpha.append(a[:, others])
+        seen.append(landmarks[:, others])
+        distance.append(d[:, others])
+        own.append(a[:, ~others])
+    alpha_, seen_, distance_ = (np.concatenate(x).ravel() for x in (alpha, seen, distance))
+    bins = np.digitize(distance_, DISTANCE_BINS[1:-1])
+    count_seen = np.bincount(seen_.astype(int), minlength=m + 1)
+    count_distance = np.bincount(bins, minlength=len(DISTANCE_BINS) - 1)
+    with np.errstate(invalid="ignore"):
+        by_seen = np.bincount(seen_.astype(int), alpha_, minlength=m + 1) / count_seen
+        by_distance = np.bincount(bins, alpha_, minlength=len(DISTANCE_BINS) - 1) / count_distance
+    return {"by_seen": by_seen, "by_distance": by_distance, "self": float(np.concatenate(own).mean()),
+            "count_seen": count_seen, "count_distance": count_distance}
