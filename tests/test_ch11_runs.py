@@ -13,17 +13,13 @@ import pytest
 import torch
 
 from attnmarl import load_policy
-from attnmarl.checkpoints import load_agent, shipped_checkpoint, shipped_curve
+from attnmarl.checkpoints import load_agent, shipped_checkpoint, shipped_curve, shipped_runs
 from attnmarl.envs import evaluate
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
-from attnmarl.explorers.comm import SIGHT_DESIGNS, sight_config, sight_runs
-from attnmarl.explorers.mix import calibration, episode_target, mix_runs
+from attnmarl.explorers.comm import SHIPPED_SIGHT_MS, SIGHT_DESIGNS, sight_config, sight_runs
+from attnmarl.explorers.mix import SHIPPED_MIX_MS, calibration, episode_target, mix_runs
 from attnmarl.explorers.scale import zero_shot_results
 
-SHIPPED_SIGHT_MS = (6,)
-"""The team sizes whose runs under limited sight are shipped (m = 3 and 12 are being trained)."""
-SHIPPED_MIX_MS = (3, 6)
-"""The team sizes whose value-decomposition runs are shipped (m = 12 is being trained)."""
 ONE_ROUND = ("flat", "entity", "none", "mean", "attention")
 
 QMIX_NOT_ABOVE_RANDOM = {"qmix-spread3-qmix"}
@@ -69,6 +65,18 @@ def test_every_design_under_sight_ships_three_seeds_that_differ_only_in_what_the
     for a, b, field in (("mean", "none", "messages"), ("attention", "none", "messages"),
                         ("flat", "entity", "actor")):
         assert {k for k in configs[a] if configs[a][k] != configs[b][k]} == {field}, (a, b)
+
+
+def test_the_shipped_team_sizes_are_exactly_those_the_index_holds_complete():
+    """SHIPPED_SIGHT_MS and SHIPPED_MIX_MS, which the chapter and the synthesis read, name every m whose runs
+    ship and no other: a point shipped but not listed, or listed and missing, fails here."""
+    comm = {(r["scenario_kwargs"]["N"], r["name"]) for r in shipped_runs("comm")}
+    ms = {m for m, _ in comm}
+    complete = {m for m in ms if all((m, sight_config(m, d, narrow)) in comm for d in ONE_ROUND
+                                     for narrow in (False, True))}
+    assert complete == set(SHIPPED_SIGHT_MS)
+    mix = {(r["scenario_kwargs"]["N"], r["name"]) for r in shipped_runs("mix")}
+    assert {m for m, _ in mix} == set(SHIPPED_MIX_MS)
 
 
 def test_sight_configs_are_named_as_the_chapter_names_them_and_bad_designs_are_refused():

@@ -39,14 +39,18 @@ from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
-__all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "sight_config", "sight_runs", "Listening",
-           "listening_episode", "listening_frame", "listening_explorer", "listening_profile", "DISTANCE_BINS",
-           "SIGHT_DISC"]
+__all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "SHIPPED_SIGHT_MS", "sight_config", "sight_runs",
+           "Listening", "listening_episode", "listening_frame", "listening_explorer", "listening_profile",
+           "DISTANCE_BINS", "SIGHT_DISC"]
 
 SIGHT_DESIGNS = ("flat", "entity", "none", "mean", "attention", "mean-2rounds", "attention-2rounds")
 """Chapter 11's designs under limited sight: chapter 8's flat and entity actors (``sight-`` configs), and the
 communicating actor without messages, with messages averaged (alpha uniform) and with targeted messages, one round
 or two (``comm-`` configs)."""
+
+
+SHIPPED_SIGHT_MS = (6,)
+"""The team sizes at which every one-round design of :data:`SIGHT_DESIGNS` ships its runs, at both radii."""
 
 
 def sight_config(m: int, design: str, narrow: bool = True) -> str:

@@ -21,12 +21,15 @@ from ..viz import Frame, Heatmap
 from ..widgets import Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, record_episode, scenario_text, short_label
 
-__all__ = ["MIX_MS", "mix_runs", "Credit", "credit_episode", "credit_frame", "credit_explorer", "Calibration",
-           "episode_target", "calibration"]
+__all__ = ["MIX_MS", "SHIPPED_MIX_MS", "mix_runs", "Credit", "credit_episode", "credit_frame", "credit_explorer",
+           "Calibration", "episode_target", "calibration"]
 
 
 MIX_MS = (3, 6, 12)
 """The team sizes of chapter 11's ``qmix-spread{m}-{mixer}`` runs."""
+
+SHIPPED_MIX_MS = (3, 6)
+"""The team sizes at which all three mixers ship their runs."""
 
 
 def mix_runs(m: int, mixer: str) -> list[dict]:

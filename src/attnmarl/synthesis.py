@@ -1,0 +1,125 @@
+"""When attention helps in MARL: every comparison Part II trained, with attention and without, in one table.
+
+Each :class:`Effect` is one design at one team size: the shipped seeds' final mpe2 scores of the attention
+variant and of its comparison, both as shares of the scenario's random → greedy range at that m (simple_spread:
+the random team and the greedy landmark assignment; collect_treasure: the random team and the treasure-hunter
+script, as chapter 10 scores it), and the difference with its 95% stratified bootstrap interval
+(:func:`attnmarl.stats.bootstrap_difference`). A difference of scores on one scale is the difference of their
+shares times the range's width, so the interval says in points of the range what it says in returns.
+
+simple_tag's runs (chapters 7–9) are left out: a predator-prey score has no random → greedy range to read it on.
+MADDPG's continuous-action runs (chapter 9) are read on the discrete baselines' range, a common unit for a
+difference of two continuous-action designs, not a share either design closes.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .checkpoints import shipped_runs
+from .explorers.comm import SHIPPED_SIGHT_MS, sight_runs
+from .explorers.mix import SHIPPED_MIX_MS, mix_runs
+from .explorers.scale import (
+    CRITIC_MS,
+    MAAC_MS,
+    critic_runs,
+    maac_runs,
+    scale_runs,
+    treasure_baselines,
+    zero_shot_results,
+)
+from .stats import Interval, bootstrap_difference
+from .transfer import closed_share
+
+__all__ = ["Effect", "DESIGNS", "effects", "verdict"]
+
+DESIGNS = ("value critic V", "centralized policy π", "centralized policy μ", "Q critic", "critic, collect_treasure",
+           "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer")
+"""The rows' designs, in the order of the book's chapters (7, 8, 8, 9, 10, 10, 8 and 10, 10, 11, 11)."""
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One comparison at one team size: design ``a`` (with attention) minus design ``b``, in points of the
+    random → greedy range (``interval``), from the seeds' shares ``a_shares`` and ``b_shares`` (%)."""
+
+    design: str
+    chapter: int
+    scenario: str
+    m: int
+    setting: str
+    """What else defines the point ("" or, for instance, "ρ = 0.5", "3× budget")."""
+    a: str
+    b: str
+    a_shares: np.ndarray
+    b_shares: np.ndarray
+    interval: Interval
+
+
+def _shares(runs: list[dict], scenario: str, m: int) -> np.ndarray:
+    """The runs' final scores as shares (%) of the random → greedy (or script) range at m."""
+    table = zero_shot_results() if scenario == "simple_spread" else treasure_baselines()
+    low, high = table["baselines"][m]["random"][0], table["baselines"][m]["greedy"][0]
+    return np.array([100 * closed_share(r["final_return"], low, high) for r in runs])
+
+
+def _named(folder: str) -> Callable[[str], list[dict]]:
+    """The shipped runs of one config in ``folder``, by name."""
+    return lambda name: [r for r in shipped_runs(folder) if r["name"] == name]
+
+
+def effects() -> list[Effect]:
+    """Every comparison of attention against its alternative that Part II ships runs for, in chapter order."""
+    rows: list[Effect] = []
+
+    def add(design: str, chapter: int, scenario: str, m: int, setting: str, a: str, b: str,
+            a_runs: list[dict], b_runs: list[dict]) -> None:
+        a_shares, b_shares = _shares(a_runs, scenario, m), _shares(b_runs, scenario, m)
+        rows.append(Effect(design, chapter, scenario, m, setting, a, b, a_shares, b_shares,
+                           bootstrap_difference(a_shares, b_shares)))
+
+    value, policy, qnet = _named("value"), _named("policy"), _named("qnet")
+    for m in (3, 6):
+        add("value critic V", 7, "simple_spread", m, "", "attention critic", "concatenation critic",
+            value(f"spread{m}-attention"), value(f"spread{m}-concat"))
+    for prefix, design in (("pi", "centralized policy π"), ("mu", "centralized policy μ")):
+        for m in (3, 6):
+            add(design, 8, "simple_spread", m, "continuous actions" if prefix == "mu" else "",
+                "attention policy", "concatenation policy", policy(f"{prefix}-spread{m}-attention"),
+                policy(f"{prefix}-spread{m}-concat"))
+    for name, m, setting in (("q-spread3", 3, ""), ("q-spread6", 6, ""), ("q-spread6-long", 6, "3× budget")):
+        add("Q critic", 9, "simple_spread", m, f"continuous actions{', ' + setting if setting else ''}",
+            "attention Q critic", "concatenation Q critic", qnet(f"{name}-attention"), qnet(f"{name}-concat"))
+    for m in CRITIC_MS:
+        add("critic, collect_treasure", 10, "collect_treasure", m, "flat actor", "attention critic",
+            "concatenation critic", critic_runs(m, "attention"), critic_runs(m, "concat"))
+    for m in MAAC_MS:
+        add("MAAC's critic", 10, "collect_treasure", m, "", "attention critic", "concatenation critic",
+            maac_runs(m, "attention"), maac_runs(m, "concat"))
+    add("MAAC's critic", 10, "collect_treasure", 4, "3× budget", "attention critic", "concatenation critic",
+        maac_runs(4, "attention", long=True), maac_runs(4, "concat", long=True))
+    for scenario, ms in (("simple_spread", (3, 6, 9, 12)), ("collect_treasure", (4, 8, 12))):
+        for m in ms:
+            add("entity actor", 8 if (scenario, m) == ("simple_spread", 6) else 10, scenario, m, "",
+                "entity actor", "flat actor", scale_runs(m, "entity", scenario), scale_runs(m, "flat", scenario))
+        for m in ms:
+            add("attention vs mean pooling", 10, scenario, m, "", "attention", "mean pooling",
+                scale_runs(m, "entity", scenario), scale_runs(m, "mean", scenario))
+    for m in SHIPPED_SIGHT_MS:
+        for narrow, setting in ((False, "ρ = 1"), (True, "ρ = 0.5")):
+            for b, b_name in (("none", "no messages"), ("mean", "averaged messages")):
+                add("targeted messages", 11, "simple_spread", m, setting, "targeted messages", b_name,
+                    sight_runs(m, "attention", narrow), sight_runs(m, b, narrow))
+    for m in SHIPPED_MIX_MS:
+        add("Qatten mixer", 11, "simple_spread", m, "", "Qatten", "VDN (sum)", mix_runs(m, "qatten"),
+            mix_runs(m, "vdn"))
+    return rows
+
+
+def verdict(effect: Effect) -> str:
+    """"ahead", "behind" or "not resolved": where the interval of the difference lies against 0."""
+    if not effect.interval.excludes_zero:
+        return "not resolved"
+    return "ahead" if effect.interval.low > 0 else "behind"

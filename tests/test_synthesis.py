@@ -1,0 +1,53 @@
+"""The synthesis of Part II (attnmarl.synthesis): every comparison the book ships runs for, each read on the random →
+greedy range of its scenario and m, with the interval attnmarl.stats computes and a verdict that follows it."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from attnmarl.explorers.scale import scale_runs, treasure_baselines, zero_shot_results
+from attnmarl.stats import Interval, bootstrap_difference
+from attnmarl.synthesis import DESIGNS, Effect, effects, verdict
+
+
+@functools.cache
+def rows() -> tuple[Effect, ...]:
+    return tuple(effects())
+
+
+def test_every_design_of_part_ii_has_its_rows_in_chapter_order():
+    found = [e.design for e in rows()]
+    assert set(found) == set(DESIGNS)
+    first = {d: found.index(d) for d in DESIGNS}
+    assert sorted(DESIGNS, key=first.get) == list(DESIGNS)
+    assert all(len(e.a_shares) >= 3 and len(e.b_shares) >= 3 for e in rows())
+
+
+def test_a_row_is_its_runs_scores_on_the_range_and_their_bootstrap_interval():
+    """The entity actor against mean pooling at m = 12 on simple_spread, by hand from the shipped runs: the shares
+    of the random → greedy range and the stratified bootstrap of their difference (chapter 10's +29, 24 to 34)."""
+    row = next(e for e in rows() if e.design == "attention vs mean pooling" and e.m == 12
+               and e.scenario == "simple_spread")
+    low, high = (zero_shot_results()["baselines"][12][k][0] for k in ("random", "greedy"))
+    for shares, actor in ((row.a_shares, "entity"), (row.b_shares, "mean")):
+        by_hand = [100 * (r["final_return"] - low) / (high - low) for r in scale_runs(12, actor)]
+        np.testing.assert_allclose(shares, by_hand)
+    assert row.interval == bootstrap_difference(row.a_shares, row.b_shares)
+    assert str(row.interval) == "+29.0 [+23.7, +33.6]"
+
+
+def test_collect_treasure_rows_are_read_on_the_script_range():
+    row = next(e for e in rows() if e.design == "entity actor" and e.scenario == "collect_treasure" and e.m == 4)
+    low, high = (treasure_baselines()["baselines"][4][k][0] for k in ("random", "greedy"))
+    by_hand = [100 * (r["final_return"] - low) / (high - low) for r in scale_runs(4, "entity", "collect_treasure")]
+    np.testing.assert_allclose(row.a_shares, by_hand)
+
+
+@pytest.mark.parametrize("low,high,expected", [(1.0, 3.0, "ahead"), (-3.0, -0.5, "behind"), (-1.0, 2.0, "not resolved"),
+                                               (0.0, 2.0, "not resolved")])
+def test_the_verdict_follows_the_interval(low, high, expected):
+    row = rows()[0]
+    interval = Interval(estimate=(low + high) / 2, low=low, high=high, level=0.95, statistic="mean", n_a=3, n_b=3)
+    assert verdict(Effect(**{**row.__dict__, "interval": interval})) == expected
