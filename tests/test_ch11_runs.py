@@ -119,6 +119,23 @@ def test_a_shipped_mixer_checkpoint_holds_its_score_on_unseen_episodes(run):
     assert abs(mean - run["final_return"]) <= 3 * math.hypot(sem, run["final_sem"]), (mean, sem)
 
 
+def comm_checkpoints() -> list[dict]:
+    return [r for r in shipped_runs("comm") if r["checkpoint"]]
+
+
+@pytest.mark.parametrize("run", [pytest.param(r, id=r["checkpoint"], marks=() if r["name"] ==
+                                              "comm-narrow-spread6-attention" else pytest.mark.slow)
+                                 for r in comm_checkpoints()])
+def test_a_shipped_checkpoint_under_sight_holds_its_score_on_unseen_episodes(run):
+    """Each seed-0 checkpoint of chapter 11's MAPPO runs, loaded with load_policy (which applies the run's sight
+    radius itself) and played on plain mpe2 for 60 episodes its shipped score did not use: within three standard
+    errors of their difference. The targeted actor under the narrow radius runs in ``make test``; the rest are
+    marked slow."""
+    policy = load_policy(shipped_checkpoint("comm", run["name"], run["seed"]))
+    mean, sem = evaluate(policy, "simple_spread", 60, seed=1000, **run["scenario_kwargs"])
+    assert abs(mean - run["final_return"]) <= 3 * math.hypot(sem, run["final_sem"]), (mean, sem)
+
+
 @pytest.mark.parametrize("run", mix_checkpoints(), ids=lambda r: r["checkpoint"])
 def test_every_mixer_checkpoint_but_those_chapter_11_names_beats_random(run):
     """On the 200 mpe2 episodes of its shipped score, each seed-0 checkpoint beats the random team (scored on the
