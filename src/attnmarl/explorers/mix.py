@@ -87,7 +87,7 @@ def credit_frame(credit: Credit, t: int = 0) -> Frame:
     emphasis[:m] = mean / mean.max()  # agents come first among the entities
     arena = replace(arena, emphasis=emphasis.tolist(), title=f"t = {t}: rings = λ of each agent")
     per_head = Heatmap(np.vstack([lam, mean]), [f"head {h + 1}" for h in range(lam.shape[0])] + ["mean"], names,
-                       title="λ: each head h's weights over the agents", xlabel="agent i", ylabel="head h",
+                       title="λ, per head h", xlabel="agent i", ylabel="head h",
                        vmin=0.0, vmax=1.0)
     spread = float(np.abs(credit.Q).max()) or 1.0
     values = Heatmap(credit.Q[t][None], ["Qⁱ"], names, title=f"each agent's Qⁱ of its action (Q_tot = "
