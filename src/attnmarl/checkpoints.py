@@ -302,10 +302,12 @@ def _asset_folder(folder: str) -> Path:
     return path
 
 
-def shipped_runs(folder: str) -> list[dict[str, Any]]:
+def shipped_runs(folder: str, name: str | None = None) -> list[dict[str, Any]]:
     """Every run shipped in ``assets/<folder>`` (its ``index.json``): name, seed, scenario, arguments,
-    command, CPU seconds, final mpe2 return ± sem over 200 episodes, curve and checkpoint file names."""
-    return json.loads((_asset_folder(folder) / "index.json").read_text())
+    command, CPU seconds, final mpe2 return ± sem over 200 episodes, curve and checkpoint file names; with
+    ``name``, only the runs (every seed) of that config."""
+    runs = json.loads((_asset_folder(folder) / "index.json").read_text())
+    return runs if name is None else [r for r in runs if r["name"] == name]
 
 
 def shipped_curve(folder: str, name: str, seed: int) -> dict[str, np.ndarray]:

@@ -13,7 +13,6 @@ difference of two continuous-action designs, not a share either design closes.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,11 +64,6 @@ def _shares(runs: list[dict], scenario: str, m: int) -> np.ndarray:
     return np.array([100 * closed_share(r["final_return"], low, high) for r in runs])
 
 
-def _named(folder: str) -> Callable[[str], list[dict]]:
-    """The shipped runs of one config in ``folder``, by name."""
-    return lambda name: [r for r in shipped_runs(folder) if r["name"] == name]
-
-
 def effects() -> list[Effect]:
     """Every comparison of attention against its alternative that Part II ships runs for, in chapter order."""
     rows: list[Effect] = []
@@ -80,18 +74,18 @@ def effects() -> list[Effect]:
         rows.append(Effect(design, chapter, scenario, m, setting, a, b, a_shares, b_shares,
                            bootstrap_difference(a_shares, b_shares)))
 
-    value, policy, qnet = _named("value"), _named("policy"), _named("qnet")
     for m in (3, 6):
         add("value critic V", 7, "simple_spread", m, "", "attention critic", "concatenation critic",
-            value(f"spread{m}-attention"), value(f"spread{m}-concat"))
+            shipped_runs("value", f"spread{m}-attention"), shipped_runs("value", f"spread{m}-concat"))
     for prefix, design in (("pi", "centralized policy π"), ("mu", "centralized policy μ")):
         for m in (3, 6):
             add(design, 8, "simple_spread", m, "continuous actions" if prefix == "mu" else "",
-                "attention policy", "concatenation policy", policy(f"{prefix}-spread{m}-attention"),
-                policy(f"{prefix}-spread{m}-concat"))
+                "attention policy", "concatenation policy", shipped_runs("policy", f"{prefix}-spread{m}-attention"),
+                shipped_runs("policy", f"{prefix}-spread{m}-concat"))
     for name, m, setting in (("q-spread3", 3, ""), ("q-spread6", 6, ""), ("q-spread6-long", 6, "3× budget")):
         add("Q critic", 9, "simple_spread", m, f"continuous actions{', ' + setting if setting else ''}",
-            "attention Q critic", "concatenation Q critic", qnet(f"{name}-attention"), qnet(f"{name}-concat"))
+            "attention Q critic", "concatenation Q critic", shipped_runs("qnet", f"{name}-attention"),
+            shipped_runs("qnet", f"{name}-concat"))
     for m in CRITIC_MS:
         add("critic, collect_treasure", 10, "collect_treasure", m, "flat actor", "attention critic",
             "concatenation critic", critic_runs(m, "attention"), critic_runs(m, "concat"))

@@ -66,7 +66,7 @@ def sight_runs(m: int, design: str, narrow: bool = True) -> list[dict]:
     """The shipped runs (every seed) of ``design`` at m under the narrow radius (or rho = 1 with
     ``narrow=False``), as the ``comm`` asset index lists them; ``ValueError`` if none are shipped."""
     name = sight_config(m, design, narrow)
-    runs = [r for r in shipped_runs("comm") if r["name"] == name]
+    runs = shipped_runs("comm", name)
     if not runs:
         shipped = sorted({r["name"] for r in shipped_runs("comm")})
         raise ValueError(f"no shipped runs of {name}; chapter 11 ships {shipped}")

@@ -36,7 +36,7 @@ def mix_runs(m: int, mixer: str) -> list[dict]:
     """The shipped runs (every seed) of the ``mixer`` ("vdn", "qmix" or "qatten") at m, as the ``mix`` asset index
     lists them; ``ValueError`` if none are shipped."""
     name = f"qmix-spread{m}-{mixer}"
-    runs = [r for r in shipped_runs("mix") if r["name"] == name]
+    runs = shipped_runs("mix", name)
     if not runs:
         raise ValueError(f"no shipped runs of {name}; chapter 11 ships "
                          f"{sorted({r['name'] for r in shipped_runs('mix')})}")

@@ -116,7 +116,7 @@ def scale_runs(m: int, actor: str, scenario: str = "simple_spread") -> list[dict
         raise ValueError(f"no scaling point ({scenario!r}, m={m}, actor={actor!r}); "
                          f"the points are {sorted(SCALE_CONFIGS)}")
     name = SCALE_CONFIGS[scenario, m, actor]
-    return [r for r in shipped_runs(_folder(name)) if r["name"] == name]
+    return shipped_runs(_folder(name), name)
 
 
 def critic_runs(m: int, critic: str) -> list[dict[str, Any]]:
@@ -124,7 +124,7 @@ def critic_runs(m: int, critic: str) -> list[dict[str, Any]]:
     "attention"), as their asset index lists them."""
     if (m, critic) not in CRITIC_CONFIGS:
         raise ValueError(f"no critic comparison at (m={m}, critic={critic!r}); the points are {sorted(CRITIC_CONFIGS)}")
-    return [r for r in shipped_runs("scale") if r["name"] == CRITIC_CONFIGS[m, critic]]
+    return shipped_runs("scale", CRITIC_CONFIGS[m, critic])
 
 
 def maac_runs(m: int, critic: str, long: bool = False) -> list[dict[str, Any]]:
@@ -135,7 +135,7 @@ def maac_runs(m: int, critic: str, long: bool = False) -> list[dict[str, Any]]:
     if (m, critic) not in configs:
         raise ValueError(f"no {'long ' if long else ''}MAAC run at (m={m}, critic={critic!r}); the points are "
                          f"{sorted(configs)}")
-    return [r for r in shipped_runs("maac") if r["name"] == configs[m, critic]]
+    return shipped_runs("maac", configs[m, critic])
 
 
 def maac_improvement(with_attention: float, without: float, bottom: float) -> float:
