@@ -10,7 +10,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
 
 from attnmarl import load_policy
 from attnmarl.checkpoints import load_agent, shipped_checkpoint, shipped_curve, shipped_runs
@@ -28,12 +27,7 @@ errors: QMIX's hypernetwork mixer at m = 3, whose Q_tot runs away (the chapter s
 at m = 6 it runs away too and ends 3.5 points above random)."""
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
 def check_seeds_and_curves(folder: str, runs: list[dict]) -> None:

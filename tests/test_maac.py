@@ -22,12 +22,7 @@ TINY = MAACConfig("collect_treasure", TREASURE5, num_envs=8, rollout_steps=4, to
                   learning_starts=64, d=16, heads=2, actor_hidden=16, minibatch_size=32, buffer_size=1000)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
 SPEC = env_spec("collect_treasure", **TREASURE5)

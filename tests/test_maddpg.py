@@ -27,12 +27,7 @@ TINY = MADDPGConfig("simple_spread", CONTINUOUS, num_envs=16, total_steps=16 * 4
                     d_q=8, d_out=8, critic_hidden=16, actor_hidden=16, minibatch_size=64, buffer_size=2000)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
 def critics(m: int, obs_dim: int = 6, types=None):

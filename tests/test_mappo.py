@@ -31,14 +31,7 @@ ASSETS = files("attnmarl") / "assets"
 FOLDERS = ("value", "policy", "scale", "ablation", "qnet", "maac", "comm", "mix")  # the chapters' shipped agents
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Train with one thread, as the CLI does: these networks are too small for a second thread to pay
-    off, and on a busy 2-core machine two threads wait on each other (several times slower)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
 def gae_by_loops(rewards, values, next_values, ended, gamma, lam):

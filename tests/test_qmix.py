@@ -34,12 +34,7 @@ TINY = QMIXConfig(scenario_kwargs={"N": M}, num_envs=8, total_steps=8 * 40, lear
                   hyper_hidden=16, qatten_heads=2, qatten_d=8, qatten_d_u=8)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
 def observations(batch: int = 5, N: int = M, seed: int = 0) -> torch.Tensor:
