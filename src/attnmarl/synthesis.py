@@ -32,7 +32,7 @@ from .explorers.scale import (
 from .stats import Interval, bootstrap_difference
 from .transfer import closed_share
 
-__all__ = ["Effect", "DESIGNS", "effects", "verdict"]
+__all__ = ["Effect", "DESIGNS", "range_shares", "effects", "verdict"]
 
 DESIGNS = ("value critic V", "centralized policy π", "centralized policy μ", "Q critic", "critic, collect_treasure",
            "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer")
@@ -57,8 +57,8 @@ class Effect:
     interval: Interval
 
 
-def _shares(runs: list[dict], scenario: str, m: int) -> np.ndarray:
-    """The runs' final scores as shares (%) of the random → greedy (or script) range at m."""
+def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread") -> np.ndarray:
+    """The runs' final scores as shares (%) of the scenario's random → greedy (or script) range at m."""
     table = zero_shot_results() if scenario == "simple_spread" else treasure_baselines()
     low, high = table["baselines"][m]["random"][0], table["baselines"][m]["greedy"][0]
     return np.array([100 * closed_share(r["final_return"], low, high) for r in runs])
@@ -70,7 +70,7 @@ def effects() -> list[Effect]:
 
     def add(design: str, chapter: int, scenario: str, m: int, setting: str, a: str, b: str,
             a_runs: list[dict], b_runs: list[dict]) -> None:
-        a_shares, b_shares = _shares(a_runs, scenario, m), _shares(b_runs, scenario, m)
+        a_shares, b_shares = range_shares(a_runs, m, scenario), range_shares(b_runs, m, scenario)
         rows.append(Effect(design, chapter, scenario, m, setting, a, b, a_shares, b_shares,
                            bootstrap_difference(a_shares, b_shares)))
 
@@ -101,8 +101,8 @@ def effects() -> list[Effect]:
         for m in ms:
             add("attention vs mean pooling", 10, scenario, m, "", "attention", "mean pooling",
                 scale_runs(m, "entity", scenario), scale_runs(m, "mean", scenario))
-    for m in SHIPPED_SIGHT_MS:
-        for narrow, setting in ((False, "ρ = 1"), (True, "ρ = 0.5")):
+    for narrow, setting in ((False, "ρ = 1"), (True, "ρ = 0.5")):
+        for m in SHIPPED_SIGHT_MS[narrow]:
             for b, b_name in (("none", "no messages"), ("mean", "averaged messages")):
                 add("targeted messages", 11, "simple_spread", m, setting, "targeted messages", b_name,
                     sight_runs(m, "attention", narrow), sight_runs(m, b, narrow))

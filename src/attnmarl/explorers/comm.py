@@ -49,8 +49,10 @@ communicating actor without messages, with messages averaged (alpha uniform) and
 or two (``comm-`` configs)."""
 
 
-SHIPPED_SIGHT_MS = (6,)
-"""The team sizes at which every one-round design of :data:`SIGHT_DESIGNS` ships its runs, at both radii."""
+SHIPPED_SIGHT_MS: dict[bool, tuple[int, ...]] = {False: (6,), True: (3, 6)}
+"""The team sizes at which every one-round design of :data:`SIGHT_DESIGNS` ships its runs, by radius: ``True``
+for the narrow radius (0.5), ``False`` for rho = 1 (as :func:`sight_config`'s ``narrow``). rho = 1 hid nothing
+the entity actor needed at m = 6, so the other team sizes were trained under the narrow radius only."""
 
 
 def sight_config(m: int, design: str, narrow: bool = True) -> str:
