@@ -58,6 +58,10 @@ window.ready = attnmarlPlayground.loadSpec(
     window.TSPEC = data.collect_treasure;
     window.TW = {entity: TSPEC.entity.map(decode)};
   }
+  if (data.messages) {
+    window.MSPEC = data.messages;
+    window.MW = {comm: Object.fromEntries(Object.entries(MSPEC.comm).map(([p, w]) => [p, decode(w)]))};
+  }
   window.DATA = data;
 });
 """
@@ -68,7 +72,8 @@ def playground_page(folder: Path, markup: str) -> Iterator:
     """An offline Chromium page with one playground's HTML (attnmarl.playground.playground_html) as the book
     embeds it, paused, so that only the tests step it; the twins' inputs are globals: for simple_spread SPEC (the
     task's data, weights inflated) and W (its decoded weights), for collect_treasure TSPEC and TW (TW.entity: one
-    network per agent type). Checks at the end that the page neither asked the network for anything nor threw."""
+    network per agent type), for messages MSPEC and MW (MW.comm: one communicating actor per policy). Checks at
+    the end that the page neither asked the network for anything nor threw."""
     path = folder / "playground.html"
     path.write_text(f"<!doctype html><meta charset='utf-8'><body>{markup}<script>{_PLAYGROUND_GLOBALS}</script></body>")
     with offline_page() as page:

@@ -25,7 +25,6 @@ from attnmarl.envs.spread import BatchedSpread
 from attnmarl.playground import (
     ENTITY_ACTOR,
     FLAT_ACTOR,
-    TASKS,
     export_entity_actor,
     export_flat_actor,
     playground,
@@ -38,9 +37,10 @@ TOL = 1e-5
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    """One offline Chromium page for the module: the book's playground (both tasks, simple_spread shown first;
-    browser.playground_page), with simple_spread's twins' inputs as globals SPEC and W."""
-    markup = playground_html(m=6, seed=3, tasks=TASKS)
+    """One offline Chromium page for the module: the playground of chapters 8 and 10 (simple_spread shown first,
+    collect_treasure; browser.playground_page), with simple_spread's twins' inputs as globals SPEC and W. The
+    messages task has its own page, tests/test_playground_messages.py."""
+    markup = playground_html(m=6, seed=3, tasks=("simple_spread", "collect_treasure"))
     assert len(markup.encode()) <= 300_000  # page weight, both tasks' weights included
     with playground_page(tmp_path_factory.mktemp("playground"), markup) as page:
         yield page

@@ -8,12 +8,14 @@ exported here at build time from their checkpoints, whose checksums are checked 
 and runs the actors in the browser. No kernel, no network: the same HTML works in the built book,
 in Jupyter and in Colab (:func:`playground` displays it).
 
-Two tasks (:data:`TASKS`); one widget offers one or both, with a menu to switch:
+Three tasks (:data:`TASKS`); one widget offers one or more, with a menu to switch:
 
 - **simple_spread**: chapter 8's entity-attention actor, its flat MLP actor and the greedy assignment
   play the same episodes side by side;
 - **collect_treasure**: chapter 10's entity-attention actor, whose collectors and two deposits each have
-  their own network (:func:`export_treasure_actor`).
+  their own network (:func:`export_treasure_actor`);
+- **messages**: simple_spread under chapter 11's limited sight, where its communicating actors play side by
+  side, with targeted, averaged and no messages (:func:`export_comm_actor`); the page shows whom an agent hears.
 
 The JavaScript is a twin of the package, trusted only through parity tests in Chromium
 (``tests/test_playground.py``, ``tests/test_playground_treasure.py``): the world steps against
@@ -40,12 +42,14 @@ from .envs.scenarios import port_kwargs
 from .envs.spread import BatchedSpread
 from .envs.treasure import GONE, RESPAWN_BOUND, BatchedCollectTreasure
 from .guards import check_int
+from .nets.messages import CommActor
 from .transfer import team_kwargs
 from .widgets import _asset
 
-__all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "TREASURE_ACTOR", "TASKS", "POLICIES", "M_RANGE", "MAX_PAGE_SEED",
-           "world_constants", "export_entity_actor", "entity_actor_weights", "export_flat_actor",
-           "export_treasure_actor", "task_spec", "page_script", "playground_spec", "playground_html", "playground"]
+__all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "TREASURE_ACTOR", "COMM_ACTORS", "TASKS", "POLICIES", "M_RANGE",
+           "MAX_PAGE_SEED", "world_constants", "export_entity_actor", "entity_actor_weights", "export_flat_actor",
+           "export_treasure_actor", "export_comm_actor", "comm_actor_weights", "task_spec", "page_script",
+           "playground_spec", "playground_html", "playground"]
 
 ENTITY_ACTOR = ("policy", "pi-spread6-entity", 0)
 """The entity-attention actor the page runs (chapter 8's, trained at m = 6): folder, run name, seed."""
@@ -55,15 +59,19 @@ TREASURE_ACTOR = ("scale", "scale-treasure4-entity", 0)
 """The collect_treasure entity actor the page runs (chapter 10's, trained at m = 4: 2 collectors, 2 deposits).
 Of the three shipped ones (trained at m = 4, 8 and 12) it scores best on the port at every m from 3 to 16,
 zero-shot everywhere but m = 4 (at m = 12 about 42 against the m = 12 actor's 20, over 100 episodes)."""
-TASKS = ("simple_spread", "collect_treasure")
-"""The tasks the playground plays."""
+COMM_ACTORS = {messages: ("comm", f"comm-narrow-spread6-{messages}", 0) for messages in ("attention", "mean", "none")}
+"""The communicating actors the messages task runs (chapter 11's, trained at m = 6 under sight rho = 0.5), by how
+they weigh the messages: targeted, averaged, none."""
+TASKS = ("simple_spread", "collect_treasure", "messages")
+"""The tasks the playground plays ("messages": simple_spread under limited sight, with chapter 11's actors)."""
 M_RANGE = (3, 16)
 """The team sizes of the page's m slider, for either task (collect_treasure: m − 2 collectors, 2 deposits)."""
 MAX_PAGE_SEED = 2**52
 """The largest seed the page takes: it reads the spec with ``JSON.parse``, whose numbers hold integers exactly
 only up to 2^53, and its reset button counts up from the seed (a larger one would start another episode than
 Python's ``BatchedSpread(1, seed)``, or repeat one)."""
-POLICIES = {"simple_spread": ("entity", "flat", "greedy"), "collect_treasure": ("entity",)}
+POLICIES = {"simple_spread": ("entity", "flat", "greedy"), "collect_treasure": ("entity",),
+            "messages": tuple(COMM_ACTORS)}
 """The teams each task plays side by side (playground.js's tasks list the same)."""
 
 _ENTITY_TENSORS = (("embed", "embed.weight"), ("ln_attn_w", "ln_attn.weight"), ("ln_attn_b", "ln_attn.bias"),
@@ -126,9 +134,10 @@ def _treasure_constants(m: int) -> dict[str, float]:
 
 
 def world_constants(scenario: str = "simple_spread") -> dict[str, float]:
-    """The constants playground.js steps ``scenario``'s world with (one of :data:`TASKS`); ``ValueError`` if they
-    depend on m over :data:`M_RANGE` or break an assumption of the JavaScript."""
-    if scenario == "simple_spread":
+    """The constants playground.js steps ``scenario``'s world with (one of :data:`TASKS`; "messages" is
+    simple_spread's world); ``ValueError`` if they depend on m over :data:`M_RANGE` or break an assumption of the
+    JavaScript."""
+    if scenario in ("simple_spread", "messages"):
         return _spread_constants()
     if scenario != "collect_treasure":
         raise ValueError(f"the playground plays {list(TASKS)}, not {scenario!r}")
@@ -180,10 +189,11 @@ def _check_entity_actor(actor: torch.nn.Module, source: str) -> None:
         raise ValueError(f"{source}: the page runs attention, not {actor.mixing!r}")
 
 
-def _entity_net_weights(net: torch.nn.Module, kinds: Sequence[int], sizes: dict[str, Any], source: str,
-                        compressed: bool = False) -> dict[str, Any]:
-    """One agent type's :class:`~attnmarl.nets.policies.EntityAttention` packed as playground.js's ``entityForward``
-    reads it, with its token kinds' widths and ``sizes``; ``ValueError`` (naming ``source``) for other kinds."""
+def _entity_layer(net: torch.nn.Module, kinds: Sequence[int], source: str,
+                  prefix: str = "") -> tuple[list[tuple[str, torch.Tensor]], dict[str, Any]]:
+    """One :class:`~attnmarl.nets.policies.EntityAttention`'s tensors (by their JavaScript names, W_y included if
+    it has one) and sizes, as playground.js's ``entityHidden`` reads them; ``prefix`` names its parameters in a
+    larger module. ``ValueError`` (naming ``source``) for token kinds other than ``kinds``."""
     kinds = tuple(kinds)
     if net.kind_widths != kinds or net.embed.weight.shape[1] != sum(kinds) + len(kinds):
         raise ValueError(f"{source}: token kinds {net.kind_widths}, not the {kinds} playground.js cuts")
@@ -191,8 +201,16 @@ def _entity_net_weights(net: torch.nn.Module, kinds: Sequence[int], sizes: dict[
         raise ValueError(f"{source}: the layer norms have different eps")
     params = dict(net.named_parameters())
     sizes = {"d": net.d, "heads": net.heads, "d_tokens": net.embed.weight.shape[1], "d_ff": net.ff[0].out_features,
-             "d_y": net.W_y.out_features, "eps": net.ln_attn.eps, "kind_widths": list(kinds), **sizes}
-    return _pack([(js, params[name]) for js, name in _ENTITY_TENSORS], sizes, compressed)
+             "eps": net.ln_attn.eps, "kind_widths": list(kinds)}
+    return [(js, params[prefix + name]) for js, name in _ENTITY_TENSORS if prefix + name in params], sizes
+
+
+def _entity_net_weights(net: torch.nn.Module, kinds: Sequence[int], sizes: dict[str, Any], source: str,
+                        compressed: bool = False) -> dict[str, Any]:
+    """One agent type's :class:`~attnmarl.nets.policies.EntityAttention` packed as playground.js's ``entityForward``
+    reads it, with its token kinds' widths and ``sizes``; ``ValueError`` (naming ``source``) for other kinds."""
+    named, layer = _entity_layer(net, kinds, source)
+    return _pack(named, {**layer, "d_y": net.W_y.out_features, **sizes}, compressed)
 
 
 def export_entity_actor(path: str | Path, compressed: bool = False) -> dict[str, Any]:
@@ -246,6 +264,39 @@ def export_flat_actor(path: str | Path, compressed: bool = False) -> dict[str, A
     return _pack(named, sizes, compressed)
 
 
+def export_comm_actor(path: str | Path, compressed: bool = False) -> dict[str, Any]:
+    """The weights of a chapter 11 MAPPO checkpoint's communicating actor (:class:`~attnmarl.nets.messages.CommActor`
+    on simple_spread under limited sight), as playground.js's ``commForward`` decodes them."""
+    actor, config = _actor(Path(path), "comm")
+    return comm_actor_weights(actor, int(config.scenario_kwargs["N"]), str(path), compressed)
+
+
+def comm_actor_weights(actor: torch.nn.Module, trained_m: int, source: str = "the actor",
+                       compressed: bool = False) -> dict[str, Any]:
+    """A communicating actor (trained at ``trained_m``) packed as playground.js's ``commForward`` reads it: its
+    entity encoder, the messages' W_q, W_k (targeted only) and W_v (unless it sends none), TarMAC's W_u between
+    rounds (if it has two or more), the head
+    W_a, W_y, and its sight radius, rounds and way of weighing the messages. ``ValueError`` (naming ``source``)
+    for any other actor, or one the page cannot run: more than one agent type, or full sight."""
+    if not isinstance(actor, CommActor):
+        raise ValueError(f"{source}: not a communicating actor (CommActor), but {type(actor).__name__}")
+    _check_entity_actor(actor, source)
+    if len(actor.nets) != 1 or actor.rho is None:
+        raise ValueError(f"{source}: the page runs one network for all agents, under a sight radius")
+    named, sizes = _entity_layer(actor.nets[0], _SPREAD_KINDS, source)
+    talk, (hidden, out) = actor.talk, (actor.head[0][0], actor.head[1])
+    if actor.messages == "attention":  # only what commForward reads: no query or key for uniform alpha
+        named += [("msg_W_q", talk.W_q.weight), ("msg_W_k", talk.W_k.weight)]
+    if actor.messages != "none":
+        named += [("msg_W_v", talk.W_v.weight)]
+    if actor.W_u is not None:
+        named += [("W_u", actor.W_u.weight), ("W_u_b", actor.W_u.bias)]
+    named += [("W_a", hidden.weight), ("W_a_b", hidden.bias), ("W_y", out.weight), ("W_y_b", out.bias)]
+    sizes.update(d_k=talk.d_k, d_hidden=hidden.out_features, d_y=out.out_features, rounds=actor.rounds,
+                 messages=actor.messages, rho=float(actor.rho), trained_m=int(trained_m))
+    return _pack(named, sizes, compressed)
+
+
 def _shipped(run: tuple[str, str, int]) -> Path:
     """The checkpoint of a shipped run given as (folder, name, seed)."""
     return shipped_checkpoint(*run[:2], seed=run[2])
@@ -268,6 +319,10 @@ def task_spec(task: str) -> dict[str, Any]:
         return {"world": world_constants(task), "m_range": list(M_RANGE),
                 "entity": export_treasure_actor(_shipped(TREASURE_ACTOR), compressed=True),
                 "names": {"entity": _name(TREASURE_ACTOR)}}
+    if task == "messages":
+        return {"world": world_constants(task), "m_range": list(M_RANGE),
+                "comm": {p: export_comm_actor(_shipped(run), compressed=True) for p, run in COMM_ACTORS.items()},
+                "names": {p: _name(run) for p, run in COMM_ACTORS.items()}}
     raise ValueError(f"the playground plays {list(TASKS)}, not {task!r}")
 
 
@@ -281,12 +336,13 @@ def _check_tasks(tasks: Sequence[str]) -> tuple[str, ...]:
     return tuple(tasks)
 
 
-def playground_spec(m: int = 6, seed: int = 0, policy: str = "entity",
+def playground_spec(m: int = 6, seed: int = 0, policy: str | None = None,
                     tasks: Sequence[str] = ("simple_spread",)) -> dict[str, Any]:
     """Everything the page needs: each task's constants and weights, and the starting settings. ``tasks`` are
     the tasks the widget offers (a menu switches between them); it starts on the first, with ``m`` agents,
-    episode ``seed`` and ``policy`` shown (one of :data:`POLICIES` of that task)."""
+    episode ``seed`` and ``policy`` shown (one of :data:`POLICIES` of that task; ``None``: its first)."""
     tasks = _check_tasks(tasks)
+    policy = POLICIES[tasks[0]][0] if policy is None else policy
     m = check_int("m", m, minimum=M_RANGE[0], maximum=M_RANGE[1])  # a plain int (np.int64 is no JSON)
     seed = check_int("seed", seed, minimum=0, maximum=MAX_PAGE_SEED)  # MAX_PAGE_SEED: JavaScript's exact integers
     if policy not in POLICIES[tasks[0]]:
@@ -315,7 +371,7 @@ def page_script(name: str) -> str:
     return "\n".join(lines)
 
 
-def playground_html(m: int = 6, seed: int = 0, policy: str = "entity",
+def playground_html(m: int = 6, seed: int = 0, policy: str | None = None,
                     tasks: Sequence[str] = ("simple_spread",)) -> str:
     """The playground as one self-contained piece of HTML (see the module docstring and :func:`playground_spec`)."""
     spec = playground_spec(m, seed, policy, tasks)
@@ -330,7 +386,7 @@ def playground_html(m: int = 6, seed: int = 0, policy: str = "entity",
     )
 
 
-def playground(m: int = 6, seed: int = 0, policy: str = "entity", tasks: Sequence[str] = ("simple_spread",)):
+def playground(m: int = 6, seed: int = 0, policy: str | None = None, tasks: Sequence[str] = ("simple_spread",)):
     """The playground for a notebook: an IPython HTML object, the same markup as in the built book."""
     from IPython.display import HTML
 

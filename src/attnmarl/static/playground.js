@@ -11,6 +11,8 @@
  *   spreadTokens, treasureTokens -- attnmarl.envs.tokens: an observation cut into entity tokens;
  *   entityForward   -- attnmarl.nets.policies.EntityAttention.forward (embed, pre-LN, one query
  *                      from the self token, l heads, W_o, FF, LN, W_y), the path of outputs_and_alpha;
+ *   sightTokens     -- attnmarl.envs.sight.apply_sight and SightedEntityActor's key mask (radius rho);
+ *   commForward     -- attnmarl.nets.messages.CommActor: each agent's encoding, rounds of messages, its head;
  *   flatForward     -- attnmarl.nets.policies.Actor, an MLP on o^i;
  *   greedyActions   -- attnmarl.envs.baselines.greedy_assignment_policy (discrete actions).
  * Then Playground, the widget that draws and drives them. Both worlds offer the widget the same face:
@@ -537,7 +539,14 @@ if (typeof window.attnmarlPlayground === "undefined") {
      * as <W_k,h^T q_h, z_n> and the value as W_v,h applied once to the weighted sum of z, as the Python
      * forward does: the same numbers with fewer multiplications. */
     function entityForward(W, tokens, mask) {
-      const { d, heads, d_tokens: dt, d_ff: dff, d_y: dy, eps } = W;
+      const { hid, alpha } = entityHidden(W, tokens, mask);
+      return { logits: affine(W.W_y, W.W_y_b, layerNorm(hid, W.ln_out_w, W.ln_out_b, W.eps), W.d_y, W.d), alpha };
+    }
+
+    /* entityForward up to the self token's h after the feed-forward block, before its last LN: {hid, alpha}.
+     * LN(hid) is what the policy head W_y reads, and a communicating actor's encoding h^i (EntityEncoder). */
+    function entityHidden(W, tokens, mask) {
+      const { d, heads, d_tokens: dt, d_ff: dff, eps } = W;
       const n = tokens.kinds.length, dh = d / heads, scale = 1 / Math.sqrt(dh);
       const z = new Float64Array(n * d), e0 = new Float64Array(d), en = new Float64Array(d);
       const gamma = W.ln_attn_w, beta = W.ln_attn_b, embed = W.embed;
@@ -599,8 +608,67 @@ if (typeof window.attnmarlPlayground === "undefined") {
       for (let k = 0; k < dff; k++) inner[k] = Math.max(0, inner[k]);
       const ff = affine(W.ff2, W.ff2_b, inner, d, dff);
       for (let k = 0; k < d; k++) hid[k] += ff[k];
-      const logits = affine(W.W_y, W.W_y_b, layerNorm(hid, W.ln_out_w, W.ln_out_b, eps), dy, d);
-      return { logits, alpha };
+      return { hid, alpha };
+    }
+
+    /* Limited sight on agent i's simple_spread observation o (attnmarl.envs.sight.apply_sight): every landmark
+     * and other agent farther than rho is zeroed (its offset, and an agent's channel too), and the key mask is
+     * [true (self); visible] (SightedEntityActor.sight). |offset|^2 <= rho^2 is computed in float32, as torch
+     * and numpy compute it on float32 observations. Returns {tokens, mask}. */
+    function sightTokens(o, m, rho) {
+      const f = Math.fround, sighted = Float64Array.from(o), mask = [true], limit = f(rho * rho);
+      const channels = 4 + 2 * m + 2 * (m - 1);
+      for (let e = 0; e < 2 * m - 1; e++) { // the m landmarks, then the m - 1 other agents: offsets at 4 + 2e
+        const at = 4 + 2 * e, seen = f(f(o[at] * o[at]) + f(o[at + 1] * o[at + 1])) <= limit;
+        mask.push(seen);
+        if (seen) continue;
+        sighted[at] = 0; sighted[at + 1] = 0;
+        if (e >= m) { const c = channels + 2 * (e - m); sighted[c] = 0; sighted[c + 1] = 0; }
+      }
+      return { tokens: spreadTokens(sighted, m), mask };
+    }
+
+    const joined = (a, b) => { const x = new Float64Array(a.length + b.length); x.set(a); x.set(b, a.length); return x; };
+
+    /* CommActor (attnmarl.nets.messages) for the whole team, from every agent's observation: agent i's encoding
+     * h^i = LN(hid) of its entity layer on the tokens it sees; then W.rounds rounds of messages
+     *   v^j = W_v h^j,  alpha^{ij} = softmax_j(<W_q h^i, W_k h^j> / sqrt(d_k))  ("attention"; "mean": 1/m,
+     *   "none": 0),  c^i = sum_j alpha^{ij} v^j,  and between rounds h^i <- tanh(W_u [h^i; c^i] + b_u);
+     * then y^i = W_y ReLU(W_a [h^i; c^i] + b_a) + b_y. Returns {logits (per agent), alpha (per agent, l x n over
+     * its tokens), messages (per round, m rows of m: receiver i over senders j), seen (per agent, its key mask)}. */
+    function commForward(W, obs) {
+      const m = obs.length, { d, d_k: dk } = W;
+      const sight = obs.map((o) => sightTokens(o, m, W.rho));
+      const enc = sight.map((s) => entityHidden(W, s.tokens, s.mask));
+      let h = enc.map((e) => layerNorm(e.hid, W.ln_out_w, W.ln_out_b, W.eps)), c = null;
+      const messages = [];
+      for (let r = 0; r < W.rounds; r++) {
+        const alpha = Array.from({ length: m }, () => new Float64Array(m));
+        const v = W.messages === "none" ? null : h.map((x) => affine(W.msg_W_v, null, x, d, d));
+        if (W.messages === "attention") {
+          const q = h.map((x) => affine(W.msg_W_q, null, x, dk, d)), k = h.map((x) => affine(W.msg_W_k, null, x, dk, d));
+          alpha.forEach((row, i) => {
+            for (let j = 0; j < m; j++) { let s = 0; for (let a = 0; a < dk; a++) s += q[i][a] * k[j][a]; row[j] = s / Math.sqrt(dk); }
+            const top = Math.max(...row);
+            let total = 0;
+            for (let j = 0; j < m; j++) { row[j] = Math.exp(row[j] - top); total += row[j]; }
+            for (let j = 0; j < m; j++) row[j] /= total;
+          });
+        } else if (W.messages === "mean") alpha.forEach((row) => row.fill(1 / m));
+        c = alpha.map((row) => {
+          const ci = new Float64Array(d);
+          row.forEach((a, j) => { if (a) for (let k = 0; k < d; k++) ci[k] += a * v[j][k]; });
+          return ci;
+        });
+        messages.push(alpha);
+        if (r + 1 < W.rounds) h = h.map((x, i) => affine(W.W_u, W.W_u_b, joined(x, c[i]), d, 2 * d).map(Math.tanh));
+      }
+      const logits = h.map((x, i) => {
+        const hidden = affine(W.W_a, W.W_a_b, joined(x, c[i]), W.d_hidden, 2 * d);
+        for (let k = 0; k < hidden.length; k++) hidden[k] = Math.max(0, hidden[k]);
+        return affine(W.W_y, W.W_y_b, hidden, W.d_y, W.d_hidden);
+      });
+      return { logits, alpha: enc.map((e) => e.alpha), messages, seen: sight.map((s) => s.mask) };
     }
 
     // Actor: y = W_out relu(W_1 relu(W_0 o + b_0) + b_1) + b_out, on agent i's own observation.
@@ -707,8 +775,9 @@ if (typeof window.attnmarlPlayground === "undefined") {
       const spec = JSON.parse(document.getElementById(id + "-data").textContent);
       for (const task of spec.tasks) {
         const t = spec[task];
-        t.entity = Array.isArray(t.entity) ? await Promise.all(t.entity.map(inflateWeights)) : await inflateWeights(t.entity);
+        if (t.entity) t.entity = Array.isArray(t.entity) ? await Promise.all(t.entity.map(inflateWeights)) : await inflateWeights(t.entity);
         if (t.flat) t.flat = await inflateWeights(t.flat);
+        if (t.comm) for (const p of Object.keys(t.comm)) t.comm[p] = await inflateWeights(t.comm[p]);
       }
       return spec;
     }
@@ -717,9 +786,14 @@ if (typeof window.attnmarlPlayground === "undefined") {
      * of the actor, as the book evaluates it) or "greedy" (the assignment baseline). weights.entity: one
      * entity network, or one per agent type (w.netOf(i) picks agent i's). masks[i], if given, hides tokens
      * from agent i (entity actor only). Returns {actions, alpha} (alpha: per agent, l x n, for the entity
-     * actor; else null). */
+     * actor; else null). A communicating actor (weights.comm[policy]) also returns its messages' alpha and what
+     * each agent sees (commForward). */
     function teamActions(policy, w, weights, masks) {
       const obs = Array.from({ length: w.m }, (_, i) => w.observe(i));
+      if (weights.comm && weights.comm[policy]) {
+        const r = commForward(weights.comm[policy], obs);
+        return { actions: r.logits.map(argmax), alpha: r.alpha, messages: r.messages, seen: r.seen };
+      }
       if (policy === "greedy") return { actions: greedyActions(w.P, obs), alpha: null };
       if (policy === "flat") return { actions: obs.map((o) => argmax(flatForward(weights.flat, o))), alpha: null };
       const nets = [].concat(weights.entity);
@@ -733,6 +807,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
     const HEAD_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"], HEAD_DASHES = ["none", "7 3", "2 3", "9 3 2 3"];
     const VIRIDIS = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"];
     const SPEEDS = [["slow", 3], ["normal", 8], ["fast", 20]];
+    const SIGHT_FILL = "#e8eef6", MESSAGE_COLOR = "#9467bd"; // attnmarl.explorers.comm.SIGHT_DISC; DESIGN_COLOURS["attention"]
     const SIZE = 400, LIM = 1.4; // the arena: [-lim, lim]^2 in a SIZE x SIZE square, lim from LIM up
     const fmt = (v, k) => (Math.abs(v) < 0.5 * 10 ** -k ? 0 : v).toFixed(k);
 
@@ -744,11 +819,14 @@ if (typeof window.attnmarlPlayground === "undefined") {
       return `rgb(${a.map((v, k) => Math.round(v + f * (b[k] - v))).join(",")})`;
     }
 
-    /* What the widget needs to know of each task beyond its world: the teams it plays (policy, label), whether
-     * tokens are ranked by distance (then the alpha row maps them back to entities), what a reader can do,
-     * and a note on the team size (pg: the playground). */
+    /* What the widget needs to know of each task beyond its world: its name in the menu, the teams it plays
+     * (policy, label; the first, the lead, is the one whose alpha the side panel shows), whether tokens are
+     * ranked by distance (then the alpha row maps them back to entities), whether its actors talk (comm: the
+     * panel shows alpha over the senders, the arena the focused agent's sight), what a reader can do, and a
+     * note on the team size (pg: the playground). */
     const TASKS = {
       simple_spread: {
+        label: "simple_spread",
         World,
         policies: [["entity", "entity-attention actor"], ["flat", "flat MLP actor"], ["greedy", "greedy assignment"]],
         ranked: false,
@@ -760,6 +838,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           `The entity actor reads a set of tokens, any number of them: the same weights play at every m.`),
       },
       collect_treasure: {
+        label: "collect_treasure",
         World: TreasureWorld,
         policies: [["entity", "entity-attention actor"]],
         ranked: true,
@@ -774,6 +853,21 @@ if (typeof window.attnmarlPlayground === "undefined") {
             (pg.m === trained ? "." : `; at m = ${pg.m} the same weights play zero-shot.`);
         },
       },
+      messages: {
+        label: "simple_spread, limited sight, messages",
+        World,
+        policies: [["attention", "targeted messages"], ["mean", "averaged messages"], ["none", "no messages"]],
+        ranked: false,
+        comm: true,
+        help: "Drag a landmark or an agent, even while the teams play. Click an agent: the pale disc is what it sees, " +
+          "the lines and the row of cells show whom it hears, &alpha; over the senders' messages (the targeted team's).",
+        note: (pg) => {
+          const W = pg.weights.comm.attention, trained = W.trained_m;
+          return `Each agent sees only the landmarks and agents within ρ = ${W.rho} of it (faded: unseen by the ` +
+            `agent clicked), and every agent hears every message. The three teams differ only in how they weigh ` +
+            `the messages. Trained at m = ${trained}` + (pg.m === trained ? "." : `; at m = ${pg.m} the same weights play zero-shot.`);
+        },
+      },
     };
 
     /* The playground in element `id`, with its data in `id`-data (see the header). For the task shown, a team
@@ -783,7 +877,9 @@ if (typeof window.attnmarlPlayground === "undefined") {
       constructor(root, spec) {
         this.root = root; this.spec = spec; this.m = spec.m;
         this.data = Object.fromEntries(spec.tasks.map((task) => [task, { P: spec[task].world, weights: {
-          entity: [].concat(spec[task].entity).map(decodeWeights), flat: spec[task].flat && decodeWeights(spec[task].flat),
+          entity: spec[task].entity && [].concat(spec[task].entity).map(decodeWeights),
+          flat: spec[task].flat && decodeWeights(spec[task].flat),
+          comm: spec[task].comm && Object.fromEntries(Object.entries(spec[task].comm).map(([p, w]) => [p, decodeWeights(w)])),
         } }]));
         this.policy = spec.policy; this.focus = 0; this.running = false; this.speed = 1;
         this.hidden = new Set(); // "i:entity name" -- tokens hidden from agent i (entity actor only)
@@ -798,7 +894,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
       build() {
         const speeds = SPEEDS.map(([n], k) => `<option value="${k}"${k === this.speed ? " selected" : ""}>${n}</option>`).join("");
-        const tasks = this.spec.tasks.map((t) => `<option value="${t}">${t}</option>`).join("");
+        const tasks = this.spec.tasks.map((t) => `<option value="${t}">${TASKS[t].label}</option>`).join("");
         this.root.innerHTML =
           `<div class="pg-title"></div>` +
           `<div class="pg-controls">` +
@@ -835,6 +931,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         });
         alphaBox.addEventListener("mouseleave", () => { this.hover = null; this.updateAlpha(); });
         alphaBox.addEventListener("click", (e) => {
+          if (this.task.comm) return; // messages: nothing to hide
           const cell = e.target.closest("[data-token]");
           if (!cell || cell.dataset.token === "0") return;
           const key = `${this.focus}:${cell.dataset.name}`;
@@ -845,7 +942,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
       // Another task: its world, weights, teams and range of m; the team size is kept where the task allows it.
       setTask(task, seed) {
-        this.taskName = task; this.task = TASKS[task];
+        this.taskName = task; this.task = TASKS[task]; this.lead = this.task.policies[0][0];
         Object.assign(this, this.data[task]);
         this.flatM = this.weights.flat ? this.weights.flat.trained_m : null;
         this.focus = 0; this.drawn = null;
@@ -853,7 +950,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
         slider.min = String(lo); slider.max = String(hi);
         const select = this.root.querySelector('[data-act="task"]');
         if (select) select.value = task;
-        this.root.querySelector(".pg-title").textContent = `Playground: trained agents on ${task}, running in this page`;
+        this.root.querySelector(".pg-title").textContent = `Playground: trained agents on ${this.task.label}, running in this page`;
+        this.root.querySelector('[data-act="unhide"]').style.display = this.task.comm ? "none" : "";
         this.root.querySelector(".pg-help").innerHTML = this.task.help;
         this.root.querySelector(".pg-policy").style.display = this.task.policies.length > 1 ? "" : "none";
         this.root.dataset.task = task;
@@ -866,7 +964,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.finished = Object.fromEntries(this.task.policies.map(([p]) => [p, []]));
         this.root.querySelector(".pg-m").textContent = String(m);
         this.root.querySelector('[data-act="m"]').value = String(m);
-        if (!this.available(this.policy)) this.policy = "entity";
+        if (!this.available(this.policy)) this.policy = this.lead;
         this.root.querySelector('[data-act="policy"]').innerHTML = this.task.policies.map(([p, label]) =>
           `<option value="${p}"${p === this.policy ? " selected" : ""}${this.available(p) ? "" : " disabled"}>` +
           `${label}${this.available(p) ? "" : ` (m = ${this.flatM} only)`}</option>`).join("");
@@ -892,7 +990,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
 
       // The tokens hidden from each agent of world w (true = shown), in its tokens' order; null if none.
-      masks(w = this.worlds.entity) {
+      masks(w = this.worlds[this.lead]) {
         if (!this.hidden.size) return null;
         return Array.from({ length: this.m }, (_, i) => w.tokenNames(i).map((name, t) => !t || !this.hidden.has(`${i}:${name}`)));
       }
@@ -911,7 +1009,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           this.returns[p] += r.reduce((a, b) => a + b, 0) / this.m;
           this.hold(w);
         });
-        if (this.worlds.entity.steps >= end) {
+        if (this.worlds[this.lead].steps >= end) {
           Object.keys(this.worlds).forEach((p) => this.finished[p].push(this.returns[p]));
           this.reset(this.seed + 1);
           return;
@@ -984,7 +1082,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         const key = [this.taskName, this.m, this.policy, this.focus, [...this.hidden].sort().join(), this.lim].join("|");
         if (key !== this.drawn) { this.buildArena(); this.buildReturns(); this.buildAlpha(); this.drawn = key; }
         this.updateArena(); this.updateReturns(); this.updateAlpha();
-        const r = this.root.dataset, t = String(this.worlds.entity.steps);
+        const r = this.root.dataset, t = String(this.worlds[this.lead].steps);
         if (r.m !== String(this.m)) r.m = String(this.m);
         if (r.policy !== this.policy) r.policy = this.policy;
         if (r.focus !== String(this.focus)) r.focus = String(this.focus);
@@ -1015,12 +1113,15 @@ if (typeof window.attnmarlPlayground === "undefined") {
         s += `<rect x="${X(-1)}" y="${Y(1)}" width="${X(1) - X(-1)}" height="${Y(-1) - Y(1)}" fill="none" stroke="#ddd" stroke-dasharray="4 4"/>`;
         s += `<text x="6" y="${SIZE - 6}" font-size="10" fill="#888">x, y from &minus;${this.lim.toFixed(1)} to ` +
           `${this.lim.toFixed(1)}; dashed: &plusmn;1</text>`;
+        if (this.task.comm) { // what the focused agent sees: a disc of radius rho, under everything else
+          s += `<circle class="pg-sight" r="${R(this.weights.comm[this.policy].rho)}" fill="${SIGHT_FILL}" stroke="#9fb3c8"/>`;
+        }
         const faded = (name) => this.policy === "entity" && this.hidden.has(`${this.focus}:${name}`); // hidden from the focus
         const circles = (agents) => ents.filter((e) => (e.agent !== null) === agents).map((e) =>
           `<circle class="${agents ? "pg-agent" : "pg-landmark"}" data-name="${e.name}"${agents ? ` data-i="${e.agent}"` : ""} ` +
           `r="${R(e.r)}"${e.stroke ? ` stroke="${e.stroke}"` : ""} fill-opacity="${faded(e.name) ? 0.3 : 0.85}"/>` +
           (e.agent === this.focus ? `<circle class="pg-ring" r="${R(e.r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>` : "")).join("");
-        s += circles(true); // the agents, then the focused agent's alpha (one line per head and token), then the small
+        s += circles(true); // the agents, then the focused agent's alpha (one line per head and token, or per sender), then the small
         if (this.policy === "entity") { // entities the lines point at (landmarks, treasures), then every label
           const heads = this.weights.entity[0].heads, n = w.tokenNames(this.focus).length;
           for (let h = 0; h < heads; h++) {
@@ -1030,11 +1131,15 @@ if (typeof window.attnmarlPlayground === "undefined") {
             }
           }
         }
+        if (this.task.comm && this.policy === this.lead) {
+          for (let j = 0; j < this.m; j++) if (j !== this.focus) s += `<line class="pg-message" data-sender="${j}" stroke="${MESSAGE_COLOR}" stroke-linecap="round" pointer-events="none"/>`;
+        }
         s += circles(false) + text.repeat(ents.length);
         this.svg.innerHTML = s;
         const all = (cls) => Array.from(this.svg.querySelectorAll(cls));
         this.els = { entities: ents.map((e) => this.svg.querySelector(`circle[data-name="${e.name}"]`)),
-          ring: this.svg.querySelector(".pg-ring"), labels: all(".pg-label"), arrows: all(".pg-arrow") };
+          ring: this.svg.querySelector(".pg-ring"), labels: all(".pg-label"), arrows: all(".pg-arrow"),
+          sight: this.svg.querySelector(".pg-sight"), messages: all(".pg-message") };
         this.els.labels.forEach((e, k) => { e.textContent = ents[k].name; });
         // labels in the order they claim room: the focused agent's, the other agents', the rest
         const order = ents.map((e, k) => [e.agent === this.focus ? 0 : e.agent === null ? 2 : 1, k]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -1054,6 +1159,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           if (e.agent === this.focus) { set(E.ring, "cx", cx); set(E.ring, "cy", cy); }
         });
         this.placeLabels();
+        if (this.task.comm) { this.updateSight(); return; }
         if (!E.arrows.length) return;
         const i = this.focus, alpha = this.next.entity.alpha[i], names = w.tokenNames(i), n = names.length;
         const [px, py] = w.position(w.entities().find((e) => e.agent === i).name), x0 = X(px), y0 = Y(py);
@@ -1067,6 +1173,27 @@ if (typeof window.attnmarlPlayground === "undefined") {
           set(line, "visibility", "visible");
           set(line, "x1", x0 + ox); set(line, "y1", y0 + oy); set(line, "x2", tx + ox); set(line, "y2", ty + oy);
           set(line, "stroke-width", 1 + 6 * a); set(line, "stroke-opacity", Math.min(1, 0.2 + a));
+        });
+      }
+
+      /* Messages: the focused agent's sight (its disc; what it does not see faded) and, for the lead team, one
+       * line to each sender j, as wide as alpha^{ij} in the last round (the one the actor acts on). */
+      updateSight() {
+        const { X, Y } = this, E = this.els, i = this.focus, w = this.worlds[this.policy], set = (e, name, v) => e.setAttribute(name, v);
+        const names = w.tokenNames(i), seen = this.next[this.policy].seen[i], [px, py] = w.position(`a${i + 1}`);
+        set(E.sight, "cx", X(px)); set(E.sight, "cy", Y(py));
+        w.entities().forEach((e, k) => {
+          const t = names.indexOf(e.name), opacity = t < 0 || seen[t] ? "0.85" : "0.3"; // the focus itself: t = 0
+          if (E.entities[k].getAttribute("fill-opacity") !== opacity) set(E.entities[k], "fill-opacity", opacity);
+        });
+        if (!E.messages.length) return;
+        const rounds = this.next[this.lead].messages, alpha = rounds[rounds.length - 1][i];
+        E.messages.forEach((line) => {
+          const j = Number(line.dataset.sender), a = alpha[j], [tx, ty] = w.position(`a${j + 1}`);
+          if (a < 0.02) { set(line, "visibility", "hidden"); return; }
+          set(line, "visibility", "visible");
+          set(line, "x1", X(px)); set(line, "y1", Y(py)); set(line, "x2", X(tx)); set(line, "y2", Y(ty));
+          set(line, "stroke-width", 1 + 8 * a); set(line, "stroke-opacity", Math.min(1, 0.25 + a));
         });
       }
 
@@ -1101,7 +1228,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
       updateReturns() {
         const box = this.root.querySelector(".pg-returns");
-        box.querySelector(".pg-now").textContent = `this episode, t = ${this.worlds.entity.steps}`;
+        box.querySelector(".pg-now").textContent = `this episode, t = ${this.worlds[this.lead].steps}`;
         Object.entries(this.worlds).forEach(([p, w]) => {
           const row = box.querySelector(`tr[data-policy="${p}"]`), now = row.querySelector("td[data-return]");
           const done = this.finished[p], mean = done.reduce((a, b) => a + b, 0) / done.length;
@@ -1114,6 +1241,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
       // The focused agent's alpha: one row per head, one cell per column of the world (hidden tokens crossed out).
       buildAlpha() {
+        if (this.task.comm) { this.buildMessages(); return; }
         const i = this.focus, w = this.worlds.entity, names = w.columns(i), n = names.length;
         const heads = this.weights.entity[0].heads;
         const cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
@@ -1149,6 +1277,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
        * in simple_spread; in collect_treasure, whichever rank the entity has now). A column whose entity is not
        * in the world (a treasure picked up this step, its token zeros) and a hidden one are greyed. */
       updateAlpha() {
+        if (this.task.comm) { this.updateMessages(); return; }
         const i = this.focus, w = this.worlds.entity, alpha = this.next.entity.alpha[i];
         const tokens = w.tokenNames(i), columns = w.columns(i), n = columns.length;
         const token = columns.map((name) => tokens.indexOf(name));
@@ -1174,6 +1303,46 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
     }
 
+    /* The messages panel of a task whose actors talk: the focused receiver's alpha over the m senders (itself
+     * included), one row per round, in the lead (targeted) team's world. */
+    Playground.prototype.buildMessages = function () {
+      const i = this.focus, m = this.m, rounds = this.weights.comm[this.lead].rounds;
+      const cell = Math.min(30, Math.floor(620 / m)), left = 60, top = 22;
+      const width = Math.max(left + cell * m + 10, 560), height = top + rounds * cell + 40;
+      let s = `<svg class="pg-heatmap" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" ` +
+        `aria-label="alpha of agent a${i + 1} over the senders">`;
+      s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of agent a${i + 1} over the ${m} senders' ` +
+        `messages${this.policy === this.lead ? "" : " (in the targeted team's world)"}</text>`;
+      for (let r = 0; r < rounds; r++) {
+        s += `<text x="${left - 6}" y="${top + r * cell + cell / 2 + 4}" text-anchor="end" font-size="11">round ${r + 1}</text>`;
+        for (let j = 0; j < m; j++) {
+          s += `<rect data-token="${j}" data-name="a${j + 1}" data-head="${r}" x="${left + j * cell}" y="${top + r * cell}" ` +
+            `width="${cell}" height="${cell}"/>`;
+        }
+      }
+      for (let j = 0; j < m; j++) {
+        s += `<text class="pg-column" x="${left + j * cell + cell / 2}" y="${top + rounds * cell + 14}" text-anchor="middle" ` +
+          `font-size="${cell < 24 ? 9 : 11}"${j === i ? ' font-weight="700"' : ""}>a${j + 1}</text>`;
+      }
+      s += `<text class="pg-scale" x="${left}" y="${height - 6}" font-size="11"></text>`;
+      const box = this.root.querySelector(".pg-alpha");
+      box.innerHTML = s + "</svg>";
+      this.cells = Array.from(box.querySelectorAll("rect[data-token]")); this.hover = null;
+      this.columnLabels = [];
+      this.scale = box.querySelector(".pg-scale");
+    };
+
+    Playground.prototype.updateMessages = function () {
+      const i = this.focus, m = this.m, rounds = this.next[this.lead].messages;
+      const values = this.cells.map((_, k) => rounds[Math.floor(k / m)][i][k % m]);
+      const vmax = Math.max(...values, 1e-12);
+      this.cells.forEach((rect, k) => { rect.setAttribute("fill", viridis(values[k] / vmax)); rect.dataset.value = String(values[k]); });
+      const hover = this.hover == null ? null : this.cells[this.hover];
+      this.scale.textContent = hover ?
+        `a${i + 1} hears ${hover.dataset.name} in round ${Number(hover.dataset.head) + 1}: \u03b1 = ${Number(hover.dataset.value).toFixed(3)}` :
+        `sender \u2014 colour: \u03b1 from 0 (dark) to ${vmax.toFixed(2)} (yellow); uniform is ${(1 / m).toFixed(2)}; hover a cell`;
+    };
+
     async function mount(id) {
       const root = document.getElementById(id);
       let pg;
@@ -1194,7 +1363,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
     }
 
     window.attnmarlPlayground = {
-      World, TreasureWorld, TASKS, spreadTokens, treasureTokens, entityForward, flatForward, greedyActions,
+      World, TreasureWorld, TASKS, spreadTokens, treasureTokens, entityForward, sightTokens, commForward, flatForward, greedyActions,
       teamActions, assignment, argmax, decodeWeights, inflateWeights, loadSpec, numpyRandom, Playground, mount,
     };
   })();
