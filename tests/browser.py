@@ -6,6 +6,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
@@ -114,3 +115,17 @@ _JS_SMALLEST_TEXT = """() => Math.min(...Array.from(document.querySelectorAll('.
 def smallest_svg_text(page) -> float:
     """The smallest text the playground draws in its SVGs, in screen pixels."""
     return page.evaluate(_JS_SMALLEST_TEXT)
+
+
+def spread_observations(m: int, episodes: int = 2, seed: int = 0) -> np.ndarray:
+    """Observations (batch, m, 6m) of ``episodes`` random-action episodes of simple_spread's batched port (every
+    step of each), for the playground's parity tests; ``seed`` picks the actions, m the starts."""
+    from attnmarl.envs.spread import BatchedSpread
+
+    rng = np.random.default_rng(seed)
+    env = BatchedSpread(episodes, seed=m, N=m)
+    rows = []
+    for _ in range(env.max_cycles):
+        obs, *_ = env.step(rng.integers(0, 5, (episodes, m)))
+        rows.append(obs)
+    return np.concatenate(rows)

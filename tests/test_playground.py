@@ -17,7 +17,7 @@ import copy
 import numpy as np
 import pytest
 import torch
-from browser import arena_labels, playground_page
+from browser import arena_labels, playground_page, spread_observations
 
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs import greedy_assignment_policy
@@ -106,17 +106,6 @@ def test_world_steps_as_the_port_over_whole_episodes(page, m):
     print(f"m = {m}: world state, observations and rewards within {worst:.1e} of the port")
 
 
-def _observations(m, episodes=2):
-    """Observations (batch, m, 6m) of a few random-action episodes of the port."""
-    rng = np.random.default_rng(100 + m)
-    env = BatchedSpread(episodes, seed=m, N=m)
-    rows = []
-    for _ in range(env.max_cycles):
-        obs, *_ = env.step(rng.integers(0, 5, (episodes, m)))
-        rows.append(obs)
-    return np.concatenate(rows)
-
-
 _JS_ENTITY = """args => args.obs.map(team => team.map((o, i) => {
   const {entityForward, spreadTokens} = attnmarlPlayground;
   const r = entityForward(W.entity, spreadTokens(Float64Array.from(o), args.m), args.masks ? args.masks[i] : null);
@@ -141,7 +130,7 @@ def _torch_both(actor, fn):
 @pytest.mark.parametrize("m", [3, 6, 16])
 def test_entity_actor_logits_and_alpha_match_torch(page, m):
     actor = _actor(ENTITY_ACTOR, m)
-    o = torch.from_numpy(_observations(m)[::5])
+    o = torch.from_numpy(spread_observations(m, seed=100 + m)[::5])
     (y32, a32), (y, alpha) = _torch_both(actor, lambda net: net.outputs_and_alpha(_like(o, net)))
     js = page.evaluate(_JS_ENTITY, {"m": m, "obs": o.tolist(), "masks": None})
     js_y = np.array([[agent["logits"] for agent in team] for team in js])
@@ -158,7 +147,7 @@ def test_entity_actor_logits_and_alpha_match_torch(page, m):
 def test_entity_actor_with_hidden_tokens_matches_torch(page):
     m = 6
     actor = _actor(ENTITY_ACTOR, m)
-    o = torch.from_numpy(_observations(m, episodes=1)[::6])
+    o = torch.from_numpy(spread_observations(m, episodes=1, seed=100 + m)[::6])
     tokens = actor.tokens(o)[0]  # (batch, m, n, d_tokens)
     mask = torch.from_numpy(np.random.default_rng(0).random(tokens.shape[:-1]) > 0.4)
     mask[..., 0] = True  # an agent always sees itself
@@ -178,7 +167,7 @@ def test_entity_actor_with_hidden_tokens_matches_torch(page):
 def test_flat_actor_logits_match_torch(page):
     m = 6
     actor = _actor(FLAT_ACTOR, m)
-    o = torch.from_numpy(_observations(m)[::5])
+    o = torch.from_numpy(spread_observations(m, seed=100 + m)[::5])
     y32, y = _torch_both(actor, lambda net: net(_like(o, net)))
     js = page.evaluate("""args => args.obs.map(team => team.map(o =>
         Array.from(attnmarlPlayground.flatForward(W.flat, Float64Array.from(o)))))""", {"obs": o.tolist()})

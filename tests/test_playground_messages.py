@@ -15,7 +15,7 @@ import copy
 import numpy as np
 import pytest
 import torch
-from browser import playground_page
+from browser import playground_page, spread_observations
 
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, apply_sight, visibility
@@ -43,17 +43,6 @@ def _actor(policy: str, m: int) -> CommActor:
     return load_agent_at(shipped_checkpoint(folder, name, seed), N=m)[0].actor
 
 
-def _observations(m: int, episodes: int = 2) -> np.ndarray:
-    """Observations (batch, m, 6m) of a few random-action episodes of the port."""
-    rng = np.random.default_rng(200 + m)
-    env = BatchedSpread(episodes, seed=m, N=m)
-    rows = []
-    for _ in range(env.max_cycles):
-        obs, *_ = env.step(rng.integers(0, 5, (episodes, m)))
-        rows.append(obs)
-    return np.concatenate(rows)
-
-
 _JS_SIGHT = """args => args.obs.map(o => {
   const r = attnmarlPlayground.sightTokens(Float64Array.from(o), args.m, args.rho);
   return {mask: r.mask, features: r.tokens.features.map(f => Array.from(f))};
@@ -62,7 +51,7 @@ _JS_SIGHT = """args => args.obs.map(o => {
 
 @pytest.mark.parametrize("m", [3, 6, 16])
 def test_sight_sees_and_zeroes_what_the_package_does_near_the_radius_too(page, m):
-    o = _observations(m)[::4].reshape(-1, 6 * m)
+    o = spread_observations(m, seed=200 + m)[::4].reshape(-1, 6 * m)
     offsets = o[:, 4:4 + 2 * (2 * m - 1)].reshape(len(o), -1, 2)  # half of them moved to within 1e-6 of rho
     rng = np.random.default_rng(m)
     near = rng.random(offsets.shape[:2]) < 0.5
@@ -113,7 +102,7 @@ def _compare(js, y, messages, alpha):
 @pytest.mark.parametrize("policy", list(COMM_ACTORS))
 def test_communicating_actor_logits_and_both_alphas_match_torch(page, policy, m):
     actor = _actor(policy, m)
-    o = torch.from_numpy(_observations(m)[::6])
+    o = torch.from_numpy(spread_observations(m, seed=200 + m)[::6])
     y, messages, alpha = _torch_double(actor, o)
     js = page.evaluate(_JS_COMM, {"obs": o.tolist(), "policy": policy})
     dy, dm, da, js_messages = _compare(js, y, messages, alpha)
@@ -136,7 +125,7 @@ def test_two_rounds_match_torch(page):
     W = comm_actor_weights(actor, m)
     assert W["sizes"]["rounds"] == 2 and any(name == "W_u" for name, _ in W["tensors"])
     weights = page.evaluate("spec => attnmarlPlayground.decodeWeights(spec)", W)
-    o = torch.from_numpy(_observations(m, episodes=1)[::5])
+    o = torch.from_numpy(spread_observations(m, episodes=1, seed=200 + m)[::5])
     y, messages, alpha = _torch_double(actor, o)
     js = page.evaluate(_JS_COMM, {"obs": o.tolist(), "W": weights})
     dy, dm, da, _ = _compare(js, y, messages, alpha)
