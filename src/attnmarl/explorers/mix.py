@@ -28,7 +28,7 @@ __all__ = ["MIX_MS", "SHIPPED_MIX_MS", "mix_runs", "Credit", "credit_episode", "
 MIX_MS = (3, 6, 12)
 """The team sizes of chapter 11's ``qmix-spread{m}-{mixer}`` runs."""
 
-SHIPPED_MIX_MS = (3, 6)
+SHIPPED_MIX_MS = (3, 6, 12)
 """The team sizes at which all three mixers ship their runs."""
 
 
