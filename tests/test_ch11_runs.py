@@ -15,7 +15,13 @@ from attnmarl import load_policy
 from attnmarl.checkpoints import load_agent, shipped_checkpoint, shipped_curve, shipped_runs
 from attnmarl.envs import evaluate
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
-from attnmarl.explorers.comm import SHIPPED_SIGHT_MS, SIGHT_DESIGNS, sight_config, sight_runs
+from attnmarl.explorers.comm import (
+    SHIPPED_SIGHT_MS,
+    SHIPPED_TWO_ROUND_MS,
+    SIGHT_DESIGNS,
+    sight_config,
+    sight_runs,
+)
 from attnmarl.explorers.mix import SHIPPED_MIX_MS, calibration, episode_target, mix_runs
 from attnmarl.explorers.scale import zero_shot_results
 
@@ -68,8 +74,27 @@ def test_the_shipped_team_sizes_are_exactly_those_the_index_holds_complete():
         ms = {m for m, name in comm if name in {sight_config(m, d, narrow) for d in ONE_ROUND}}
         complete = {m for m in ms if all((m, sight_config(m, d, narrow)) in comm for d in ONE_ROUND)}
         assert ms == complete == set(listed), narrow
+    ms = {m for m, name in comm if name.endswith("-2rounds")}
+    assert ms == set(SHIPPED_TWO_ROUND_MS)
+    assert all((m, sight_config(m, d)) in comm for m in ms for d in ("mean-2rounds", "attention-2rounds"))
     mix = {(r["scenario_kwargs"]["N"], r["name"]) for r in shipped_runs("mix")}
     assert {m for m, _ in mix} == set(SHIPPED_MIX_MS)
+
+
+@pytest.mark.parametrize("m", SHIPPED_TWO_ROUND_MS)
+def test_two_round_runs_differ_from_one_round_runs_only_in_the_rounds(m):
+    """Averaged and targeted messages with two rounds: 3 seeds each on the same budget, each config the one-round
+    config with ``message_rounds`` 2, and the two differing only in ``messages``."""
+    configs = {}
+    for design in ("mean", "attention"):
+        runs = sight_runs(m, f"{design}-2rounds")
+        check_seeds_and_curves("comm", runs)
+        assert all(m * r["env_steps"] == 12_000_000 for r in runs)
+        configs[design] = dict(runs[0]["config"])
+        one = dict(sight_runs(m, design)[0]["config"])
+        assert {k for k in one if one[k] != configs[design][k]} == {"message_rounds"}
+        assert configs[design]["message_rounds"] == 2
+    assert {k for k in configs["mean"] if configs["mean"][k] != configs["attention"][k]} == {"messages"}
 
 
 def test_sight_configs_are_named_as_the_chapter_names_them_and_bad_designs_are_refused():

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checkpoints import shipped_runs
-from .explorers.comm import SHIPPED_SIGHT_MS, sight_runs
+from .explorers.comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
 from .explorers.mix import SHIPPED_MIX_MS, mix_runs
 from .explorers.scale import (
     CRITIC_MS,
@@ -106,6 +106,9 @@ def effects() -> list[Effect]:
             for b, b_name in (("none", "no messages"), ("mean", "averaged messages")):
                 add("targeted messages", 11, "simple_spread", m, setting, "targeted messages", b_name,
                     sight_runs(m, "attention", narrow), sight_runs(m, b, narrow))
+    for m in SHIPPED_TWO_ROUND_MS:
+        add("targeted messages", 11, "simple_spread", m, "ρ = 0.5, two rounds", "targeted messages",
+            "averaged messages", sight_runs(m, "attention-2rounds"), sight_runs(m, "mean-2rounds"))
     for m in SHIPPED_MIX_MS:
         add("Qatten mixer", 11, "simple_spread", m, "", "Qatten", "VDN (sum)", mix_runs(m, "qatten"),
             mix_runs(m, "vdn"))

@@ -39,7 +39,8 @@ from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
-__all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "SHIPPED_SIGHT_MS", "sight_config", "sight_runs",
+__all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "SHIPPED_SIGHT_MS", "SHIPPED_TWO_ROUND_MS",
+           "sight_config", "sight_runs",
            "Listening", "listening_episode", "listening_frame", "listening_explorer", "listening_profile",
            "DISTANCE_BINS", "SIGHT_DISC"]
 
@@ -53,6 +54,11 @@ SHIPPED_SIGHT_MS: dict[bool, tuple[int, ...]] = {False: (6,), True: (3, 6)}
 """The team sizes at which every one-round design of :data:`SIGHT_DESIGNS` ships its runs, by radius: ``True``
 for the narrow radius (0.5), ``False`` for rho = 1 (as :func:`sight_config`'s ``narrow``). rho = 1 hid nothing
 the entity actor needed at m = 6, so the other team sizes were trained under the narrow radius only."""
+
+
+SHIPPED_TWO_ROUND_MS: tuple[int, ...] = (6,)
+"""The team sizes at which the two-round designs (``mean-2rounds``, ``attention-2rounds``) ship their runs, under
+the narrow radius only."""
 
 
 def sight_config(m: int, design: str, narrow: bool = True) -> str:
