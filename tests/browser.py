@@ -129,3 +129,14 @@ def spread_observations(m: int, episodes: int = 2, seed: int = 0) -> np.ndarray:
         obs, *_ = env.step(rng.integers(0, 5, (episodes, m)))
         rows.append(obs)
     return np.concatenate(rows)
+
+
+def page_episode_returns(page, lead: str, episodes: int = 48, m: int = 6, seed: int = 1000) -> dict[str, list[float]]:
+    """Every team's returns over the playground's next ``episodes`` episodes at m, from the port's start for
+    ``seed`` on (the page counts episodes by its lead team, ``lead``)."""
+    return page.evaluate("""args => {
+      const pg = document.querySelector('.attnmarl-playground').playground;
+      pg.setM(args.m, args.seed);
+      while (pg.finished[args.lead].length < args.episodes) pg.tick();
+      return pg.finished;
+    }""", {"lead": lead, "episodes": episodes, "m": m, "seed": seed})

@@ -17,7 +17,7 @@ import copy
 import numpy as np
 import pytest
 import torch
-from browser import arena_labels, playground_page, spread_observations
+from browser import arena_labels, page_episode_returns, playground_page, spread_observations
 
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs import greedy_assignment_policy
@@ -396,12 +396,7 @@ def test_page_teams_score_what_the_shipped_checkpoints_score_on_mpe2(page):
     """48 of the page's episodes at m = 6 (the port's starts for seeds 1000-1047, not mpe2's episodes):
     each actor's mean return agrees with its shipped 200-episode mpe2 score within three standard errors
     of both."""
-    finished = page.evaluate("""() => {
-      const pg = document.querySelector('.attnmarl-playground').playground;
-      pg.setM(6, 1000);
-      while (pg.finished.entity.length < 48) pg.tick();
-      return pg.finished;
-    }""")
+    finished = page_episode_returns(page, "entity")
     runs = {(r["name"], r["seed"]): r for r in shipped_runs("policy")}
     for key, (_, name, seed) in (("entity", ENTITY_ACTOR), ("flat", FLAT_ACTOR)):
         returns, run = np.array(finished[key]), runs[(name, seed)]

@@ -15,7 +15,7 @@ import copy
 import numpy as np
 import pytest
 import torch
-from browser import playground_page, spread_observations
+from browser import page_episode_returns, playground_page, spread_observations
 
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, apply_sight, visibility
@@ -178,12 +178,7 @@ def test_page_episodes_take_the_python_rollouts_actions(page, policy, m):
 def test_page_teams_score_what_the_shipped_checkpoints_score_on_mpe2(page):
     """48 of the page's episodes at m = 6 (the port's starts for seeds 1000-1047): each team's mean return agrees
     with its checkpoint's shipped 200-episode mpe2 score within three standard errors of both."""
-    finished = page.evaluate("""() => {
-      const pg = document.querySelector('.attnmarl-playground').playground;
-      pg.setM(6, 1000);
-      while (pg.finished.attention.length < 48) pg.tick();
-      return pg.finished;
-    }""")
+    finished = page_episode_returns(page, "attention")
     runs = {(r["name"], r["seed"]): r for r in shipped_runs("comm")}
     for policy, (_, name, seed) in COMM_ACTORS.items():
         returns, run = np.array(finished[policy]), runs[(name, seed)]
