@@ -19,6 +19,7 @@ from attnmarl.explorers.comm import (
     SHIPPED_SIGHT_MS,
     SHIPPED_TWO_ROUND_MS,
     SIGHT_DESIGNS,
+    shipped_seeds,
     sight_config,
     sight_runs,
 )
@@ -36,9 +37,10 @@ at m = 6 it runs away too and ends 3.5 points above random)."""
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
 
 
-def check_seeds_and_curves(folder: str, runs: list[dict]) -> None:
-    """Seeds 0-2, seed 0 (only) with its checkpoint, each curve ending at the run's 200-episode score."""
-    assert sorted(r["seed"] for r in runs) == [0, 1, 2], runs[0]["name"]
+def check_seeds_and_curves(folder: str, runs: list[dict], seeds: int = 3) -> None:
+    """Seeds 0 to ``seeds`` - 1, seed 0 (only) with its checkpoint, each curve ending at the run's 200-episode
+    score."""
+    assert sorted(r["seed"] for r in runs) == list(range(seeds)), runs[0]["name"]
     for r in runs:
         assert bool(r["checkpoint"]) == (r["seed"] == 0)
         curve = shipped_curve(folder, r["name"], r["seed"])
@@ -47,15 +49,18 @@ def check_seeds_and_curves(folder: str, runs: list[dict]) -> None:
 
 
 @pytest.mark.parametrize(("m", "narrow"), [(m, narrow) for narrow, ms in SHIPPED_SIGHT_MS.items() for m in ms])
-def test_every_design_under_sight_ships_three_seeds_that_differ_only_in_what_the_chapter_compares(m, narrow):
-    """At each shipped m and radius: the five one-round designs, 3 seeds each, 12 million agent-decisions; the
-    communicating actors differ only in ``messages``, the sighted actors only in ``actor``, and, where both radii
-    ship, the two radii only in ``sight_radius``."""
+def test_every_design_under_sight_ships_its_seeds_that_differ_only_in_what_the_chapter_compares(m, narrow):
+    """At each shipped m and radius: the five one-round designs, 3 seeds each (more where DECISIVE_SEEDS says),
+    12 million agent-decisions; the communicating actors differ only in ``messages``, the sighted actors only in
+    ``actor``, and, where both radii ship, the two radii only in ``sight_radius``."""
     configs = {}
     for design in ONE_ROUND:
         runs = sight_runs(m, design, narrow)
-        check_seeds_and_curves("comm", runs)
-        assert all(r["scenario_kwargs"]["N"] == m and m * r["env_steps"] == 12_000_000 for r in runs)
+        check_seeds_and_curves("comm", runs, shipped_seeds(m, design, narrow))
+        for r in runs:  # whole updates of num_envs x rollout_steps env-steps: at m = 12, 998,400
+            update = r["config"]["num_envs"] * r["config"]["rollout_steps"]
+            assert r["scenario_kwargs"]["N"] == m and m * r["config"]["total_steps"] == 12_000_000
+            assert r["config"]["total_steps"] - update < r["env_steps"] <= r["config"]["total_steps"]
         configs[design] = dict(runs[0]["config"])
         assert configs[design]["sight_radius"] == (NARROW_SIGHT_RHO if narrow else SIGHT_RHO)
         if narrow and m in SHIPPED_SIGHT_MS[False]:

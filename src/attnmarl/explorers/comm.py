@@ -40,7 +40,7 @@ from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
 
 __all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "SHIPPED_SIGHT_MS", "SHIPPED_TWO_ROUND_MS",
-           "sight_config", "sight_runs",
+           "DECISIVE_SEEDS", "shipped_seeds", "sight_config", "sight_runs",
            "Listening", "listening_episode", "listening_frame", "listening_explorer", "listening_profile",
            "DISTANCE_BINS", "SIGHT_DISC"]
 
@@ -50,7 +50,7 @@ communicating actor without messages, with messages averaged (alpha uniform) and
 or two (``comm-`` configs)."""
 
 
-SHIPPED_SIGHT_MS: dict[bool, tuple[int, ...]] = {False: (6,), True: (3, 6)}
+SHIPPED_SIGHT_MS: dict[bool, tuple[int, ...]] = {False: (6,), True: (3, 6, 12)}
 """The team sizes at which every one-round design of :data:`SIGHT_DESIGNS` ships its runs, by radius: ``True``
 for the narrow radius (0.5), ``False`` for rho = 1 (as :func:`sight_config`'s ``narrow``). rho = 1 hid nothing
 the entity actor needed at m = 6, so the other team sizes were trained under the narrow radius only."""
@@ -59,6 +59,17 @@ the entity actor needed at m = 6, so the other team sizes were trained under the
 SHIPPED_TWO_ROUND_MS: tuple[int, ...] = (6,)
 """The team sizes at which the two-round designs (``mean-2rounds``, ``attention-2rounds``) ship their runs, under
 the narrow radius only."""
+
+
+DECISIVE_SEEDS: dict[tuple[int, str], int] = {(6, "mean"): 5, (6, "attention"): 5}
+"""How many seeds ship where chapter 11 trained more than three, by (m, design), under the narrow radius: averaged
+and targeted messages at m = 6, whose difference three seeds left unresolved. Every other run ships seeds 0-2."""
+
+
+def shipped_seeds(m: int, design: str, narrow: bool = True) -> int:
+    """How many seeds (0, 1, ...) ship for ``design`` at m under the narrow radius (or rho = 1 with
+    ``narrow=False``): :data:`DECISIVE_SEEDS` where it names the point, otherwise 3."""
+    return DECISIVE_SEEDS.get((m, design), 3) if narrow else 3
 
 
 def sight_config(m: int, design: str, narrow: bool = True) -> str:
