@@ -25,6 +25,7 @@ from attnmarl.explorers.comm import (
 )
 from attnmarl.explorers.mix import SHIPPED_MIX_MS, calibration, episode_target, mix_runs
 from attnmarl.explorers.scale import zero_shot_results
+from attnmarl.train import named_config
 
 ONE_ROUND = ("flat", "entity", "none", "mean", "attention")
 
@@ -57,10 +58,10 @@ def test_every_design_under_sight_ships_its_seeds_that_differ_only_in_what_the_c
     for design in ONE_ROUND:
         runs = sight_runs(m, design, narrow)
         check_seeds_and_curves("comm", runs, shipped_seeds(m, design, narrow))
-        for r in runs:  # whole updates of num_envs x rollout_steps env-steps: at m = 12, 998,400
-            update = r["config"]["num_envs"] * r["config"]["rollout_steps"]
-            assert r["scenario_kwargs"]["N"] == m and m * r["config"]["total_steps"] == 12_000_000
-            assert r["config"]["total_steps"] - update < r["env_steps"] <= r["config"]["total_steps"]
+        for r in runs:  # the budget's whole updates: at m = 12, 312 of 3,200 = 998,400 env-steps
+            config = named_config(r["name"], r["seed"])
+            assert r["scenario_kwargs"]["N"] == m and m * config.total_steps == 12_000_000
+            assert r["env_steps"] == config.num_updates * config.batch_size
         configs[design] = dict(runs[0]["config"])
         assert configs[design]["sight_radius"] == (NARROW_SIGHT_RHO if narrow else SIGHT_RHO)
         if narrow and m in SHIPPED_SIGHT_MS[False]:
