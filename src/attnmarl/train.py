@@ -2,6 +2,7 @@
 
     python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--replace]
                              [--compile] [--device cpu|cuda|auto]
+    python -m attnmarl.train --config spread3-attention --seeds 3-9 [--jobs 2] [--out runs] ...
     python -m attnmarl.train --list
     python -m attnmarl.train --index src/attnmarl/assets/value
 
@@ -31,6 +32,10 @@ SHA-256), so a run killed at any moment leaves each file whole, old or new, and 
 describes other files than those beside it. If they cannot be written at all (a full disk), they are
 kept whole in a temporary folder, and the error says where (:func:`attnmarl.guards.save_files`).
 
+``--seeds 3-9`` (or ``0,2,5``) trains a list of seeds of one config, ``--jobs`` at a time (one per core by
+default), each exactly as ``--seed S`` would alone, and skips the seeds already finished in ``--out``, so the same
+command resumes a list after an interruption (:mod:`attnmarl.seeds`).
+
 ``--index DIR`` collects the summaries in DIR into ``index.json`` and a ``README.md`` table (how
 the shipped assets in ``attnmarl/assets/value`` are listed), leaving out (with a warning) any run
 whose checkpoint or curve is not the one its summary describes. The CPU time of a run is printed at
@@ -59,6 +64,7 @@ import sys
 import time
 import uuid
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -92,6 +98,7 @@ from .guards import (
     write_atomically,
 )
 from .nets.messages import MESSAGES
+from .seeds import parse_seeds, run_seeds
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "SIGHT_MS", "named_config", "budget", "existing_run", "check_init_actor",
@@ -649,6 +656,18 @@ def _rerun_lines(directory: Path) -> list[str]:
     return lines
 
 
+def cli_seeds() -> Callable[[str], list[int]]:
+    """The ``argparse`` type of ``--seeds``: :func:`attnmarl.seeds.parse_seeds`, its refusals as usage errors."""
+
+    def parse(text: str) -> list[int]:
+        try:
+            return parse_seeds(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error).removeprefix("--seeds: ")) from None
+
+    return parse
+
+
 class _Refusal(argparse.ArgumentParser):
     """A parser whose usage errors are ``ValueError``s, for checking a recorded command without running it."""
 
@@ -663,7 +682,13 @@ def _parser(kind: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> ar
     what.add_argument("--config", help="a named configuration (see --list)")
     what.add_argument("--list", action="store_true", help="list the named configurations")
     what.add_argument("--index", metavar="DIR", help="write index.json and README.md for the runs in DIR")
-    parser.add_argument("--seed", type=cli_seed(), default=0)
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=cli_seed(), default=0)
+    seeds.add_argument("--seeds", metavar="LIST", type=cli_seeds(),
+                       help="train a list of seeds, such as 3-9 or 0,2,5, one process each; seeds already finished "
+                            "in --out are skipped, so the same command resumes an interrupted list")
+    parser.add_argument("--jobs", type=cli_int(), default=None,
+                        help="with --seeds: how many seeds train at once (default: one per core)")
     parser.add_argument("--steps", type=cli_int(), default=None, help="env steps (default: the config's budget)")
     parser.add_argument("--out", default="runs", help="output directory (default: runs)")
     parser.add_argument("--evals", type=cli_int(0), default=None,
@@ -722,22 +747,31 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.config not in CONFIGS:
         parser.error(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
+    if args.jobs is not None and args.seeds is None:
+        parser.error("--jobs sets how many seeds of --seeds train at once; give --seeds too (one --seed runs alone)")
+    if args.seeds is not None and args.replace:
+        parser.error("--seeds skips the seeds already finished in --out and never replaces them; without --replace, "
+                     "or choose another --out")
     try:  # what run() would refuse, as a usage error before anything starts (or creates --out)
         device = check_device(args.device, "--device")
         config = named_config(args.config, args.seed, args.steps)
         args.evals = check_evals(config, args.evals, "--evals")
         check_writable_folder(args.out, "--out")
-        check_init_actor(config)
+        for seed in args.seeds or [args.seed]:
+            check_init_actor(replace(config, seed=seed))
         if args.compile:
             check_compiler()
     except ValueError as error:
         parser.error(str(error))
+    arguments = argv if argv is not None else sys.argv[1:]
+    if args.seeds is not None:
+        run_seeds(args.config, args.seeds, args.out, arguments, args.jobs)
+        return
     earlier = existing_run(args.out, args.config, args.seed)
     if earlier and not args.replace:
         parser.error(f"{args.out} already holds a run of {args.config} with seed {args.seed}: {earlier}; choose "
                      "another --out, or pass --replace to replace it")
     torch.set_num_threads(args.threads)
-    arguments = argv if argv is not None else sys.argv[1:]
     command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments if a != "--replace")
     print(f"{args.config} seed {args.seed}: {budget(config)}" + (f"; replacing {earlier}" if earlier else ""))
     made = evaluation_count(config.num_updates, args.evals)

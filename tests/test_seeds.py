@@ -1,0 +1,98 @@
+"""``python -m attnmarl.train --seeds``: a list of seeds writes the files single runs write, and a second call
+trains only the seeds that have no complete files (:mod:`attnmarl.seeds`)."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+import torch
+
+from attnmarl.checkpoints import load_checkpoint
+from attnmarl.seeds import MAX_SEEDS, finished_seeds, parse_seeds, single_seed_arguments
+from attnmarl.train import main as train_main
+
+NAME = "pi-spread3-flat"
+TINY = ["--steps", "3200", "--evals", "1", "--eval-episodes", "1", "--final-episodes", "2"]
+TIMES = {"wall_seconds", "cpu_seconds"}
+
+
+def _curve(path):
+    with open(path, newline="") as handle:
+        return [{k: v for k, v in row.items() if k not in TIMES} for row in csv.DictReader(handle)]
+
+
+def _summary(folder, seed):
+    return json.loads((folder / f"{NAME}-seed{seed}.json").read_text())
+
+
+@pytest.mark.parametrize("text, seeds", [("3-9", list(range(3, 10))), ("0,2,5", [0, 2, 5]), ("7, 0-2", [0, 1, 2, 7]),
+                                         ("4", [4])])
+def test_a_seed_list_names_its_seeds_in_order(text, seeds):
+    assert parse_seeds(text) == seeds
+
+
+@pytest.mark.parametrize("text, message", [("", "must name seeds"), ("3-", "neither a seed nor a range"),
+                                           ("a", "neither a seed nor a range"), ("9-3", "runs backwards"),
+                                           ("0-3,2", "more than once"), ("-1", "neither a seed"),
+                                           (f"0-{MAX_SEEDS}", f"more than {MAX_SEEDS}"), ("0,,1", "neither a seed")])
+def test_a_bad_seed_list_is_refused_by_name(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_seeds(text)
+
+
+def test_each_seed_runs_with_the_command_line_that_trains_it_alone():
+    given = ["--config", NAME, "--seeds", "3-9", "--jobs", "2", "--out", "runs", "--threads=4", "--steps", "3200"]
+    assert single_seed_arguments(given, 5) == ["--config", NAME, "--seed", "5", "--out", "runs", "--steps", "3200"]
+    assert single_seed_arguments(["--seeds=0,1", "--config", NAME], 1) == ["--seed", "1", "--config", NAME]
+
+
+def test_a_seed_list_writes_the_files_single_runs_write_and_resumes_without_repeating_a_seed(tmp_path, capsys):
+    """Seeds 0 and 1 trained as a list equal seed 1 trained alone (weights, score, curve, command); a second call
+    after seed 1's files are lost trains seed 1 again and leaves seed 0 untouched."""
+    listed, alone = tmp_path / "listed", tmp_path / "alone"
+    train_main(["--config", NAME, "--seeds", "0-1", "--jobs", "2", "--out", str(listed), *TINY])
+    assert sorted(p.name for p in listed.iterdir()) == [f"{NAME}-seed{s}.{x}" for s in (0, 1) for x in ("csv", "json",
+                                                                                                        "pt")]
+    train_main(["--config", NAME, "--seed", "1", "--out", str(alone), *TINY])
+    a, b = _summary(listed, 1), _summary(alone, 1)
+    assert a["final_return"] == b["final_return"] and a["final_per_agent"] == b["final_per_agent"]
+    assert a["command"] == f"python -m attnmarl.train --config {NAME} --seed 1 --out {listed} {' '.join(TINY)}"
+    assert a["torch_threads"] == 1 and a["config"] == b["config"]
+    assert _curve(listed / f"{NAME}-seed1.csv") == _curve(alone / f"{NAME}-seed1.csv")
+    state_a, state_b = load_checkpoint(listed / f"{NAME}-seed1.pt")[1], load_checkpoint(alone / f"{NAME}-seed1.pt")[1]
+    assert state_a.keys() == state_b.keys() and all(torch.equal(state_a[k], state_b[k]) for k in state_a)
+    assert _summary(listed, 0)["final_return"] != a["final_return"]  # seed 0 is another run
+
+    seed0_run = _summary(listed, 0)["run_id"]
+    (listed / f"{NAME}-seed1.json").unlink()  # seed 1 lost its summary: unfinished
+    assert finished_seeds(listed, NAME, [0, 1]) == [0]
+    capsys.readouterr()
+    train_main(["--config", NAME, "--seeds", "0-1", "--out", str(listed), *TINY])
+    printed = capsys.readouterr().out
+    assert "seeds 0 already finished" in printed and "training seeds 1," in printed
+    assert _summary(listed, 0)["run_id"] == seed0_run
+    assert _summary(listed, 1)["final_return"] == b["final_return"]
+    assert finished_seeds(listed, NAME, [0, 1]) == [0, 1]
+
+
+def test_a_summary_that_does_not_describe_its_files_is_not_a_finished_seed(tmp_path):
+    """A curve edited after the run (or a summary copied from another run) is not finished work."""
+    train_main(["--config", NAME, "--seed", "2", "--out", str(tmp_path), *TINY])
+    assert finished_seeds(tmp_path, NAME, [2, 3]) == [2]
+    curve = tmp_path / f"{NAME}-seed2.csv"
+    curve.write_text(curve.read_text() + "\n")
+    assert finished_seeds(tmp_path, NAME, [2]) == []
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--seeds", "0-1", "--seed", "3"], "not allowed with argument"),
+    (["--seed", "1", "--jobs", "2"], "give --seeds too"),
+    (["--seeds", "0-1", "--replace"], "never replaces them"),
+    (["--seeds", "2-1"], "runs backwards"),
+])
+def test_the_command_line_refuses_a_bad_seed_list_before_anything_runs(arguments, message, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        train_main(["--config", NAME, "--out", str(tmp_path / "runs"), *arguments])
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
