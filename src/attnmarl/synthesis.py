@@ -3,9 +3,17 @@
 Each :class:`Effect` is one design at one team size: the shipped seeds' final mpe2 scores of the attention
 variant and of its comparison, both as shares of the scenario's random → greedy range at that m (simple_spread:
 the random team and the greedy landmark assignment; collect_treasure: the random team and the treasure-hunter
-script, as chapter 10 scores it), and the difference with its 95% stratified bootstrap interval
-(:func:`attnmarl.stats.bootstrap_difference`). A difference of scores on one scale is the difference of their
-shares times the range's width, so the interval says in points of the range what it says in returns.
+script, as chapter 10 scores it), and the difference with its 95% Welch interval
+(:func:`attnmarl.stats.welch_difference`, the interval chosen by its coverage). A difference of scores on one scale
+is the difference of their shares times the range's width, so the interval says in points of the range what it
+says in returns.
+
+Rows come in two kinds (:data:`KINDS`). An **attention ablation** changes attention and nothing else: the
+concatenation twins of chapters 7–9 (the same network reading the same inputs through concatenation instead of
+self-attention), attention against mean pooling (α uniform), targeted against averaged messages. A **design
+comparison** changes more: entity tokens against a flat MLP change the whole representation, messages against none
+remove the channel, Qatten against VDN adds state-dependent weights and a bias beside attention. Only the first
+kind attributes an effect to attention.
 
 simple_tag's runs (chapters 7–9) are left out: a predator-prey score has no random → greedy range to read it on.
 MADDPG's continuous-action runs (chapter 9) are read on the discrete baselines' range, a common unit for a
@@ -29,10 +37,13 @@ from .explorers.scale import (
     treasure_baselines,
     zero_shot_results,
 )
-from .stats import Interval, bootstrap_difference
+from .stats import RESOLVING_SEEDS, Interval, resolved, welch_difference
 from .transfer import closed_share
 
-__all__ = ["Effect", "DESIGNS", "range_shares", "effects", "verdict"]
+__all__ = ["Effect", "DESIGNS", "KINDS", "range_shares", "effects", "verdict"]
+
+KINDS = ("attention ablation", "design comparison")
+"""What a row isolates: attention alone, or a design that changes more than attention."""
 
 DESIGNS = ("value critic V", "centralized policy π", "centralized policy μ", "Q critic", "critic, collect_treasure",
            "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer")
@@ -55,6 +66,15 @@ class Effect:
     a_shares: np.ndarray
     b_shares: np.ndarray
     interval: Interval
+    kind: str
+    """One of :data:`KINDS`."""
+    budget: str = ""
+    """The env-step budget where it differs from the design's usual one ("3× budget"), else ""."""
+
+    @property
+    def seeds(self) -> int:
+        """The fewer of the two designs' seed counts: what the verdict rests on."""
+        return min(self.interval.n_a, self.interval.n_b)
 
 
 def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread") -> np.ndarray:
@@ -69,10 +89,11 @@ def effects() -> list[Effect]:
     rows: list[Effect] = []
 
     def add(design: str, chapter: int, scenario: str, m: int, setting: str, a: str, b: str,
-            a_runs: list[dict], b_runs: list[dict]) -> None:
+            a_runs: list[dict], b_runs: list[dict], kind: str = "attention ablation") -> None:
         a_shares, b_shares = range_shares(a_runs, m, scenario), range_shares(b_runs, m, scenario)
+        budget = "3× budget" if "3× budget" in setting else ""
         rows.append(Effect(design, chapter, scenario, m, setting, a, b, a_shares, b_shares,
-                           bootstrap_difference(a_shares, b_shares)))
+                           welch_difference(a_shares, b_shares), kind, budget))
 
     for m in (3, 6):
         add("value critic V", 7, "simple_spread", m, "", "attention critic", "concatenation critic",
@@ -97,7 +118,8 @@ def effects() -> list[Effect]:
     for scenario, ms in (("simple_spread", (3, 6, 9, 12)), ("collect_treasure", (4, 8, 12))):
         for m in ms:
             add("entity actor", 8 if (scenario, m) == ("simple_spread", 6) else 10, scenario, m, "",
-                "entity actor", "flat actor", scale_runs(m, "entity", scenario), scale_runs(m, "flat", scenario))
+                "entity actor", "flat actor", scale_runs(m, "entity", scenario), scale_runs(m, "flat", scenario),
+                "design comparison")
         for m in ms:
             add("attention vs mean pooling", 10, scenario, m, "", "attention", "mean pooling",
                 scale_runs(m, "entity", scenario), scale_runs(m, "mean", scenario))
@@ -105,18 +127,23 @@ def effects() -> list[Effect]:
         for m in SHIPPED_SIGHT_MS[narrow]:
             for b, b_name in (("none", "no messages"), ("mean", "averaged messages")):
                 add("targeted messages", 11, "simple_spread", m, setting, "targeted messages", b_name,
-                    sight_runs(m, "attention", narrow), sight_runs(m, b, narrow))
+                    sight_runs(m, "attention", narrow), sight_runs(m, b, narrow),
+                    "design comparison" if b == "none" else "attention ablation")
     for m in SHIPPED_TWO_ROUND_MS:
         add("targeted messages", 11, "simple_spread", m, "ρ = 0.5, two rounds", "targeted messages",
             "averaged messages", sight_runs(m, "attention-2rounds"), sight_runs(m, "mean-2rounds"))
     for m in SHIPPED_MIX_MS:
         add("Qatten mixer", 11, "simple_spread", m, "", "Qatten", "VDN (sum)", mix_runs(m, "qatten"),
-            mix_runs(m, "vdn"))
+            mix_runs(m, "vdn"), "design comparison")
     return rows
 
 
 def verdict(effect: Effect) -> str:
-    """"ahead", "behind" or "not resolved": where the interval of the difference lies against 0."""
-    if not effect.interval.excludes_zero:
+    """"ahead", "behind" or "not resolved" where each design has at least :data:`attnmarl.stats.RESOLVING_SEEDS`
+    seeds (where the interval of the difference lies against 0); with fewer, "indicative, n seeds", whatever the
+    interval."""
+    if effect.seeds < RESOLVING_SEEDS:
+        return f"indicative, {effect.seeds} seeds"
+    if not resolved(effect.interval):
         return "not resolved"
     return "ahead" if effect.interval.low > 0 else "behind"
