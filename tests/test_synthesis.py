@@ -51,3 +51,27 @@ def test_the_verdict_follows_the_interval(low, high, expected):
     row = rows()[0]
     interval = Interval(estimate=(low + high) / 2, low=low, high=high, level=0.95, statistic="mean", n_a=3, n_b=3)
     assert verdict(Effect(**{**row.__dict__, "interval": interval})) == expected
+
+
+def test_the_reproducing_page_prints_the_seed_plan_of_the_shipped_runs():
+    """The plan of ten-seed runs in the reproducing appendix is the one the shipped runs leave to do."""
+    from pathlib import Path
+
+    from attnmarl.synthesis import seed_plan_markdown
+
+    text = (Path(__file__).resolve().parents[1] / "book" / "reproducing.md").read_text()
+    start = text.index("<!-- seed-plan: made by attnmarl.synthesis.seed_plan_markdown() -->\n")
+    table = text[start:text.index("\n<!-- end seed-plan -->")].split("\n", 1)[1]
+    assert table == seed_plan_markdown()
+
+
+def test_the_seed_plan_trains_the_missing_seeds_of_each_config_up_to_ten():
+    from attnmarl.synthesis import seed_plan
+
+    plan = seed_plan()
+    assert plan[0]["config"] == "pi-spread3-attention" and plan[0]["folder"] == "policy"
+    for row in plan:
+        shipped, to_train = set(row["shipped"]), set(row["to_train"])
+        assert shipped | to_train >= set(range(10)) and not shipped & to_train
+        assert (row["cpu_hours"] > 0) == bool(row["to_train"])
+    assert {row["folder"] for row in plan if "entity-mean" in row["config"]} == {"ablation"}

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .guards import SEED_MAX
 
-__all__ = ["MAX_SEEDS", "parse_seeds", "finished_seeds", "single_seed_arguments", "run_seeds"]
+__all__ = ["MAX_SEEDS", "parse_seeds", "finished_seeds", "single_seed_arguments", "run_seeds", "seed_span"]
 
 MAX_SEEDS = 1000
 """The longest list ``--seeds`` takes: more is a typo (``0-99999``), not a plan."""
@@ -105,9 +105,9 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
     outcome: dict[int, str] = dict.fromkeys(done, "skipped")
     waiting = [seed for seed in seeds if seed not in done]
     if done:
-        print(f"{name}: seeds {_listed(done)} already finished in {out}; skipped")
+        print(f"{name}: seeds {seed_span(done)} already finished in {out}; skipped")
     if waiting:
-        print(f"{name}: training seeds {_listed(waiting)}, {min(jobs, len(waiting))} at a time")
+        print(f"{name}: training seeds {seed_span(waiting)}, {min(jobs, len(waiting))} at a time")
     running: dict[int, subprocess.Popen] = {}
     environment = {**os.environ, "OMP_NUM_THREADS": "1"}
     try:
@@ -140,23 +140,24 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
             process.wait()
         finished = sorted(finished_seeds(out, name, seeds))
         left = [seed for seed in seeds if seed not in finished]
-        sys.stderr.write(f"\npython -m attnmarl.train: interrupted; seeds {_listed(finished) or 'none'} of {name} are "
-                         f"finished in {out}, each with its files complete; seeds {_listed(left)} have no files: run "
-                         "the same command again to train them\n")
+        sys.stderr.write(f"\npython -m attnmarl.train: interrupted; seeds {seed_span(finished) or 'none'} of {name} "
+                         f"are finished in {out}, each with its files complete; seeds {seed_span(left)} have no files: "
+                         "run the same command again to train them\n")
         sys.exit(130)
     failed = sorted(seed for seed, state in outcome.items() if state.startswith("failed"))
     if failed:
-        raise ValueError(f"seeds {_listed(failed)} of {name} failed (each line above says why); the others are "
+        raise ValueError(f"seeds {seed_span(failed)} of {name} failed (each line above says why); the others are "
                          "finished: run the same command again to retry the failed ones")
     return dict(sorted(outcome.items()))
 
 
-def _listed(seeds: Sequence[int]) -> str:
-    """Seeds as the shortest list of ranges: [0, 1, 2, 5] -> '0-2, 5'."""
+
+def seed_span(seeds: Sequence[int], separator: str = ",") -> str:
+    """Seeds as the shortest list of ranges, as ``--seeds`` takes them: [0, 1, 2, 5] -> '0-2,5'."""
     parts: list[list[int]] = []
     for seed in sorted(seeds):
         if parts and parts[-1][1] == seed - 1:
             parts[-1][1] = seed
         else:
             parts.append([seed, seed])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)
+    return separator.join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)

@@ -37,10 +37,12 @@ from .explorers.scale import (
     treasure_baselines,
     zero_shot_results,
 )
+from .seeds import seed_span
 from .stats import RESOLVING_SEEDS, Interval, resolved, welch_difference
 from .transfer import closed_share
 
-__all__ = ["Effect", "DESIGNS", "KINDS", "range_shares", "effects", "verdict"]
+__all__ = ["Effect", "DESIGNS", "KINDS", "range_shares", "effects", "verdict", "SEED_PLAN", "PLAN_VARIANTS",
+           "seed_plan", "seed_plan_markdown"]
 
 KINDS = ("attention ablation", "design comparison")
 """What a row isolates: attention alone, or a design that changes more than attention."""
@@ -147,3 +149,66 @@ def verdict(effect: Effect) -> str:
     if not resolved(effect.interval):
         return "not resolved"
     return "ahead" if effect.interval.low > 0 else "behind"
+
+
+SEED_PLAN: tuple[tuple[str, str, str], ...] = (
+    ("centralized policy π, m = 3", "policy", "pi-spread3-{}"),
+    ("Q critic, m = 3", "qnet", "q-spread3-{}"),
+    ("value critic V, m = 3", "value", "spread3-{}"),
+    ("centralized policy μ, m = 6", "policy", "mu-spread6-{}"),
+    ("centralized policy π, m = 6", "policy", "pi-spread6-{}"),
+    ("value critic V, m = 6", "value", "spread6-{}"),
+    ("Q critic, m = 6, 3× budget", "qnet", "q-spread6-long-{}"),
+    ("attention vs mean pooling, collect_treasure m = 4", "scale", "scale-treasure4-entity{}"),
+    ("attention vs mean pooling, collect_treasure m = 8", "scale", "scale-treasure8-entity{}"),
+    ("attention vs mean pooling, collect_treasure m = 12", "scale", "scale-treasure12-entity{}"),
+    ("messages, m = 3, ρ = 0.5", "comm", "comm-narrow-spread3-{}"),
+    ("two rounds, m = 6, ρ = 0.5", "comm", "comm-narrow-spread6-{}-2rounds"),
+    ("Qatten vs VDN, m = 3", "mix", "qmix-spread3-{}"),
+)
+"""Every comparison a sentence of the book leans on that still has fewer than ten seeds a design, in the order its
+runs are trained: the source's design first (cheapest point first), then the rest. Each entry: the comparison,
+the asset folder of its runs, and its configs' name with ``{}`` for the variant (:data:`PLAN_VARIANTS`)."""
+
+PLAN_VARIANTS = {"policy": ("attention", "concat"), "qnet": ("attention", "concat"), "value": ("attention", "concat"),
+                 "scale": ("", "-mean"), "comm": ("attention", "mean", "none"), "mix": ("qatten", "vdn")}
+"""The designs each planned comparison trains, by asset folder; the messages at m = 6 with two rounds train only the
+first two (targeted and averaged: the pair the book compares)."""
+
+
+def seed_plan(target: int = RESOLVING_SEEDS) -> list[dict]:
+    """The runs :data:`SEED_PLAN` still needs for ``target`` seeds a design, in order: for each config, the seeds
+    it has shipped, the seeds to train (the next ones after its highest), and their estimated CPU time, the
+    mean CPU seconds of its shipped runs times the number to train (the runs' own measurements, one torch
+    thread each). The mean-pooling control ships in ``ablation``, not ``scale``."""
+    plan = []
+    for comparison, folder, pattern in SEED_PLAN:
+        variants = PLAN_VARIANTS[folder][:2] if "2rounds" in pattern else PLAN_VARIANTS[folder]
+        for variant in variants:
+            name = pattern.format(variant)
+            shipped_in = "ablation" if name.endswith("entity-mean") else folder
+            runs = shipped_runs(shipped_in, name)
+            seeds = sorted(r["seed"] for r in runs)
+            todo = [s for s in range(target) if s not in seeds]
+            cpu = float(np.mean([r["cpu_seconds"] for r in runs]))
+            plan.append({"comparison": comparison, "folder": shipped_in, "config": name, "shipped": seeds,
+                         "to_train": todo, "cpu_hours": cpu * len(todo) / 3600})
+    return plan
+
+
+def seed_plan_markdown(target: int = RESOLVING_SEEDS) -> str:
+    """:func:`seed_plan` as the Markdown table the reproducing appendix prints (a test keeps the two equal): one
+    row per config, with the command that trains its missing seeds, and the total."""
+    lines = ["| # | comparison | config | seeds shipped | command for the rest | est. CPU-h |",
+             "|---|---|---|---|---|---|"]
+    total = 0.0
+    for k, row in enumerate(seed_plan(target), 1):
+        todo = row["to_train"]
+        command = (f"`python -m attnmarl.train --config {row['config']} --seeds {seed_span(todo)} "
+                   f"--out runs/{row['folder']}`" if todo else "done")
+        lines.append(f"| {k} | {row['comparison']} | `{row['config']}` | {seed_span(row['shipped'])} | {command} | "
+                     f"{row['cpu_hours']:.2f} |")
+        total += row["cpu_hours"]
+    lines.append(f"| | **all** | | | | **{total:.1f}** |")
+    return "\n".join(lines)
+
