@@ -38,7 +38,7 @@ from scipy.stats import t as student_t
 from .guards import check_int, check_seed
 
 __all__ = ["STATISTICS", "METHODS", "RESOLVING_SEEDS", "Interval", "iqm", "welch_difference", "bootstrap_difference",
-           "resolved", "normal_scores", "skewed_scores", "coverage", "prediction_interval"]
+           "resolved", "verdict", "normal_scores", "skewed_scores", "coverage", "prediction_interval"]
 
 METHODS = ("welch", "percentile bootstrap")
 """The intervals of a difference the package computes; the book uses the first (:func:`coverage` says why)."""
@@ -135,6 +135,18 @@ def resolved(interval: Interval) -> bool:
     """Whether the seeds resolve a difference: its interval excludes 0 and each design has at least
     :data:`RESOLVING_SEEDS` seeds. Anything less is indicative, whatever the interval."""
     return interval.excludes_zero and min(interval.n_a, interval.n_b) >= RESOLVING_SEEDS
+
+
+def verdict(interval: Interval) -> str:
+    """The book's word for a difference: "ahead", "behind" or "not resolved" where each design has at least
+    :data:`RESOLVING_SEEDS` seeds (where the interval lies against 0); with fewer, "indicative, n seeds",
+    whatever the interval."""
+    seeds = min(interval.n_a, interval.n_b)
+    if seeds < RESOLVING_SEEDS:
+        return f"indicative, {seeds} seeds"
+    if not resolved(interval):
+        return "not resolved"
+    return "ahead" if interval.low > 0 else "behind"
 
 
 def bootstrap_difference(a: Sequence[float], b: Sequence[float], statistic: str = "mean", level: float = 0.95,

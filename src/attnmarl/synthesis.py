@@ -38,7 +38,8 @@ from .explorers.scale import (
     zero_shot_results,
 )
 from .seeds import seed_span
-from .stats import RESOLVING_SEEDS, Interval, resolved, welch_difference
+from .stats import RESOLVING_SEEDS, Interval, welch_difference
+from .stats import verdict as interval_verdict
 from .transfer import closed_share
 
 __all__ = ["Effect", "DESIGNS", "KINDS", "range_shares", "effects", "verdict", "SEED_PLAN", "PLAN_VARIANTS",
@@ -141,14 +142,9 @@ def effects() -> list[Effect]:
 
 
 def verdict(effect: Effect) -> str:
-    """"ahead", "behind" or "not resolved" where each design has at least :data:`attnmarl.stats.RESOLVING_SEEDS`
-    seeds (where the interval of the difference lies against 0); with fewer, "indicative, n seeds", whatever the
-    interval."""
-    if effect.seeds < RESOLVING_SEEDS:
-        return f"indicative, {effect.seeds} seeds"
-    if not resolved(effect.interval):
-        return "not resolved"
-    return "ahead" if effect.interval.low > 0 else "behind"
+    """The row's verdict (:func:`attnmarl.stats.verdict`): "ahead", "behind" or "not resolved" on ten seeds a
+    design, "indicative, n seeds" on fewer."""
+    return interval_verdict(effect.interval)
 
 
 SEED_PLAN: tuple[tuple[str, str, str], ...] = (
