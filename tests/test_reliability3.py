@@ -116,6 +116,25 @@ def test_the_override_lets_a_refused_world_through(monkeypatch):
         check_cost("anything", seconds=1e9, nbytes=1e18)
 
 
+@pytest.mark.parametrize("value, allowed", [("1", True), ("TRUE", True), ("yes", True), (" on ", True),
+                                            ("", False), ("0", False), ("false", False), ("No", False),
+                                            ("off", False)])
+def test_the_override_reads_yes_as_yes_and_no_as_no(monkeypatch, value, allowed):
+    """ATTNMARL_ALLOW_COSTLY=false once turned every estimate *off*: a no must mean no."""
+    monkeypatch.setenv(ALLOW_COSTLY, value)
+    if allowed:
+        check_cost("anything", seconds=1e9)
+    else:
+        with pytest.raises(ValueError, match="anything would take about"):
+            check_cost("anything", seconds=1e9)
+
+
+def test_an_override_that_is_neither_yes_nor_no_is_refused_by_name(monkeypatch):
+    monkeypatch.setenv(ALLOW_COSTLY, "maybe")
+    with pytest.raises(ValueError, match="ATTNMARL_ALLOW_COSTLY='maybe' is neither a yes"):
+        check_cost("anything", seconds=1e9)
+
+
 @pytest.mark.parametrize("build", [
     lambda: AttentionCritic(2000, 18),  # the last pass refused more than 512 agents
     lambda: ConcatCritic(200, 6),  # 82 million weights: the last pass refused more than 50 million

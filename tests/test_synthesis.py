@@ -89,3 +89,13 @@ def test_the_seed_plan_trains_the_missing_seeds_of_each_config_up_to_ten():
         assert shipped | to_train >= set(range(10)) and not shipped & to_train
         assert (row["cpu_hours"] > 0) == bool(row["to_train"])
     assert {row["folder"] for row in plan if "entity-mean" in row["config"]} == {"ablation"}
+
+
+@pytest.mark.parametrize("scenario, m, message", [("simple_tag", 3, "has no random → greedy range"),
+                                                  ("simple_spread", 100, "no baselines of simple_spread at m = 100")])
+def test_a_score_without_a_range_is_refused_not_read_on_another_scenarios(scenario, m, message):
+    """range_shares once read any scenario but simple_spread on collect_treasure's range."""
+    from attnmarl.synthesis import range_shares
+
+    with pytest.raises(ValueError, match=message):
+        range_shares([{"final_return": -20.0}], m, scenario)

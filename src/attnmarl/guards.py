@@ -109,8 +109,16 @@ with coefficients measured on a busy 2-core CPU (one thread), so they err on the
 
 
 def costly_allowed() -> bool:
-    """True when :data:`ALLOW_COSTLY` is set to anything but ``""`` or ``"0"``: no estimate refuses work."""
-    return os.environ.get(ALLOW_COSTLY, "") not in ("", "0")
+    """True when :data:`ALLOW_COSTLY` says yes (``1``, ``true``, ``yes``, ``on``, in any case): no estimate refuses
+    work. Unset, empty, or a no (``0``, ``false``, ``no``, ``off``), estimates refuse as usual; any other value is a
+    ``ValueError`` naming it, since guessing either way would either hang or refuse what was asked for."""
+    value = os.environ.get(ALLOW_COSTLY, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{ALLOW_COSTLY}={os.environ[ALLOW_COSTLY]!r} is neither a yes (1, true, yes, on) nor a no "
+                     "(0, false, no, off)")
 
 
 def memory_budget() -> int:

@@ -81,8 +81,15 @@ class Effect:
 
 
 def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread") -> np.ndarray:
-    """The runs' final scores as shares (%) of the scenario's random → greedy (or script) range at m."""
-    table = zero_shot_results() if scenario == "simple_spread" else treasure_baselines()
+    """The runs' final scores as shares (%) of the scenario's random → greedy (or script) range at m; ``ValueError``
+    for a scenario without such a range (simple_tag) or an m whose baselines were not measured."""
+    tables = {"simple_spread": zero_shot_results, "collect_treasure": treasure_baselines}
+    if scenario not in tables:
+        raise ValueError(f"scenario {scenario!r} has no random → greedy range to read a score on; the scenarios "
+                         f"with one are {sorted(tables)}")
+    table = tables[scenario]()
+    if m not in table["baselines"]:
+        raise ValueError(f"no baselines of {scenario} at m = {m}; measured at m = {sorted(table['baselines'])}")
     low, high = table["baselines"][m]["random"][0], table["baselines"][m]["greedy"][0]
     return np.array([100 * closed_share(r["final_return"], low, high) for r in runs])
 
