@@ -103,6 +103,37 @@ def test_team_sizes_and_the_treasure_baselines_cli(tmp_path):
         main(["--scenario", "collect_treasure", "--run", "policy/pi-spread6-entity", "--m", "4", "--out", str(out)])
 
 
+def test_the_continuous_baselines_cli_scores_teams_that_act_with_forces(tmp_path, capsys):
+    """The range of the continuous-action designs: random forces and the greedy assignment steering with forces,
+    on the same fixed episodes (and only simple_spread's baselines: no --run, no other scenario)."""
+    from attnmarl.envs import greedy_assignment_policy
+
+    out = tmp_path / "continuous.json"
+    main(["--continuous", "--m", "3", "--episodes", "2", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["continuous_actions"] is True and set(result["baselines"]["3"]) == {"random", "greedy"}
+    kwargs = {"N": 3, "continuous_actions": True}
+    assert result["baselines"]["3"]["greedy"][0] == pytest.approx(
+        evaluate(greedy_assignment_policy(continuous_actions=True), "simple_spread", 2, **kwargs)[0], abs=1e-4)
+    for extra in (["--run", "policy/pi-spread6-entity"], ["--scenario", "collect_treasure"]):
+        with pytest.raises(SystemExit):
+            main(["--continuous", "--m", "3", "--out", str(tmp_path / "no.json"), *extra])
+        assert "--continuous scores simple_spread's random and greedy baselines only" in capsys.readouterr().err
+
+
+def test_the_shipped_continuous_range_is_wide_and_not_the_discrete_one():
+    """Forces are harder to steer than five moves: continuous random and greedy teams both score differently from
+    the discrete ones, and greedy beats random by far (the range chapter 10 and the synthesis read μ and Q on)."""
+    from attnmarl.explorers.scale import continuous_baselines, zero_shot_results
+
+    table, discrete = continuous_baselines(), zero_shot_results()
+    assert sorted(table["baselines"]) == [3, 6] and table["episodes"] == 200 and table["continuous_actions"]
+    for m, scores in table["baselines"].items():
+        (random_mean, random_sem), (greedy_mean, greedy_sem) = scores["random"], scores["greedy"]
+        assert greedy_mean - random_mean > 10 * (random_sem + greedy_sem), m
+        assert greedy_mean != discrete["baselines"][m]["greedy"][0]
+
+
 # ---- the chapter's measurements (attnmarl.explorers.scale) ---------------------------------------------
 
 def test_only_the_entity_actor_keeps_its_size_at_every_m():

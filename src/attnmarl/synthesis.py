@@ -16,8 +16,9 @@ remove the channel, Qatten against VDN adds state-dependent weights and a bias b
 kind attributes an effect to attention.
 
 simple_tag's runs (chapters 7–9) are left out: a predator-prey score has no random → greedy range to read it on.
-MADDPG's continuous-action runs (chapter 9) are read on the discrete baselines' range, a common unit for a
-difference of two continuous-action designs, not a share either design closes.
+The continuous-action runs (chapter 8's μ, chapter 9's Q critics) are read on the range of random and greedy teams
+that act with continuous forces (:func:`attnmarl.explorers.scale.continuous_baselines`), as chapter 10's table reads
+them.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from .explorers.mix import SHIPPED_MIX_MS, mix_runs
 from .explorers.scale import (
     CRITIC_MS,
     MAAC_MS,
+    continuous_baselines,
     critic_runs,
     maac_runs,
     scale_runs,
@@ -80,10 +82,12 @@ class Effect:
         return min(self.interval.n_a, self.interval.n_b)
 
 
-def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread") -> np.ndarray:
-    """The runs' final scores as shares (%) of the scenario's random → greedy (or script) range at m; ``ValueError``
-    for a scenario without such a range (simple_tag) or an m whose baselines were not measured."""
-    tables = {"simple_spread": zero_shot_results, "collect_treasure": treasure_baselines}
+def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread", continuous: bool = False) -> np.ndarray:
+    """The runs' final scores as shares (%) of the scenario's random → greedy (or script) range at m, the range of
+    continuous-force baselines for ``continuous`` runs; ``ValueError`` for a scenario without such a range
+    (simple_tag) or an m whose baselines were not measured."""
+    tables = {"simple_spread": continuous_baselines if continuous else zero_shot_results,
+              "collect_treasure": treasure_baselines}
     if scenario not in tables:
         raise ValueError(f"scenario {scenario!r} has no random → greedy range to read a score on; the scenarios "
                          f"with one are {sorted(tables)}")
@@ -100,7 +104,8 @@ def effects() -> list[Effect]:
 
     def add(design: str, chapter: int, scenario: str, m: int, setting: str, a: str, b: str,
             a_runs: list[dict], b_runs: list[dict], kind: str = "attention ablation") -> None:
-        a_shares, b_shares = range_shares(a_runs, m, scenario), range_shares(b_runs, m, scenario)
+        continuous = "continuous" in setting
+        a_shares, b_shares = (range_shares(runs, m, scenario, continuous) for runs in (a_runs, b_runs))
         budget = "3× budget" if "3× budget" in setting else ""
         rows.append(Effect(design, chapter, scenario, m, setting, a, b, a_shares, b_shares,
                            welch_difference(a_shares, b_shares), kind, budget))

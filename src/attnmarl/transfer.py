@@ -2,13 +2,16 @@
 
     python -m attnmarl.transfer --run policy/pi-spread6-entity --seeds 0 1 2 --m 2-16 --out zero-shot.json
     python -m attnmarl.transfer --scenario collect_treasure --m 4,8,12 --out treasure-baselines.json
+    python -m attnmarl.transfer --continuous --m 3,6 --out continuous-baselines.json
 
 For every m, the scenario's random and greedy baselines (:mod:`attnmarl.envs.baselines`; for
 collect_treasure the greedy one is the treasure-hunter script) and every checkpoint given with ``--run``,
 rebuilt for m by :func:`attnmarl.checkpoints.load_policy`, are scored on mpe2 over the same fixed-seed
 episodes (seeds 0, 1, ...); a team of m agents is :func:`team_kwargs`. Only an actor whose weights do not
 depend on m (the entity actor) can run at another m; the others raise ``ValueError``. Without ``--run``
-only the baselines are scored. The JSON written records the command, the CPU time and every score as
+only the baselines are scored; ``--continuous`` scores simple_spread's random and greedy baselines with
+continuous forces (the range on which chapters 9 and 10 and the synthesis read the continuous-action designs). The JSON
+written records the command, the CPU time and every score as
 [mean, sem] of the per-agent return.
 """
 from __future__ import annotations
@@ -72,13 +75,22 @@ def closed_share(score: float, random: float, greedy: float) -> float:
     return (score - random) / (greedy - random)
 
 
-def baseline_scores(ms: list[int], episodes: int = 200,
-                    scenario: str = "simple_spread") -> dict[int, dict[str, tuple[float, float]]]:
+def baseline_scores(ms: list[int], episodes: int = 200, scenario: str = "simple_spread",
+                    continuous: bool = False) -> dict[int, dict[str, tuple[float, float]]]:
     """``{m: {"random": (mean, sem), "greedy": (mean, sem)}}`` on mpe2 with a team of m (:func:`team_kwargs`);
-    on simple_spread also ``"steered"``, chapter 6's steered assignment (the strongest scripted team)."""
+    on simple_spread also ``"steered"``, chapter 6's steered assignment (the strongest scripted team). With
+    ``continuous`` (simple_spread only), the random and greedy teams act with continuous forces."""
+    if continuous and scenario_name(scenario) != "simple_spread":
+        raise ValueError(f"continuous baselines exist for simple_spread only, not {scenario!r}")
     scores = {}
     for m in tqdm(ms, desc="baselines"):
         kwargs = team_kwargs(scenario, m)
+        if continuous:
+            kwargs = {**kwargs, "continuous_actions": True}
+            scores[m] = {"random": evaluate(random_policy(scenario, **kwargs), scenario, episodes, **kwargs),
+                         "greedy": evaluate(greedy_assignment_policy(continuous_actions=True), scenario, episodes,
+                                            **kwargs)}
+            continue
         scores[m] = {"random": evaluate(random_policy(scenario, **kwargs), scenario, episodes, **kwargs),
                      "greedy": evaluate(greedy_policy(scenario, m), scenario, episodes, **kwargs)}
         if scenario_name(scenario) == "simple_spread":
@@ -158,7 +170,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=cli_episodes(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")
     parser.add_argument("--replace", action="store_true", help="replace --out if it exists (refused otherwise)")
+    parser.add_argument("--continuous", action="store_true",
+                        help="score simple_spread's baselines with continuous forces (no --run)")
     args = parser.parse_args(argv)
+    if args.continuous and (args.run or args.scenario != "simple_spread"):
+        parser.error("--continuous scores simple_spread's random and greedy baselines only: give no --run and no "
+                     "other --scenario")
     try:  # everything that could stop the command after the evaluations, checked before them
         ms = parse_ms(args.m)
         for m in ms:
@@ -176,10 +193,11 @@ def main(argv: list[str] | None = None) -> None:
         scores = zero_shot_scores(path, ms, args.episodes, args.scenario)
         runs.append({"run": run, "seed": seed, "trained_m": trained_m(config.scenario, config.scenario_kwargs),
                      "scores": {str(m): [round(v, 4) for v in score] for m, score in scores.items()}})
-    baselines = baseline_scores(ms, args.episodes, args.scenario)
+    baselines = baseline_scores(ms, args.episodes, args.scenario, args.continuous)
     result = {
         "command": "python -m attnmarl.transfer " + " ".join(shlex.quote(a) for a in arguments),
         "scenario": args.scenario,
+        "continuous_actions": args.continuous,
         "episodes": args.episodes,
         "cpu_seconds": round(time.process_time() - cpu_start, 1),
         "baselines": {str(m): {k: [round(v, 4) for v in score] for k, score in b.items()}

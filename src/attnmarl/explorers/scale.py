@@ -39,7 +39,8 @@ from .value import trained_episode
 __all__ = ["MAAC_ADVANTAGE", "MAAC_MS", "MAAC_CONFIGS", "MAAC_LONG_CONFIGS", "maac_runs", "maac_improvement",
            "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_MS", "CRITIC_CONFIGS", "CURRICULUM",
            "scale_runs", "scale_curve", "critic_runs", "curriculum_curve", "scale_checkpoint", "zero_shot_results",
-           "treasure_baselines", "FAR_TABLES", "far_zero_shot", "parameter_counts", "attention_concentration",
+           "treasure_baselines", "continuous_baselines", "FAR_TABLES", "far_zero_shot", "parameter_counts",
+           "attention_concentration",
            "pad_spread_tokens"]
 
 MAAC_ADVANTAGE = {4: 17.0, 8: 98.0, 12: 208.0}
@@ -227,6 +228,13 @@ def treasure_baselines() -> dict[str, Any]:
     """collect_treasure's baselines at :data:`TREASURE_MS`: ``baselines[m]`` (random and the treasure-hunter
     script as "greedy", [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``."""
     return _transfer_table("treasure-baselines.json")
+
+
+def continuous_baselines() -> dict[str, Any]:
+    """simple_spread's random and greedy baselines with continuous forces at m = 3 and 6 (``baselines[m]``,
+    [mean, sem] over 200 episodes): the range on which the book reads its continuous-action designs (the
+    centralized policies μ of chapter 8 and the Q critics of chapter 9), in chapter 10's table and the synthesis."""
+    return _transfer_table("continuous-baselines.json")
 
 
 def parameter_counts(ms: list[int], config: MAPPOConfig | None = None) -> dict[str, list[int]]:
