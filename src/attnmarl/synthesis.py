@@ -162,8 +162,8 @@ def verdict(effect: Effect) -> str:
 SEED_PLAN: tuple[tuple[str, str, str], ...] = (
     ("centralized policy π, m = 3", "policy", "pi-spread3-{}"),
     ("Q critic, m = 3", "qnet", "q-spread3-{}"),
-    ("value critic V, m = 3", "value", "spread3-{}"),
     ("centralized policy μ, m = 6", "policy", "mu-spread6-{}"),
+    ("value critic V, m = 3", "value", "spread3-{}"),
     ("centralized policy π, m = 6", "policy", "pi-spread6-{}"),
     ("value critic V, m = 6", "value", "spread6-{}"),
     ("Q critic, m = 6, 3× budget", "qnet", "q-spread6-long-{}"),
@@ -175,7 +175,8 @@ SEED_PLAN: tuple[tuple[str, str, str], ...] = (
     ("Qatten vs VDN, m = 3", "mix", "qmix-spread3-{}"),
 )
 """Every comparison a sentence of the book leans on that still has fewer than ten seeds a design, in the order its
-runs are trained: the source's design first (cheapest point first), then the rest. Each entry: the comparison,
+runs are trained: the source's design first (its cheap m = 3 points and μ at m = 6, whose three seeds lean furthest
+from 0, before the dearer m = 6 points), then the rest. Each entry: the comparison,
 the asset folder of its runs, and its configs' name with ``{}`` for the variant (:data:`PLAN_VARIANTS`)."""
 
 PLAN_VARIANTS = {"policy": ("attention", "concat"), "qnet": ("attention", "concat"), "value": ("attention", "concat"),
