@@ -13,12 +13,16 @@ function also takes unbatched input (m, d_in) and then returns unbatched results
 A *mask* is boolean with True meaning "this key takes part", as in
 :func:`torch.nn.functional.scaled_dot_product_attention`: either a key-padding mask (batch, m),
 so one batch can hold sets of different sizes, or a full mask (batch, m, m) whose row i says which
-keys query i may look at (for example a causal mask).
+keys query i may look at (for example a causal mask). The self-attention layers also take a numpy bool
+array or a nested list of bools, read as the same bool tensor on x's device; :func:`masked_softmax`, the
+low-level function, takes a bool tensor only.
 """
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -68,6 +72,13 @@ def _check_pair(q: Tensor, k: Tensor, same_dim: bool = True) -> None:
         raise ValueError(
             f"queries and keys must have the same last dimension for this score; got {q.shape[-1]} and {k.shape[-1]}"
         )
+    try:
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"queries and keys must have the same batch dimensions (or ones that broadcast) before their last two "
+            f"(..., n, d); got queries of shape {tuple(q.shape)} and keys of shape {tuple(k.shape)}"
+        ) from None
     check_like("keys k", k, q, "the queries q")
     check_finite("queries q", q)
     check_finite("keys k", k)
@@ -88,6 +99,9 @@ def scaled_dot_score(q: Tensor, k: Tensor) -> Tensor:
 def general_score(q: Tensor, k: Tensor, W: Tensor) -> Tensor:
     """General (bilinear) score q^T W k with W in R^{d_q x d_k} (Luong et al. 2015 "general")."""
     _check_pair(q, k, same_dim=False)
+    if not isinstance(W, Tensor):
+        raise ValueError(f"W must be a torch.Tensor of shape (d_q, d_k) = {(q.shape[-1], k.shape[-1])}; got "
+                         f"{type(W).__name__}")
     if W.shape != (q.shape[-1], k.shape[-1]):
         raise ValueError(f"W must have shape (d_q, d_k) = {(q.shape[-1], k.shape[-1])}; got {tuple(W.shape)}")
     check_like("W", W, q, "the queries q")
@@ -165,6 +179,25 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     return alpha
 
 
+def _as_mask(mask: Any, device: torch.device) -> Tensor:
+    """``mask`` as a bool tensor: a tensor as it is; a numpy bool array or a nested list of bools as the same
+    values on ``device``. Anything else, or values that are not bools (0/1 integers, floats) in any of these
+    forms, is a ``ValueError`` naming what was given."""
+    expected = "mask must be a bool tensor, a numpy bool array or a nested list of bools (True = takes part)"
+    if isinstance(mask, (np.ndarray, list, tuple)):
+        try:
+            array = np.asarray(mask)
+        except ValueError:
+            raise ValueError(f"{expected}; got a ragged {type(mask).__name__}, whose rows differ in length") from None
+        if array.dtype != np.bool_:
+            raise ValueError(f"{expected}; got {type(mask).__name__} of dtype {array.dtype}")
+        return torch.from_numpy(np.ascontiguousarray(array)).to(device)
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        raise ValueError(f"{expected}; got " + (f"a tensor of dtype {mask.dtype}" if isinstance(mask, Tensor)
+                                                else type(mask).__name__))
+    return mask
+
+
 def _check_mask(scores: Tensor, mask: Tensor, dim: int) -> Tensor:
     """``mask`` broadcast to ``scores``, after checking that it is boolean and leaves every row a key."""
     if not isinstance(mask, Tensor):
@@ -226,6 +259,8 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
         raise ValueError(f"x must have shape (batch, m, d_in) or (m, d_in); got {tuple(x.shape)}")
     check_like("x", x, W_q)
     check_finite("x", x)
+    if mask is not None:
+        mask = _as_mask(mask, x.device)
     d_in = W_q.shape[-1]
     if unbatched:
         x = x.unsqueeze(0)
@@ -238,8 +273,6 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
         raise ValueError("x holds m = 0 inputs; self-attention needs at least one")
     if mask is None:
         return x, None, unbatched
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        raise ValueError("mask must be a bool tensor (True = takes part)")
     if mask.device != x.device:
         raise ValueError(f"mask is on device {mask.device} but x is on {x.device}; move one of them")
     if mask.shape == (batch, m):

@@ -167,7 +167,13 @@ MADDPG_ACTORS: dict[str, type[nn.Module]] = {"flat": Actor, "entity": EntityActo
 
 def force_to_action(F: Tensor) -> Tensor:
     """mpe2's continuous movement action (..., 5) in [0, 1] that pushes with the force F (..., 2) in [-1, 1]:
-    [no-op, left, right, down, up] = [0, max(-u_x, 0), max(u_x, 0), max(-u_y, 0), max(u_y, 0)]."""
+    [no-op, left, right, down, up] = [0, max(-u_x, 0), max(u_x, 0), max(-u_y, 0), max(u_y, 0)].
+    Anything but a floating-point tensor of :data:`FORCE_DIM` = 2 components on its last axis is a
+    ``ValueError`` (a third component would be silently ignored)."""
+    if not isinstance(F, Tensor) or not F.is_floating_point() or F.dim() < 1 or F.shape[-1] != FORCE_DIM:
+        got = (f"dtype {F.dtype} and shape {tuple(F.shape)}" if isinstance(F, Tensor) else type(F).__name__)
+        raise ValueError(f"force_to_action: the force F must be a floating-point tensor (..., {FORCE_DIM}), one "
+                         f"component along x and one along y; got {got}")
     return torch.cat([torch.zeros_like(F[..., :1]), torch.relu(-F[..., :1]), torch.relu(F[..., :1]),
                       torch.relu(-F[..., 1:]), torch.relu(F[..., 1:])], dim=-1)
 

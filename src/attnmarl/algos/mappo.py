@@ -555,8 +555,10 @@ def gae(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor, gam
 
     ``rewards``, ``values`` (V(o_t)) and ``next_values`` (the value of the state after step t: of
     the next observation, of ``final_obs`` after a truncation, 0 after a termination) are (T, E, m);
-    ``ended`` (T, E) is True where an episode ended at step t, which cuts the recursion.
+    ``ended`` (T, E) is True where an episode ended at step t, which cuts the recursion. Other shapes are
+    a ``ValueError`` naming them, never a silent broadcast.
     """
+    _check_gae_inputs(rewards, values, next_values, ended)
     deltas = rewards + gamma * next_values - values
     keep = (~ended).unsqueeze(-1).to(rewards.dtype) * gamma * lam
     advantages = torch.zeros_like(rewards)
@@ -565,6 +567,22 @@ def gae(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor, gam
         running = deltas[t] + keep[t] * running
         advantages[t] = running
     return advantages
+
+
+def _check_gae_inputs(rewards: Tensor, values: Tensor, next_values: Tensor, ended: Tensor) -> None:
+    """The inputs of :func:`gae`: ``rewards``, ``values`` and ``next_values`` tensors of one shape (T, E, m)
+    and ``ended`` a bool tensor (T, E); else ``ValueError`` naming the shapes (values of shape (T, E, 1)
+    would broadcast against rewards (T, E, m) and give every agent the same wrong advantages)."""
+    named = {"rewards": rewards, "values": values, "next_values": next_values, "ended": ended}
+    for name, x in named.items():
+        if not isinstance(x, Tensor):
+            raise ValueError(f"gae: {name} must be a torch.Tensor; got {type(x).__name__}")
+    if rewards.dim() != 3 or values.shape != rewards.shape or next_values.shape != rewards.shape:
+        raise ValueError(f"gae: rewards, values and next_values must all have shape (T, E, m); got "
+                         f"{tuple(rewards.shape)}, {tuple(values.shape)} and {tuple(next_values.shape)}")
+    if ended.dtype != torch.bool or ended.shape != rewards.shape[:2]:
+        raise ValueError(f"gae: ended must be a bool tensor of shape (T, E) = {tuple(rewards.shape[:2])}, the "
+                         f"rewards' first two dimensions; got dtype {ended.dtype} and shape {tuple(ended.shape)}")
 
 
 def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:

@@ -2,7 +2,9 @@
 style of CleanRL: every hyperparameter in :class:`QMIXConfig`, the whole loop in
 :func:`train`. The three differ only in ``mixer`` (:mod:`attnmarl.nets.mixers`).
 
-The agents are a cooperative team trained on one reward, the **team reward**. In simple_spread,
+The agents are a cooperative team trained on one reward, the **team reward**, so only a fully
+cooperative scenario (:data:`COOPERATIVE_SCENARIOS`) is accepted: in simple_tag the mean of the
+predators' and the prey's rewards would teach the prey to be caught. In simple_spread,
 mpe2 gives agent i r^i = (1 - rho) G + rho L^i with rho = ``local_ratio`` (0.5 by default): the
 global part G = -sum_l min_j |p_j - p_l| (each landmark's distance to its nearest agent) and the
 local part L^i = -(the number of agents that touch agent i). The team reward is their mean,
@@ -57,7 +59,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..envs import make_batched
+from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
 from ..guards import (
     check_choice,
@@ -74,9 +76,17 @@ from .maac import one_hot
 from .maddpg import ReplayBuffer, soft_update
 from .mappo import EnvSpec, env_spec
 
-__all__ = ["QMIXConfig", "AGENT_NETS", "QMIXAgent", "make_agent", "copy_agent_net",
+__all__ = ["COOPERATIVE_SCENARIOS", "QMIXConfig", "AGENT_NETS", "QMIXAgent", "make_agent", "copy_agent_net",
            "team_reward", "chosen_values", "double_q_values", "td_target", "epsilon_at",
            "train"]
+
+
+COOPERATIVE_SCENARIOS = ("simple_spread", "collect_treasure")
+"""The ported scenarios whose agents form one cooperative team, the only ones value decomposition trains on:
+every agent's reward there holds the same shared part (simple_spread's landmark coverage, collect_treasure's
+treasure collected and deposited) and no agent gains from another's loss. simple_tag is refused: its
+predators and prey have opposed rewards, and their mean, the team reward, would reward the prey for being
+caught."""
 
 
 @dataclass
@@ -140,6 +150,11 @@ class QMIXConfig:
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got "
                              f"{self.scenario_kwargs!r}")
         self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)
+        if scenario_name(self.scenario) not in COOPERATIVE_SCENARIOS:
+            raise ValueError(f"value decomposition (VDN, QMIX, Qatten) trains one team on the team reward, the mean "
+                             f"of every agent's reward, so it needs a fully cooperative scenario, one of "
+                             f"{list(COOPERATIVE_SCENARIOS)}; got scenario {self.scenario!r}, whose agents do not "
+                             "share one goal (in simple_tag the prey would learn to be caught)")
         check_choice("mixer", self.mixer, MIXERS)
         check_choice("agent_net", self.agent_net, AGENT_NETS)
         if self.scenario_kwargs.get("continuous_actions", False) is not False:

@@ -194,10 +194,28 @@ def render_episode(
 def mixed_teams(adversaries: Policy, others: Policy) -> Policy:
     """One policy from two teams' policies: the agents named ``adversary_*`` (simple_tag's predators)
     take ``adversaries``' actions, every other agent ``others``'. For games: a trained team against
-    another trained team (cross-play), or a random team in a trained team's place."""
+    another trained team (cross-play), or a random team in a trained team's place. A team that returns
+    something other than an action dict, or no action for one of the agents it plays, is a ``ValueError``
+    naming the team and the agent."""
+    teams = {"adversaries": adversaries, "others": others}
+    for name, team in teams.items():
+        if not callable(team):
+            raise ValueError(f"mixed_teams: {name} must be a policy, a function from the observation dict to the "
+                             f"action dict; got {type(team).__name__}")
 
     def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
-        adversary_actions, other_actions = adversaries(obs), others(obs)
-        return {a: (adversary_actions if a.startswith("adversary") else other_actions)[a] for a in obs}
+        actions = {name: team(obs) for name, team in teams.items()}
+        for name, returned in actions.items():
+            if not isinstance(returned, dict):
+                raise ValueError(f"mixed_teams: the {name} team's policy must return a dict of actions; got "
+                                 f"{type(returned).__name__}")
+        mixed = {}
+        for agent in obs:
+            name = "adversaries" if agent.startswith("adversary") else "others"
+            if agent not in actions[name]:
+                raise ValueError(f"mixed_teams: the {name} team's policy returned no action for {agent}, which it "
+                                 f"plays; it returned actions for {sorted(actions[name]) or 'no agent'}")
+            mixed[agent] = actions[name][agent]
+        return mixed
 
     return policy

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..guards import check_episodes, check_int, check_real
+from ..guards import check_episodes, check_finite, check_int, check_real, check_seed, derived_seed
 from .reference import Policy, make_reference
 from .scenarios import scenario_name
 
@@ -91,24 +91,51 @@ def _offsets(obs: Array, n: int) -> Array:
     return obs[..., 4:4 + 2 * n + 2 * (n - 1)].reshape(*obs.shape[:-1], 2 * n - 1, 2)
 
 
+def _check_obs(obs: Any) -> None:
+    """``obs`` must be a numpy array or a torch tensor of floating-point numbers (any float dtype: it is kept),
+    with a last axis, and finite: a NaN offset is never within the radius, so a NaN observation would be
+    silently zeroed (and an integer one is no observation of positions). Else ``ValueError``."""
+    if not isinstance(obs, (np.ndarray, Tensor)):
+        raise ValueError(f"obs must be a numpy array or a torch tensor of shape (..., 6N); got {type(obs).__name__}")
+    if obs.ndim < 1:
+        raise ValueError("obs must have a last axis of 6N numbers; got a scalar")
+    if isinstance(obs, Tensor):
+        if not obs.is_floating_point():
+            raise ValueError(f"obs must hold floating-point numbers (positions and velocities); got dtype "
+                             f"{obs.dtype}: convert it, for example obs.float()")
+        check_finite("obs", obs)
+        return
+    if not np.issubdtype(obs.dtype, np.floating):
+        raise ValueError(f"obs must hold floating-point numbers (positions and velocities); got dtype {obs.dtype}: "
+                         "convert it, for example obs.astype(np.float32)")
+    if not np.isfinite(obs).all():
+        bad = ~np.isfinite(obs)
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"obs holds {int(np.isnan(obs).sum())} NaN and {int(np.isinf(obs).sum())} infinite "
+                         f"value(s) (the first at index {first}); every entry must be a finite number")
+
+
 def visibility(obs: Array, rho: float) -> Array:
-    """Which entities agent i sees, from its own observation(s) ``obs`` (..., 6N): bool (..., 2N − 1), the N
-    landmarks then the N − 1 other agents in the observation's order; True where |offset| <= rho."""
-    rho = check_rho(rho)
+    """Which entities agent i sees, from its own observation(s) ``obs`` (..., 6N), finite floats: bool
+    (..., 2N − 1), the N landmarks then the N − 1 other agents in the observation's order; True where
+    |offset| <= rho."""
+    _check_obs(obs)
+    return _visible(obs, check_rho(rho))
+
+
+def _visible(obs: Array, rho: float) -> Array:
     n, _ = sight_entities(obs.shape[-1])
     offsets = _offsets(obs, n)
     return (offsets * offsets).sum(-1) <= rho * rho
 
 
 def apply_sight(obs: Array, rho: float) -> tuple[Array, Array]:
-    """Limited sight on simple_spread observations ``obs`` (..., 6N), numpy or torch: the sighted observations
-    (the same shape and dtype, every feature of an unseen entity exactly 0, the rest unchanged) and the flags
-    ``visible`` (..., 2N − 1) of :func:`visibility`."""
-    if not isinstance(obs, (np.ndarray, Tensor)):
-        raise ValueError(f"obs must be a numpy array or a torch tensor of shape (..., 6N); got {type(obs).__name__}")
-    if obs.ndim < 1:
-        raise ValueError("obs must have a last axis of 6N numbers; got a scalar")
-    visible = visibility(obs, rho)
+    """Limited sight on simple_spread observations ``obs`` (..., 6N), numpy or torch, of finite floats: the
+    sighted observations (the same shape and dtype, every feature of an unseen entity exactly 0, the rest
+    unchanged) and the flags ``visible`` (..., 2N − 1) of :func:`visibility`. A non-float ``obs``, or one that
+    holds NaN or an infinity (which the zeros would hide), is a ``ValueError``."""
+    _check_obs(obs)
+    visible = _visible(obs, check_rho(rho))
     _, entity = sight_entities(obs.shape[-1])
     if isinstance(obs, Tensor):
         seen = torch.cat([visible.new_ones(visible.shape[:-1] + (1,)), visible], -1)
@@ -136,15 +163,18 @@ def sighted_policy(policy: Policy, rho: float) -> Policy:
 
 def visible_fraction(rho: float = SIGHT_RHO, N: int = 6, resets: int = 1000, seed: int = 0) -> dict[str, float]:
     """What sight radius ``rho`` hides in simple_spread with N agents, measured on ``resets`` mpe2 resets (seeds
-    ``seed`` … ``seed + resets − 1``, every agent of each): the mean fraction of landmarks and of other agents an
-    agent sees, and the share of agents that see no landmark (the numbers of :data:`SIGHT_RHO`'s docstring)."""
+    ``seed`` … ``seed + resets − 1``, within 64 bits: :func:`attnmarl.guards.derived_seed`; every agent of each):
+    the mean fraction of landmarks and of other agents an agent sees, and the share of agents that see no landmark
+    (the numbers of :data:`SIGHT_RHO`'s docstring). ``seed`` must be an integer from 0 to
+    :data:`attnmarl.guards.SEED_MAX` (:func:`attnmarl.guards.check_seed`)."""
     rho, N = check_rho(rho), check_int("N", N, minimum=2)
     check_episodes("resets", resets)
+    seed = check_seed(seed)
     env = make_reference("simple_spread", N=N)
     seen = []
     for k in range(resets):
-        obs, _ = env.reset(seed=seed + k)
-        seen.append(visibility(np.stack([obs[agent] for agent in env.possible_agents]), rho))
+        obs, _ = env.reset(seed=derived_seed(seed, k))
+        seen.append(_visible(np.stack([obs[agent] for agent in env.possible_agents]), rho))
     visible = np.concatenate(seen)  # (resets * N, 2N - 1)
     return {"rho": rho, "landmarks": float(visible[:, :N].mean()), "agents": float(visible[:, N:].mean()),
             "no_landmark": float((~visible[:, :N].any(1)).mean())}

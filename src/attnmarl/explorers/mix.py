@@ -56,9 +56,21 @@ class Credit:
     """(T + 1, heads, m) Qatten's weights over the agents, per head; None for VDN and QMIX."""
 
 
+def _check_mix_agent(what: str, agent: object, config: object) -> None:
+    """``ValueError`` unless ``agent`` is a value-decomposition agent (:class:`attnmarl.algos.qmix.QMIXAgent`:
+    VDN, QMIX or Qatten) and ``config`` its :class:`attnmarl.algos.qmix.QMIXConfig`: ``what`` reads a mixer,
+    which a MAPPO, MADDPG or MAAC agent does not have."""
+    if not isinstance(agent, QMIXAgent) or not isinstance(config, QMIXConfig):
+        raise ValueError(f"{what} needs a value-decomposition agent (a QMIXAgent: VDN, QMIX or Qatten, whose mixer it "
+                         f"reads) and its QMIXConfig; got a {type(agent).__name__} and a {type(config).__name__} "
+                         "(load one of chapter 11's qmix-spread runs)")
+
+
 def credit_episode(agent: QMIXAgent, config: QMIXConfig, seed: int = 0) -> Credit:
     """Play one mpe2 episode (reset with ``seed``) with ``agent``'s greedy agents, and record
-    what the mixer makes of every step (:class:`Credit`)."""
+    what the mixer makes of every step (:class:`Credit`). Any other agent than a value-decomposition one
+    (VDN, QMIX, Qatten) is a ``ValueError`` naming it."""
+    _check_mix_agent("credit_episode", agent, config)
     policy = agent_policy(agent, config, deterministic=True)
     episode = record_episode(config.scenario, seed, policy, **config.scenario_kwargs)
     with torch.no_grad():
@@ -101,9 +113,10 @@ def credit_frame(credit: Credit, t: int = 0) -> Frame:
 def credit_explorer(agent: QMIXAgent, config: QMIXConfig, seed: int = 0) -> Explorer:
     """Step through one mpe2 episode of a trained Qatten team: which agents the mixer credits
     (:func:`credit_frame`)."""
-    credit = credit_episode(agent, config, seed)
-    if credit.lambda_ is None:
+    _check_mix_agent("credit_explorer", agent, config)
+    if not isinstance(agent.mixer, Qatten):
         raise ValueError(f"credit_explorer shows Qatten's weights; this team's mixer is {config.mixer!r}")
+    credit = credit_episode(agent, config, seed)
 
     def frame(t: int = 0) -> Frame:
         return credit_frame(credit, t)
@@ -147,6 +160,7 @@ def calibration(agent: QMIXAgent, config: QMIXConfig, episodes: int = 20, seed: 
     beside what each episode earned and :func:`episode_target` with ``config.gamma``, with the gain dQ_tot / dQ^i
     along each episode (by autograd, at the values of the greedy actions). A mixer whose Q_tot is the team's value
     puts Q_tot and the target close; monotonicity only asks the gain to be >= 0."""
+    _check_mix_agent("calibration", agent, config)
     if episodes < 1:
         raise ValueError(f"episodes must be at least 1; got {episodes}")
     Q_tot, earned, target, gain = [], [], [], []

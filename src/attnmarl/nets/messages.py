@@ -37,7 +37,7 @@ import torch
 from torch import Tensor, nn
 
 from ..envs.sight import check_sight_scenario
-from ..guards import check_choice, check_int, check_sizes
+from ..guards import check_choice, check_finite, check_int, check_like, check_sizes
 from .common import linear, mlp
 from .policies import POLICY_OUT_GAIN, EntityAttention
 from .sighted import SightedEntityActor
@@ -64,7 +64,9 @@ class EntityEncoder(EntityAttention):
 
 class TargetedMessages(nn.Module):
     """One round of messages among m agents: h (batch, m, d) -> c (batch, m, d_v) and alpha (batch, m, m),
-    rows the receivers i, columns the senders j (the equations of :mod:`attnmarl.nets.messages`)."""
+    rows the receivers i, columns the senders j (the equations of :mod:`attnmarl.nets.messages`). ``h`` must be
+    finite and of the weights' dtype and device (``ValueError``): one sender's NaN would reach every receiver
+    through the softmax over senders."""
 
     def __init__(self, d: int, d_k: int = 16, d_v: int | None = None, messages: str = "attention") -> None:
         super().__init__()
@@ -80,6 +82,8 @@ class TargetedMessages(nn.Module):
         if not isinstance(h, Tensor) or h.dim() != 3 or h.shape[-1] != self.W_q.in_features:
             shape = tuple(h.shape) if isinstance(h, Tensor) else type(h).__name__
             raise ValueError(f"h must be a tensor (batch, m, d = {self.W_q.in_features}); got {shape}")
+        check_like("h", h, self.W_q.weight)
+        check_finite("h, the senders' encodings (batch, sender j, feature),", h)
         v = self.W_v(h)  # Algorithm 11.2, step 2: what each sender says, (batch, m, d_v)
         m = h.shape[1]
         if self.messages == "attention":
