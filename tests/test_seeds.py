@@ -96,3 +96,25 @@ def test_the_command_line_refuses_a_bad_seed_list_before_anything_runs(arguments
         train_main(["--config", NAME, "--out", str(tmp_path / "runs"), *arguments])
     assert message in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_that_prints_more_than_a_pipe_holds_does_not_block_the_list(tmp_path):
+    """A real run's progress bar writes hundreds of kB; read only at the end through a pipe, it would fill the
+    pipe and block the run for ever. A stand-in for python that prints 1 MB and exits must let the list end."""
+    import subprocess
+    import sys
+    import textwrap
+
+    fake = tmp_path / "fake-python"
+    fake.write_text("#!/bin/sh\nhead -c 1000000 /dev/zero | tr '\\0' x >&2\necho >&2\n"  # args: -m attnmarl.train
+                    "echo \"$4 seed $6: mpe2 return over 2 episodes -1.00 ± 0.10\"\n")  # --config NAME --seed S
+    fake.chmod(0o755)
+    script = textwrap.dedent(f"""
+        from attnmarl.seeds import run_seeds
+        print(run_seeds("{NAME}", [0, 1, 2], {str(tmp_path / 'out')!r}, ["--config", "{NAME}", "--seeds", "0-2"],
+                        jobs=2, python={str(fake)!r}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "{0: 'trained', 1: 'trained', 2: 'trained'}" in done.stdout
+    assert f"{NAME} seed 2: mpe2 return over 2 episodes -1.00" in done.stdout

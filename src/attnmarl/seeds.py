@@ -20,9 +20,11 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from .guards import SEED_MAX
 
@@ -108,7 +110,7 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
         print(f"{name}: seeds {seed_span(done)} already finished in {out}; skipped")
     if waiting:
         print(f"{name}: training seeds {seed_span(waiting)}, {min(jobs, len(waiting))} at a time")
-    running: dict[int, subprocess.Popen] = {}
+    running: dict[int, tuple[subprocess.Popen, IO[bytes]]] = {}
     environment = {**os.environ, "OMP_NUM_THREADS": "1"}
     try:
         while waiting or running:
@@ -119,12 +121,16 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
                 if stray:  # left by a run whose summary is gone or does not describe them: not finished work
                     print(f"{name} seed {seed}: replacing incomplete files {', '.join(sorted(stray))}")
                     command.append("--replace")
-                running[seed] = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                 text=True, env=environment)
-            for seed, process in list(running.items()):
+                # a file, not a pipe: a run's progress bar would fill a pipe and block it; closed when it ends
+                log = tempfile.TemporaryFile()  # noqa: SIM115
+                running[seed] = (subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment),
+                                 log)
+            for seed, (process, log) in list(running.items()):
                 if process.poll() is None:
                     continue
-                lines = [line for line in process.stdout.read().splitlines() if line.strip()]
+                log.seek(0)
+                lines = [line for line in log.read().decode(errors="replace").splitlines() if line.strip()]
+                log.close()
                 del running[seed]
                 if process.returncode == 0:
                     outcome[seed] = "trained"
@@ -136,7 +142,7 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
                     print(f"{name} seed {seed}: failed: {last}")
             time.sleep(0.2)
     except KeyboardInterrupt:
-        for process in running.values():
+        for process, _ in running.values():
             process.wait()
         finished = sorted(finished_seeds(out, name, seeds))
         left = [seed for seed in seeds if seed not in finished]
