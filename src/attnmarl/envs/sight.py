@@ -99,20 +99,11 @@ def _check_obs(obs: Any) -> None:
         raise ValueError(f"obs must be a numpy array or a torch tensor of shape (..., 6N); got {type(obs).__name__}")
     if obs.ndim < 1:
         raise ValueError("obs must have a last axis of 6N numbers; got a scalar")
-    if isinstance(obs, Tensor):
-        if not obs.is_floating_point():
-            raise ValueError(f"obs must hold floating-point numbers (positions and velocities); got dtype "
-                             f"{obs.dtype}: convert it, for example obs.float()")
-        check_finite("obs", obs)
-        return
-    if not np.issubdtype(obs.dtype, np.floating):
+    tensor = isinstance(obs, Tensor)
+    if not (obs.is_floating_point() if tensor else np.issubdtype(obs.dtype, np.floating)):
         raise ValueError(f"obs must hold floating-point numbers (positions and velocities); got dtype {obs.dtype}: "
-                         "convert it, for example obs.astype(np.float32)")
-    if not np.isfinite(obs).all():
-        bad = ~np.isfinite(obs)
-        first = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"obs holds {int(np.isnan(obs).sum())} NaN and {int(np.isinf(obs).sum())} infinite "
-                         f"value(s) (the first at index {first}); every entry must be a finite number")
+                         f"convert it, for example {'obs.float()' if tensor else 'obs.astype(np.float32)'}")
+    check_finite("obs", torch.as_tensor(obs))
 
 
 def visibility(obs: Array, rho: float) -> Array:
