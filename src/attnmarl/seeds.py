@@ -157,8 +157,7 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
     return dict(sorted(outcome.items()))
 
 
-
-def seed_span(seeds: Sequence[int], separator: str = ",") -> str:
+def seed_span(seeds: Sequence[int]) -> str:
     """Seeds as the shortest list of ranges, as ``--seeds`` takes them: [0, 1, 2, 5] -> '0-2,5'."""
     parts: list[list[int]] = []
     for seed in sorted(seeds):
@@ -166,4 +165,4 @@ def seed_span(seeds: Sequence[int], separator: str = ",") -> str:
             parts[-1][1] = seed
         else:
             parts.append([seed, seed])
-    return separator.join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)

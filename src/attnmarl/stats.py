@@ -67,6 +67,11 @@ class Interval:
     method: str = "welch"
 
     @property
+    def seeds(self) -> int:
+        """The fewer of the two designs' seed counts: what a verdict rests on."""
+        return min(self.n_a, self.n_b)
+
+    @property
     def excludes_zero(self) -> bool:
         """Whether the interval lies wholly on one side of 0 (with fewer than :data:`RESOLVING_SEEDS` seeds a
         design, that is not yet a resolved difference: :func:`resolved`)."""
@@ -134,16 +139,15 @@ def welch_difference(a: Sequence[float], b: Sequence[float], level: float = 0.95
 def resolved(interval: Interval) -> bool:
     """Whether the seeds resolve a difference: its interval excludes 0 and each design has at least
     :data:`RESOLVING_SEEDS` seeds. Anything less is indicative, whatever the interval."""
-    return interval.excludes_zero and min(interval.n_a, interval.n_b) >= RESOLVING_SEEDS
+    return interval.excludes_zero and interval.seeds >= RESOLVING_SEEDS
 
 
 def verdict(interval: Interval) -> str:
     """The book's word for a difference: "ahead", "behind" or "not resolved" where each design has at least
     :data:`RESOLVING_SEEDS` seeds (where the interval lies against 0); with fewer, "indicative, n seeds",
     whatever the interval."""
-    seeds = min(interval.n_a, interval.n_b)
-    if seeds < RESOLVING_SEEDS:
-        return f"indicative, {seeds} seeds"
+    if interval.seeds < RESOLVING_SEEDS:
+        return f"indicative, {interval.seeds} seeds"
     if not resolved(interval):
         return "not resolved"
     return "ahead" if interval.low > 0 else "behind"

@@ -73,13 +73,17 @@ class Effect:
     interval: Interval
     kind: str
     """One of :data:`KINDS`."""
-    budget: str = ""
-    """The env-step budget where it differs from the design's usual one ("3× budget"), else ""."""
 
     @property
     def seeds(self) -> int:
         """The fewer of the two designs' seed counts: what the verdict rests on."""
-        return min(self.interval.n_a, self.interval.n_b)
+        return self.interval.seeds
+
+    @property
+    def budget(self) -> str:
+        """The env-step budget where it differs from the design's usual one ("3× budget", read from
+        ``setting``), else ""."""
+        return "3× budget" if "3× budget" in self.setting else ""
 
 
 def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread", continuous: bool = False) -> np.ndarray:
@@ -106,9 +110,8 @@ def effects() -> list[Effect]:
             a_runs: list[dict], b_runs: list[dict], kind: str = "attention ablation") -> None:
         continuous = "continuous" in setting
         a_shares, b_shares = (range_shares(runs, m, scenario, continuous) for runs in (a_runs, b_runs))
-        budget = "3× budget" if "3× budget" in setting else ""
         rows.append(Effect(design, chapter, scenario, m, setting, a, b, a_shares, b_shares,
-                           welch_difference(a_shares, b_shares), kind, budget))
+                           welch_difference(a_shares, b_shares), kind))
 
     for m in (3, 6):
         add("value critic V", 7, "simple_spread", m, "", "attention critic", "concatenation critic",
@@ -187,7 +190,7 @@ first two (targeted and averaged: the pair the book compares)."""
 
 def seed_plan(target: int = RESOLVING_SEEDS) -> list[dict]:
     """The runs :data:`SEED_PLAN` still needs for ``target`` seeds a design, in order: for each config, the seeds
-    it has shipped, the seeds to train (the next ones after its highest), and their estimated CPU time, the
+    it has shipped, the seeds below ``target`` it lacks (to train), and their estimated CPU time, the
     mean CPU seconds of its shipped runs times the number to train (the runs' own measurements, one torch
     thread each). The mean-pooling control ships in ``ablation``, not ``scale``."""
     plan = []
