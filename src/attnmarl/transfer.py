@@ -84,16 +84,11 @@ def baseline_scores(ms: list[int], episodes: int = 200, scenario: str = "simple_
         raise ValueError(f"continuous baselines exist for simple_spread only, not {scenario!r}")
     scores = {}
     for m in tqdm(ms, desc="baselines"):
-        kwargs = team_kwargs(scenario, m)
-        if continuous:
-            kwargs = {**kwargs, "continuous_actions": True}
-            scores[m] = {"random": evaluate(random_policy(scenario, **kwargs), scenario, episodes, **kwargs),
-                         "greedy": evaluate(greedy_assignment_policy(continuous_actions=True), scenario, episodes,
-                                            **kwargs)}
-            continue
+        kwargs = {**team_kwargs(scenario, m), **({"continuous_actions": True} if continuous else {})}
+        greedy = greedy_assignment_policy(continuous_actions=True) if continuous else greedy_policy(scenario, m)
         scores[m] = {"random": evaluate(random_policy(scenario, **kwargs), scenario, episodes, **kwargs),
-                     "greedy": evaluate(greedy_policy(scenario, m), scenario, episodes, **kwargs)}
-        if scenario_name(scenario) == "simple_spread":
+                     "greedy": evaluate(greedy, scenario, episodes, **kwargs)}
+        if scenario_name(scenario) == "simple_spread" and not continuous:
             scores[m]["steered"] = evaluate(steered_assignment_policy(), scenario, episodes, **kwargs)
     return scores
 
