@@ -54,7 +54,7 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# The build typesets the formulas with MathJax under Node.js (attnmarl.mathsvg), so that pages load no MathJax.
+# The build typesets the formulas with MathJax under Node.js (attnmarl.site.mathsvg), so that pages load no MathJax.
 node:
 	@command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || { \
 	  echo "Installing Debian's nodejs, which the book build typesets its formulas with"; \

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnmarl.attention import MultiHeadSelfAttention, from_torch_multihead
-from attnmarl.explorers.self_attention import alpha_explorer, heads_explorer
+from attnmarl.notebook.explorers.self_attention import alpha_explorer, heads_explorer
 
 BATCH, D_IN, HEADS, REPEATS = 1024, 64, 4, 15
 

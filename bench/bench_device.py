@@ -29,7 +29,7 @@ import torch
 
 from attnmarl.algos import mappo
 from attnmarl.envs import make_batched
-from attnmarl.guards import write_json_atomically
+from attnmarl.files.atomic import write_json_atomically
 from attnmarl.nets import EntityActor
 from attnmarl.train import named_config
 

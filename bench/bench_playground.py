@@ -1,4 +1,4 @@
-"""Steps per second of the in-page playground (attnmarl.playground) in headless Chromium: m = 3 beside m = 16.
+"""Steps per second of the in-page playground (attnmarl.notebook.playground) in headless Chromium: m = 3 beside m = 16.
 
 One step of the page is what the reader watches between two frames: the world step of every team that
 plays (at m = 3 and m = 16: the entity team and the greedy assignment's), every agent's next action
@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from attnmarl.playground import playground_html
+from attnmarl.notebook.playground import playground_html
 
 CHROMIUM = "/usr/bin/chromium"
 MS = (3, 16)

@@ -70,7 +70,7 @@ window.ready = attnmarlPlayground.loadSpec(
 
 @contextlib.contextmanager
 def playground_page(folder: Path, markup: str) -> Iterator:
-    """An offline Chromium page with one playground's HTML (attnmarl.playground.playground_html) as the book
+    """An offline Chromium page with one playground's HTML (attnmarl.notebook.playground.playground_html) as the book
     embeds it, paused, so that only the tests step it; the twins' inputs are globals: for simple_spread SPEC (the
     task's data, weights inflated) and W (its decoded weights), for collect_treasure TSPEC and TW (TW.entity: one
     network per agent type), for messages MSPEC and MW (MW.comm: one communicating actor per policy). Checks at

@@ -238,7 +238,7 @@ def test_far_zero_shot_gives_each_seeds_share_of_its_own_ms_range_as_the_transfe
     """Chapter 10's zero-shot curve of both m = 6 actors: every share is recomputed from the shipped JSON's raw
     scores and baselines, each m against its own random and greedy scores, with the steered baseline beside."""
     from attnmarl.checkpoints import shipped_table
-    from attnmarl.explorers.scale import FAR_TABLES, far_zero_shot
+    from attnmarl.notebook.explorers.scale import FAR_TABLES, far_zero_shot
     from attnmarl.transfer import closed_share
 
     far = far_zero_shot()

@@ -3,7 +3,8 @@
 Bad input to the public API gets a ``ValueError`` that names the argument and the bad value (on a
 command line, argparse's usage error, before any training) — never a NaN, a silent wrap-around, a
 default taken for a zero, or an error from deep inside torch or numpy. A training run killed at any
-moment leaves no file that loads as something it is not. The checks live in :mod:`attnmarl.guards`.
+moment leaves no file that loads as something it is not. The checks live in :mod:`attnmarl.checks`,
+:mod:`attnmarl.costs`, :mod:`attnmarl.devices` and :mod:`attnmarl.files`.
 Hot-path cost: one sum per forward pass of a network (its observations), per attention layer (x),
 per masked softmax (its weights) and per rollout step (the policy's outputs, the sampled logits).
 
@@ -175,11 +176,7 @@ from attnmarl.attention import (
 )
 from attnmarl.checkpoints import load_actor_from, load_agent, load_checkpoint, save_checkpoint
 from attnmarl.envs import evaluate, make_batched, random_policy
-from attnmarl.explorers.mpe import record_episode
-from attnmarl.explorers.policy import PolicyAlpha, policy_episode_frame
-from attnmarl.explorers.seq2seq import alignment_explorer
-from attnmarl.explorers.value import alpha_episode_frame, make_probe, probe_values, select_head, value_checkpoint
-from attnmarl.guards import seal
+from attnmarl.files.sealed import seal
 from attnmarl.nets import (
     Actor,
     AgentHeads,
@@ -190,10 +187,20 @@ from attnmarl.nets import (
     EntityActor,
     EntityAttention,
 )
+from attnmarl.notebook.explorers.mpe import record_episode
+from attnmarl.notebook.explorers.policy import PolicyAlpha, policy_episode_frame
+from attnmarl.notebook.explorers.seq2seq import alignment_explorer
+from attnmarl.notebook.explorers.value import (
+    alpha_episode_frame,
+    make_probe,
+    probe_values,
+    select_head,
+    value_checkpoint,
+)
+from attnmarl.notebook.widgets import Dropdown, Slider
 from attnmarl.train import main as train_main
 from attnmarl.train import named_config, run, write_index
 from attnmarl.transfer import main as transfer_main
-from attnmarl.widgets import Dropdown, Slider
 
 NAN, INF = float("nan"), float("inf")
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
@@ -614,7 +621,7 @@ import os, signal, sys
 import torch
 
 import attnmarl.algos.mappo as mappo
-import attnmarl.guards as guards
+from attnmarl.files import atomic
 from attnmarl.train import main
 
 
@@ -638,7 +645,7 @@ elif moment.startswith("rename"):  # right after the k-th of the three renames (
         renames.append(target)
         if len(renames) == k:
             die()
-    guards.os.replace = replace_then_die
+    atomic.os.replace = replace_then_die
 main(["--config", "spread3-concat", "--steps", "3200", "--evals", "0", "--final-episodes", sys.argv[3],
       "--out", sys.argv[2], "--replace"])
 """

@@ -44,7 +44,7 @@ CHAPTERS = [f for f in NOTEBOOKS if Path(f).name[:2].isdigit()]
 """The numbered chapters. The other notebooks (the playground appendix) keep the rules of every notebook
 (executed, stored without outputs, code that fits its column, the setup cell), not a chapter's shape."""
 PLAYGROUNDS = ["book/playground", "book/08-policy-network", "book/10-more-agents"]
-"""The pages that embed the in-page playground (attnmarl.playground)."""
+"""The pages that embed the in-page playground (attnmarl.notebook.playground)."""
 PAGES = toc_files()
 
 
@@ -378,12 +378,12 @@ COLOUR_LITERAL = re.compile(r"""["'](tab:[a-z]+|#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_figures_take_their_colours_from_the_palette(chapter):
     """A design (flat, concatenation, self-attention, entity) has one colour in the whole book, defined once in
-    attnmarl.viz (DESIGN_COLOURS, RUN_COLOURS, BASELINE_STYLES, HIGHLIGHT): no chapter writes a colour of
+    attnmarl.notebook.viz (DESIGN_COLOURS, RUN_COLOURS, BASELINE_STYLES, HIGHLIGHT): no chapter writes a colour of
     matplotlib's cycle or a hex colour of its own (greys and colour maps are free)."""
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
     found = [(cell.id, m.group(1)) for cell in notebook.cells if cell.cell_type == "code"
              for m in COLOUR_LITERAL.finditer(cell.source)]
-    assert not found, f"colours written in {chapter} (cell id, colour); use attnmarl.viz's palette: {found}"
+    assert not found, f"colours written in {chapter} (cell id, colour); use attnmarl.notebook.viz's palette: {found}"
 
 
 FONT_SIZE = re.compile(r"""fontsize\s*=\s*(?:(\d+(?:\.\d+)?)|["']([a-z-]+)["'])""")
@@ -391,9 +391,9 @@ FONT_SIZE = re.compile(r"""fontsize\s*=\s*(?:(\d+(?:\.\d+)?)|["']([a-z-]+)["'])"
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_figure_text_is_not_set_below_the_book_minimum(chapter):
-    """attnmarl.viz's style sets every text of a figure to at least MIN_FONT_PT (11 px at the page's 100 dpi);
+    """attnmarl.notebook.viz's style sets every text of a figure to at least MIN_FONT_PT (11 px at the page's 100 dpi);
     a chapter may make text larger, never smaller."""
-    from attnmarl.viz import MIN_FONT_PT
+    from attnmarl.notebook.viz import MIN_FONT_PT
 
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
     small = [(cell.id, size or name) for cell in notebook.cells if cell.cell_type == "code"
@@ -592,7 +592,7 @@ INLINE_LETTERS = r"""
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_inline_math_is_typeset_at_build_time_and_sits_on_the_line(quick_book, browser_page, chapter):
-    """Every formula of the page was typeset by MathJax at build time (attnmarl.mathsvg): SVG with its hidden
+    """Every formula of the page was typeset by MathJax at build time (attnmarl.site.mathsvg): SVG with its hidden
     MathML, no TeX left, every glyph it draws defined in the page, no MathJax script loaded; and a one-letter
     inline formula such as $m$ sits on the baseline of the words around it: its box ends within 2.5 px of the
     baseline, the same for every such formula of the page."""
@@ -630,7 +630,7 @@ def test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window(quick_book, brow
 def test_chapter_figures_and_math_are_present(quick_book, browser_page, chapter):
     page = browser_page
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
-    assert page.locator("article .math mjx-container").count() >= 5  # typeset at build time (attnmarl.mathsvg)
+    assert page.locator("article .math mjx-container").count() >= 5  # typeset at build time (attnmarl.site.mathsvg)
     assert page.locator("article img").count() >= 2
     assert page.locator("h1").first.inner_text().strip()
     assert page.locator("#summary, section[id^=summary]").count() == 1
@@ -703,13 +703,13 @@ FIGURE_TEXT = """
 
 
 def png_dpi(src: str) -> float:
-    """The pixels per inch a figure's image was drawn at (attnmarl.viz.figure_png writes it into the PNG:
-    FIGURE_DPI times PIXEL_DENSITY; attnmarl.webp carries it into the WebP the build makes of it); FIGURE_DPI for
+    """The pixels per inch a figure's image was drawn at (attnmarl.notebook.viz.figure_png writes it into the PNG:
+    FIGURE_DPI times PIXEL_DENSITY; attnmarl.site.webp carries it into the WebP the build makes of it); FIGURE_DPI for
     an image without it (an animation's frame)."""
     from PIL import Image
 
-    from attnmarl.viz import FIGURE_DPI
-    from attnmarl.webp import webp_dpi
+    from attnmarl.notebook.viz import FIGURE_DPI
+    from attnmarl.site.webp import webp_dpi
 
     if not src.startswith("file://") or not src.endswith((".png", ".webp")):
         return FIGURE_DPI
@@ -721,7 +721,7 @@ def png_dpi(src: str) -> float:
 
 
 def svg_min_font(path: Path) -> float:
-    """The smallest font-size (px) written in an SVG file (attnmarl.diagrams writes them all explicitly)."""
+    """The smallest font-size (px) written in an SVG file (attnmarl.notebook.diagrams writes them all explicitly)."""
     return min(float(v) for v in re.findall(r'font-size="([0-9.]+)"', path.read_text()))
 
 
@@ -731,7 +731,7 @@ def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book
     the chapters' font sizes; a PNG drawn at PIXEL_DENSITY times that is shown at its 1x size), so a figure
     shrunk to fit the column keeps 9 px if it is not shrunk below 9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams
     (SVG files) and explorers (inline SVG): every text is 9 px or more on screen."""
-    from attnmarl.viz import MIN_FONT_PT
+    from attnmarl.notebook.viz import MIN_FONT_PT
 
     page = browser_page
     assert page.viewport_size["width"] == 1280
@@ -786,7 +786,7 @@ THEME_STYLESHEETS = {
     "pydata-sphinx-theme.css": "pydata_sphinx_theme/theme/pydata_sphinx_theme/static/styles/pydata-sphinx-theme.css",
     "sphinx-book-theme.css": "sphinx_book_theme/theme/sphinx_book_theme/static/styles/sphinx-book-theme.css",
     "mystnb.*.css": "myst_nb/static/mystnb.css"}
-"""The stylesheets attnmarl.csspurge cuts, by file name (a pattern), and where the installed packages keep them
+"""The stylesheets attnmarl.site.csspurge cuts, by file name (a pattern), and where the installed packages keep them
 whole."""
 
 UNKEPT_MATCHING_RULES = """([original, purged]) => {
@@ -808,7 +808,7 @@ UNKEPT_MATCHING_RULES = """([original, purged]) => {
 
 @pytest.mark.parametrize("page_file", PAGES)
 def test_every_theme_rule_that_matches_the_page_survives_the_purge(quick_book, browser_page, page_file):
-    """attnmarl.csspurge cut the themes' stylesheets to the rules whose classes and ids the book writes somewhere:
+    """attnmarl.site.csspurge cut the themes' stylesheets to the rules whose classes and ids the book writes somewhere:
     every rule of the whole stylesheet (as the installed theme ships it) that matches an element of the loaded
     page is still in the built book's stylesheet (read from disk: a file:// page may not read a sheet's rules)."""
     page = browser_page
@@ -825,12 +825,12 @@ def test_every_theme_rule_that_matches_the_page_survives_the_purge(quick_book, b
 PAGE_BUDGET = 2_000_000
 """Bytes a page may load (its HTML and every local file it asks for, uncompressed; over http with gzip about a
 third of it). Every page loads about 0.4 MB: the theme's CSS (0.12 MB, cut to the rules that can match the book,
-attnmarl.csspurge) and scripts. Left out: MathJax and its fonts (0.85 MB; the formulas are typeset at build time,
-attnmarl.mathsvg), the theme's 1.5 MB icon script, which only redraws icons its CSS already draws
+attnmarl.site.csspurge) and scripts. Left out: MathJax and its fonts (0.85 MB; the formulas are typeset at build time,
+attnmarl.site.mathsvg), the theme's 1.5 MB icon script, which only redraws icons its CSS already draws
 (_static/templates/layout.html), the glyphs of the 1,900 icons the book does not show (0.15 MB), the search index
 on pages other than the search page (0.15 MB), the Font Awesome brands font for the one GitHub icon (0.12 MB,
 _static/custom.css), sphinx-design's CSS on pages that do not use it, and Bootstrap's and MyST-NB's unused rules
-(0.23 MB). A chapter adds its figures (lossless WebP, attnmarl.webp) and explorers: 0.74-1.99 MB in all."""
+(0.23 MB). A chapter adds its figures (lossless WebP, attnmarl.site.webp) and explorers: 0.74-1.99 MB in all."""
 
 
 @pytest.mark.parametrize("page_file", PAGES)

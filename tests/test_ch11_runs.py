@@ -2,7 +2,7 @@
 (``assets/mix``). Each point ships every seed's curve and 200-episode mpe2 score and seed 0's checkpoint; the
 designs of one point differ in the one field the chapter compares; the mixers' checkpoints hold their scores on
 unseen episodes, and beat the random team except the one the chapter names; a trained mixer's Q_tot is what
-:func:`attnmarl.explorers.mix.calibration` says it is."""
+:func:`attnmarl.notebook.explorers.mix.calibration` says it is."""
 from __future__ import annotations
 
 import math
@@ -15,7 +15,7 @@ from attnmarl import load_policy
 from attnmarl.checkpoints import load_agent, shipped_checkpoint, shipped_curve, shipped_runs
 from attnmarl.envs import evaluate
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
-from attnmarl.explorers.comm import (
+from attnmarl.notebook.explorers.comm import (
     SHIPPED_SIGHT_MS,
     SHIPPED_TWO_ROUND_MS,
     SIGHT_DESIGNS,
@@ -23,8 +23,8 @@ from attnmarl.explorers.comm import (
     sight_config,
     sight_runs,
 )
-from attnmarl.explorers.mix import SHIPPED_MIX_MS, calibration, episode_target, mix_runs
-from attnmarl.explorers.scale import zero_shot_results
+from attnmarl.notebook.explorers.mix import SHIPPED_MIX_MS, calibration, episode_target, mix_runs
+from attnmarl.notebook.explorers.scale import zero_shot_results
 from attnmarl.train import named_config
 
 ONE_ROUND = ("flat", "entity", "none", "mean", "attention")

@@ -1,5 +1,7 @@
-"""Chapter 11's explorers: who listens to whom (attnmarl.explorers.comm) and which agents the Qatten mixer credits
-(attnmarl.explorers.mix), on untrained agents (the shapes and the bookkeeping; the chapter shows trained ones)."""
+"""Chapter 11's explorers: who listens to whom (attnmarl.notebook.explorers.comm) and which agents the Qatten mixer
+credits
+(attnmarl.notebook.explorers.mix), on untrained agents (the shapes and the bookkeeping; the chapter shows trained
+ones)."""
 from __future__ import annotations
 
 import base64
@@ -13,7 +15,7 @@ import torch
 
 from attnmarl.algos import mappo, qmix
 from attnmarl.envs.sight import visibility
-from attnmarl.explorers.comm import (
+from attnmarl.notebook.explorers.comm import (
     DISTANCE_BINS,
     SIGHT_DISC,
     listening_episode,
@@ -21,7 +23,7 @@ from attnmarl.explorers.comm import (
     listening_frame,
     listening_profile,
 )
-from attnmarl.explorers.mix import credit_episode, credit_explorer, credit_frame
+from attnmarl.notebook.explorers.mix import credit_episode, credit_explorer, credit_frame
 from attnmarl.train import CONFIGS
 
 

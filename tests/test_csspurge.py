@@ -1,10 +1,10 @@
-"""attnmarl.csspurge: the themes' stylesheets cut to the rules that can match the book (the browser test that
+"""attnmarl.site.csspurge: the themes' stylesheets cut to the rules that can match the book (the browser test that
 every rule matching a built page survives is in tests/test_book.py)."""
 from __future__ import annotations
 
 import pytest
 
-from attnmarl.csspurge import purge, purge_stylesheets, rules, selector_can_match, selectors
+from attnmarl.site.csspurge import purge, purge_stylesheets, rules, selector_can_match, selectors
 
 
 def test_rules_skip_strings_and_comments_and_keep_at_rule_blocks_whole():

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from attnmarl import diagrams
-from attnmarl.diagrams import (
+from attnmarl.notebook import diagrams
+from attnmarl.notebook.diagrams import (
     ALPHA_WIDTH,
     attention_critic,
     attention_output,

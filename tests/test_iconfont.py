@@ -1,4 +1,4 @@
-"""The theme's icons cut down to the ones the book shows (attnmarl.iconfont), on the theme's own files."""
+"""The theme's icons cut down to the ones the book shows (attnmarl.site.iconfont), on the theme's own files."""
 import re
 import shutil
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pydata_sphinx_theme
 from fontTools.ttLib import TTFont
 
-from attnmarl.iconfont import FONTS, ICON_RULE, THEME_CSS, named_glyphs, trim_icon_rules, trim_icons
+from attnmarl.site.iconfont import FONTS, ICON_RULE, THEME_CSS, named_glyphs, trim_icon_rules, trim_icons
 
 THEME_STATIC = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
 

@@ -2,7 +2,7 @@
 ``static/live.js`` of chapters 3 and 4's frame functions, held to the package in headless Chromium.
 
 The page computes each frame from the weights and inputs the explorer exports; these tests compare every
-number it draws with :func:`attnmarl.viz.frame_spec` of the Python frame function (which runs the real
+number it draws with :func:`attnmarl.notebook.viz.frame_spec` of the Python frame function (which runs the real
 PyTorch layer) at settings the precomputed grids never held, and drive the page's own controls.
 """
 from __future__ import annotations
@@ -17,15 +17,21 @@ from browser import offline_page
 
 from attnmarl.algos.maddpg import force_to_action
 from attnmarl.checkpoints import load_agent
-from attnmarl.explorers.policy import (
+from attnmarl.notebook.explorers.policy import (
     make_policy_probe,
     policy_alpha,
     policy_checkpoint,
     policy_probe_explorer,
     policy_probe_frame,
 )
-from attnmarl.explorers.qnet import FINE_FORCE_GRID, q_alpha, q_episode_explorer, q_episode_frame, qnet_checkpoint
-from attnmarl.explorers.self_attention import (
+from attnmarl.notebook.explorers.qnet import (
+    FINE_FORCE_GRID,
+    q_alpha,
+    q_episode_explorer,
+    q_episode_frame,
+    qnet_checkpoint,
+)
+from attnmarl.notebook.explorers.self_attention import (
     alpha_explorer,
     alpha_frame,
     alpha_page_data,
@@ -33,9 +39,15 @@ from attnmarl.explorers.self_attention import (
     heads_frame,
     heads_page_data,
 )
-from attnmarl.explorers.value import make_probe, probe_explorer, probe_frame, trained_episode, value_checkpoint
-from attnmarl.viz import frame_spec
-from attnmarl.widgets import Range
+from attnmarl.notebook.explorers.value import (
+    make_probe,
+    probe_explorer,
+    probe_frame,
+    trained_episode,
+    value_checkpoint,
+)
+from attnmarl.notebook.viz import frame_spec
+from attnmarl.notebook.widgets import Range
 
 TOL = 1e-5
 """How far a number the page computes may be from PyTorch's (float32 in the package, float64 in the page)."""

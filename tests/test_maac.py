@@ -241,7 +241,7 @@ def test_nonsense_maac_configs_are_refused(change, named):
 def test_maacs_measure_is_the_relative_gain_of_the_normalised_reward():
     """MAAC's table 3 normalises the rewards by a range before taking the relative improvement: with
     n = (R - bottom) / (top - bottom), (n_a - n_c) / n_c, whatever the top; the bottom matters."""
-    from attnmarl.explorers.scale import maac_improvement
+    from attnmarl.notebook.explorers.scale import maac_improvement
 
     R_a, R_c, bottom = 1.5, -0.5, -2.5
     for top in (4.0, 40.0):
@@ -262,7 +262,7 @@ def test_every_maac_point_ships_three_seeds_whose_pair_differs_only_in_the_criti
     """Chapter 10's MAAC runs: m = 4, 8, 12, both critics, seeds 0-2, 2 million agent-decisions each, the
     final score on 200 mpe2 episodes; the two critics' configs differ in nothing else."""
     from attnmarl.checkpoints import shipped_curve
-    from attnmarl.explorers.scale import MAAC_MS, maac_runs
+    from attnmarl.notebook.explorers.scale import MAAC_MS, maac_runs
     from attnmarl.transfer import team_kwargs
 
     assert MAAC_MS == (4, 8, 12)
@@ -290,7 +290,7 @@ def test_the_long_m4_runs_ship_three_seeds_each_with_three_times_the_budget_and_
     million env-steps, curves and 200-episode scores; each config equals the shipped m = 4 one but for
     ``total_steps``; seed 0 ships its checkpoint, as every point does."""
     from attnmarl.checkpoints import shipped_curve
-    from attnmarl.explorers.scale import maac_runs
+    from attnmarl.notebook.explorers.scale import maac_runs
 
     for critic in ("concat", "attention"):
         long_runs, short_runs = maac_runs(4, critic, long=True), maac_runs(4, critic)
@@ -340,7 +340,7 @@ def test_every_maac_checkpoint_but_those_chapter_10_names_beats_random(run):
     not name it in MAAC_NOT_ABOVE_RANDOM. (That the shipped score is no accident of its episodes is the test
     above, on unseen ones: at m = 4 a single episode's return swings by several units, so 60 unseen episodes
     cannot resolve a gap of one or two.)"""
-    from attnmarl.explorers.scale import treasure_baselines
+    from attnmarl.notebook.explorers.scale import treasure_baselines
 
     m = env_spec("collect_treasure", **run["scenario_kwargs"]).m
     rand, rand_sem = treasure_baselines()["baselines"][m]["random"]

@@ -254,10 +254,11 @@ def test_q_critics_refuse_actions_of_the_wrong_shape_or_values():
 
 
 def test_every_q_network_config_ships_its_seeds_and_its_pair_differs_only_in_the_critic():
-    """Three seeds a config, ten where the ten-seed plan (attnmarl.synthesis.seed_plan) has finished it."""
+    """Three seeds a config, ten where the ten-seed plan (attnmarl.notebook.explorers.synthesis.seed_plan) has
+    finished it."""
     from attnmarl.checkpoints import shipped_table
-    from attnmarl.explorers.qnet import qnet_curve, qnet_runs, tag_versus
-    from attnmarl.synthesis import seed_plan
+    from attnmarl.notebook.explorers.qnet import qnet_curve, qnet_runs, tag_versus
+    from attnmarl.notebook.explorers.synthesis import seed_plan
     from attnmarl.train import CONFIGS
 
     runs = qnet_runs()

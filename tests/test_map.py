@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attnmarl import relational, vision
-from attnmarl.explorers.map import (
+from attnmarl.notebook.explorers.map import (
     fetch_episode,
     fetch_explorer,
     fetch_frame,
@@ -16,7 +16,7 @@ from attnmarl.explorers.map import (
     vision_explorer,
     vision_frame,
 )
-from attnmarl.viz import Arena, Heatmap, Picture
+from attnmarl.notebook.viz import Arena, Heatmap, Picture
 
 VISION_STEPS = 200            # about 80% held-out accuracy with attention (see the margin test)
 RELATIONAL_UPDATES = 70

@@ -22,7 +22,7 @@ from attnmarl.algos.mappo import (
 )
 from attnmarl.checkpoints import agent_policy, load_agent, load_checkpoint, save_checkpoint
 from attnmarl.envs import episode_returns, evaluate, mixed_teams, random_policy
-from attnmarl.guards import seal
+from attnmarl.files.sealed import seal
 from attnmarl.train import main, named_config
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=16, rollout_steps=25, total_steps=1600, d_x=16, heads=2,

@@ -1,9 +1,9 @@
-"""The formulas typeset at build time (attnmarl.mathsvg): MathJax's SVG, in order, with every glyph defined."""
+"""The formulas typeset at build time (attnmarl.site.mathsvg): MathJax's SVG, in order, with every glyph defined."""
 import re
 
 import pytest
 
-from attnmarl.mathsvg import FORMULA, formulas, slim, typeset, typeset_book, typeset_page
+from attnmarl.site.mathsvg import FORMULA, formulas, slim, typeset, typeset_book, typeset_page
 
 PAGE = """<html><head><title>t</title></head><body class="x">
 <p>Inline <span class="math notranslate nohighlight">\\(x^i\\)</span> and

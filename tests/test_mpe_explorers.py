@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from attnmarl.envs import entity_tokens, make_reference, token_layout
-from attnmarl.explorers.mpe import (
+from attnmarl.notebook.explorers.mpe import (
     SCENARIOS,
     agent_choices,
     arena_panel,
@@ -30,7 +30,7 @@ from attnmarl.explorers.mpe import (
     short_label,
     token_table,
 )
-from attnmarl.viz import Arena, Heatmap, Text, animation_html
+from attnmarl.notebook.viz import Arena, Heatmap, Text, animation_html
 
 STEPS = 25  # max_cycles of all three scenarios
 
@@ -234,7 +234,7 @@ def test_animation_frames_are_stored_with_few_colours() -> None:
     from matplotlib.animation import FuncAnimation
     from PIL import Image
 
-    from attnmarl.viz import ANIMATION_COLOURS
+    from attnmarl.notebook.viz import ANIMATION_COLOURS
 
     fig, ax = plt.subplots()
     discs = [ax.add_patch(plt.Circle((0.2 * k, 0.5), 0.08, color=f"C{k}")) for k in range(4)]

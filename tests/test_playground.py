@@ -22,7 +22,7 @@ from browser import arena_labels, page_episode_returns, playground_page, spread_
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs import greedy_assignment_policy
 from attnmarl.envs.spread import BatchedSpread
-from attnmarl.playground import (
+from attnmarl.notebook.playground import (
     ENTITY_ACTOR,
     FLAT_ACTOR,
     export_entity_actor,

@@ -21,7 +21,7 @@ from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, apply_sight, visibility
 from attnmarl.envs.spread import BatchedSpread
 from attnmarl.nets.messages import CommActor
-from attnmarl.playground import COMM_ACTORS, comm_actor_weights, export_comm_actor, playground_html
+from attnmarl.notebook.playground import COMM_ACTORS, comm_actor_weights, export_comm_actor, playground_html
 
 TOL = 1e-5
 """The parity the page must hold, as in tests/test_playground.py (DESIGN §4)."""

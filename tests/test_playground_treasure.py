@@ -23,7 +23,7 @@ from browser import arena_labels, playground_page, smallest_svg_text
 
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs.treasure import BatchedCollectTreasure
-from attnmarl.playground import (
+from attnmarl.notebook.playground import (
     M_RANGE,
     TREASURE_ACTOR,
     export_treasure_actor,

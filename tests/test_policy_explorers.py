@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attnmarl.checkpoints import load_agent
-from attnmarl.explorers.policy import (
+from attnmarl.notebook.explorers.policy import (
     action_probabilities,
     entity_attention_statistics,
     make_policy_probe,
@@ -16,7 +16,7 @@ from attnmarl.explorers.policy import (
     policy_runs,
     ranked_entities,
 )
-from attnmarl.explorers.value import trained_episode
+from attnmarl.notebook.explorers.value import trained_episode
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_ranked_treasure_tokens_are_mapped_to_the_entities_mpe2_sorted():
     """collect_treasure lists other agents and treasures nearest first: the entity behind each token,
     found from the recorded positions, must be the one whose offset the observation holds."""
     from attnmarl.envs import token_layout
-    from attnmarl.explorers.mpe import record_episode
+    from attnmarl.notebook.explorers.mpe import record_episode
 
     sizes = dict(num_collectors=4, num_deposits=2, num_treasures=4)
     episode = record_episode("collect_treasure", seed=3, **sizes)  # the treasure-hunter script: pickups happen
@@ -136,7 +136,7 @@ def test_the_explorers_redraw_when_their_controls_move(entity3):
 
 
 def test_the_shipped_runs_have_their_seeds_and_curves_that_end_on_the_final_score():
-    from attnmarl.synthesis import seed_plan
+    from attnmarl.notebook.explorers.synthesis import seed_plan
 
     runs = policy_runs()
     names = {r["name"] for r in runs}

@@ -342,7 +342,7 @@ def test_bad_targets_are_refused():
 def test_the_credit_along_an_episode_is_the_mixer_on_the_greedy_agents_values(mixer):
     """credit_episode: every step's Q^i of the greedy action, the mixer's Q_tot of them and, for
     Qatten, lambda (T + 1, heads, m), each head's distribution over the agents."""
-    from attnmarl.explorers.mix import credit_episode
+    from attnmarl.notebook.explorers.mix import credit_episode
 
     config = replace(TINY, mixer=mixer)
     agent = make_agent(config)

@@ -1,4 +1,4 @@
-"""The Q-network chapter's explorer (attnmarl.explorers.qnet), the simple_tag chase baseline and the table of
+"""The Q-network chapter's explorer (attnmarl.notebook.explorers.qnet), the simple_tag chase baseline and the table of
 trained teams against fixed opponents (attnmarl.versus)."""
 import json
 
@@ -9,7 +9,7 @@ import torch
 from attnmarl import load_policy
 from attnmarl.algos.maddpg import MADDPGConfig, force_to_action, make_agent
 from attnmarl.envs import chase_policy, cross_play, episode_returns, mixed_teams, random_policy
-from attnmarl.explorers.qnet import (
+from attnmarl.notebook.explorers.qnet import (
     FORCE_GRID,
     change_scale,
     force_response,
@@ -18,7 +18,7 @@ from attnmarl.explorers.qnet import (
     q_episode_frame,
     qnet_checkpoint,
 )
-from attnmarl.explorers.value import trained_episode
+from attnmarl.notebook.explorers.value import trained_episode
 from attnmarl.versus import main, reference_teams, versus_scores
 
 CONFIG = MADDPGConfig(num_envs=8, total_steps=64, learning_starts=0)

@@ -1,9 +1,9 @@
 """Reliability, second pass (issue 24): no silent answer, no lost result, no crash of the package's own code.
 
 One section per class of the issue; each tries several inputs of its class, not only the issue's
-example. The mechanisms live in :mod:`attnmarl.guards` (typed checks, sealed checkpoints, checked
-destinations, kept results, one-line command-line endings), :mod:`attnmarl.checkpoint_file` and the
-configs' own checks; these tests hold them.
+example. The mechanisms live in :mod:`attnmarl.checks` (typed checks), :mod:`attnmarl.files` (sealed
+checkpoints, checked destinations, kept results), :mod:`attnmarl.interrupt` (one-line command-line endings)
+and the configs' own checks; these tests hold them.
 """
 import dataclasses
 import json
@@ -28,7 +28,7 @@ import attnmarl
 import attnmarl.hard_attention
 import attnmarl.relational
 import attnmarl.vision
-from attnmarl import guards
+from attnmarl import checks
 from attnmarl import seq2seq as s2s
 from attnmarl.algos import mappo
 from attnmarl.algos.maac import MAACConfig
@@ -44,8 +44,12 @@ from attnmarl.checkpoints import (
     seal_checkpoint,
     shipped_checkpoint,
 )
+from attnmarl.checks import check_seed
 from attnmarl.envs import evaluate, make_batched, make_reference, random_policy
-from attnmarl.guards import check_seed, run_command, save_result, seal
+from attnmarl.files import atomic
+from attnmarl.files.atomic import save_result
+from attnmarl.files.sealed import seal
+from attnmarl.interrupt import run_command
 from attnmarl.nets import (
     Actor,
     AttentionCritic,
@@ -56,12 +60,12 @@ from attnmarl.nets import (
     ConcatQ,
     EntityActor,
 )
+from attnmarl.notebook.viz import Arena, Frame, Heatmap, Points, frame_spec
+from attnmarl.notebook.widgets import Dropdown, Explorer, Slider
 from attnmarl.train import budget, check_init_actor, named_config, run, write_index
 from attnmarl.train import main as train_main
 from attnmarl.transfer import main as transfer_main
 from attnmarl.versus import main as versus_main
-from attnmarl.viz import Arena, Frame, Heatmap, Points, frame_spec
-from attnmarl.widgets import Dropdown, Explorer, Slider
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
                    d_out=4, critic_hidden=8, actor_hidden=8, entity_d=8, entity_ff=8)
@@ -72,7 +76,7 @@ Q3 = shipped_checkpoint("qnet", "q-spread3-attention")  # MADDPG, continuous
 
 @pytest.fixture(autouse=True)
 def private_temporary_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Results kept when the disk fails go to the temporary folder (:func:`attnmarl.guards.save_files`): a
+    """Results kept when the disk fails go to the temporary folder (:func:`attnmarl.files.atomic.save_files`): a
     folder of pytest's own for each test here, so that the suite leaves nothing behind in /tmp."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tempdir")))
 
@@ -153,17 +157,17 @@ def test_seq2seq_writes_its_two_checkpoints_and_log_as_one_unit(tmp_path, monkey
         s2s.main([*S2S, "--seed", "1", "--out", str(out), "--replace"])
     monkeypatch.setattr(s2s, "train", real_train)
 
-    real_write = guards.write_atomically
+    real_write = atomic.write_atomically
     def full_disk(files):  # the disk fills while the second file is written
         real_write(dict(list(files.items())[:1]))
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    monkeypatch.setattr(atomic, "write_atomically", full_disk)
     with pytest.raises(OSError, match=r"\(No space left on device\); the results are kept in (\S+)") as error:
         s2s.main([*S2S, "--seed", "2", "--out", str(out), "--replace"])
     kept = Path(str(error.value).rsplit("kept in ", 1)[1])
     s2s.check_outputs(kept, json.loads((kept / "training_log.json").read_text()))  # the new run, whole, elsewhere
     assert json.loads((kept / "training_log.json").read_text())["seed"] == 2
-    monkeypatch.setattr(guards, "write_atomically", real_write)
+    monkeypatch.setattr(atomic, "write_atomically", real_write)
     with pytest.raises(ValueError, match="describes another no_attention.pt"):  # the one file let through is seen
         s2s.check_outputs(out, json.loads((out / "training_log.json").read_text()))
     (out / "no_attention.pt").write_bytes(before["no_attention.pt"])
@@ -313,7 +317,7 @@ def test_transfer_and_versus_check_their_destination_before_any_evaluation(tmp_p
 def test_a_trained_run_that_cannot_be_written_is_kept_whole_and_the_error_says_where(tmp_path, monkeypatch):
     def full_disk(files):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    monkeypatch.setattr(atomic, "write_atomically", full_disk)
     with pytest.raises(OSError, match=r"could not write out = .*\(No space left on device\); the results are kept in "
                                       r"(\S+)") as error:
         run("spread3-concat", steps=3200, out=tmp_path, evals=0, final_episodes=1, progress=False)
@@ -326,7 +330,7 @@ def test_a_trained_run_that_cannot_be_written_is_kept_whole_and_the_error_says_w
 def test_a_result_that_cannot_be_written_is_kept_and_the_error_says_where(tmp_path, monkeypatch, capsys):
     def full_disk(files):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(guards, "write_atomically", full_disk)
+    monkeypatch.setattr(atomic, "write_atomically", full_disk)
     with pytest.raises(OSError, match=r"could not write --out = '.*zero.json' \(No space left on device\); the "
                                       r"results are kept in (\S+)") as error:
         transfer_main(["--m", "3", "--episodes", "2", "--out", str(tmp_path / "zero.json")])
@@ -337,7 +341,7 @@ def test_a_result_that_cannot_be_written_is_kept_and_the_error_says_where(tmp_pa
     assert result["baselines"]["3"]["random"][0] == pytest.approx(
         evaluate(random_policy("simple_spread", **kwargs), "simple_spread", 2, **kwargs)[0], abs=1e-4)
     capsys.readouterr()
-    monkeypatch.setattr(guards.tempfile, "mkdtemp", lambda **kwargs: (_ for _ in ()).throw(OSError("no tmp")))
+    monkeypatch.setattr(atomic.tempfile, "mkdtemp", lambda **kwargs: (_ for _ in ()).throw(OSError("no tmp")))
     with pytest.raises(OSError, match="printed to standard error"):
         save_result(tmp_path / "x.json", {"score": 1.5})
     assert json.loads(capsys.readouterr().err) == {"score": 1.5}
@@ -781,21 +785,21 @@ def test_transfer_and_versus_refuse_to_replace_an_existing_result_unless_told(tm
         error = usage_error(main, [*argv, "--episodes", "1", "--out", str(out)], capsys)
         assert "exists already" in error and "--replace" in error
     assert out.read_text() == "earlier"
-    assert guards.check_writable_file(out, replace=True) == out  # on purpose, it is allowed
+    assert atomic.check_writable_file(out, replace=True) == out  # on purpose, it is allowed
 
 
 @pytest.mark.parametrize("option", ["--eval-episodes", "--final-episodes"])
-@pytest.mark.parametrize("value", [guards.MAX_EPISODES + 1, 2**31 - 1])
+@pytest.mark.parametrize("value", [checks.MAX_EPISODES + 1, 2**31 - 1])
 def test_evaluations_too_large_to_run_are_refused_before_training(capsys, tmp_path, option, value):
     error = usage_error(train_main, ["--config", "pi-spread3-flat", "--steps", "3200", option, str(value),
                                      "--out", str(tmp_path)], capsys)
-    assert f"must be at most {guards.MAX_EPISODES:,}" in error
+    assert f"must be at most {checks.MAX_EPISODES:,}" in error
     assert not list(tmp_path.iterdir())
     with pytest.raises(ValueError, match="final_episodes must be at most"):
         run("pi-spread3-flat", steps=3200, out=tmp_path, final_episodes=value)
 
 
-@pytest.mark.parametrize("value", [guards.MAX_EPISODES + 1, 10**8])
+@pytest.mark.parametrize("value", [checks.MAX_EPISODES + 1, 10**8])
 def test_huge_test_sets_and_game_counts_are_refused_at_once(capsys, tmp_path, value):
     assert "must be at most" in usage_error(s2s.main, ["--train", "--steps", "2", "--n-test", str(value)], capsys)
     assert "must be at most" in usage_error(transfer_main, ["--m", "3", "--episodes", str(value), "--out",
@@ -805,12 +809,12 @@ def test_huge_test_sets_and_game_counts_are_refused_at_once(capsys, tmp_path, va
                                                           str(tmp_path / "v.json")], capsys)
 
 
-@pytest.mark.parametrize("threads", [guards.MAX_THREADS + 1, 10_000, 2**31 - 1])
+@pytest.mark.parametrize("threads", [checks.MAX_THREADS + 1, 10_000, 2**31 - 1])
 def test_more_threads_than_cores_are_refused(capsys, tmp_path, threads):
     for main, argv in ((train_main, ["--config", "pi-spread3-flat", "--steps", "3200", "--out", str(tmp_path)]),
                        (s2s.main, ["--train", "--steps", "2"])):
         error = usage_error(main, [*argv, "--threads", str(threads)], capsys)
-        assert f"must be at most {guards.MAX_THREADS:,} (this machine has {guards.MAX_THREADS} cores)" in error
+        assert f"must be at most {checks.MAX_THREADS:,} (this machine has {checks.MAX_THREADS} cores)" in error
 
 
 @pytest.mark.parametrize("num_updates,evals,made", [(1, 5, 1), (1, 20, 1), (3, 20, 3), (10, 3, 4), (10, 5, 5),
@@ -824,7 +828,7 @@ def test_the_number_of_evaluations_a_run_makes_is_said_when_it_is_not_the_number
 
 @pytest.mark.parametrize("bad", [{"m": 99}, {"m": "4"}, {"m": -1}])
 def test_a_refused_explorer_update_leaves_the_explorer_as_it_was(bad):
-    from attnmarl.explorers.self_attention import alpha_frame
+    from attnmarl.notebook.explorers.self_attention import alpha_frame
     explorer = Explorer(alpha_frame, [Slider("m", [3, 4, 5], 4), Slider("seed", [0, 1], 0)])
     explorer.update()
     before = dict(explorer.settings), explorer.frame
@@ -841,7 +845,7 @@ def test_a_control_given_its_default_where_its_values_go_is_named(values):
 
 
 def test_a_control_the_frame_function_has_no_parameter_for_is_named():
-    from attnmarl.explorers.self_attention import alpha_frame
+    from attnmarl.notebook.explorers.self_attention import alpha_frame
     for names in (["nope"], ["m", "nope"], ["M"]):
         with pytest.raises(ValueError, match="name no parameter of alpha_frame"):
             Explorer(alpha_frame, [Slider(name, [3, 4]) for name in names])
@@ -854,7 +858,7 @@ def test_a_control_the_frame_function_has_no_parameter_for_is_named():
     ("heads_frame(heads=1000000)", "heads must be at most 16"), ("heads_frame(heads=0)", "heads must be a positive"),
 ])
 def test_the_self_attention_explorers_name_bad_settings(call, message):
-    from attnmarl.explorers import self_attention
+    from attnmarl.notebook.explorers import self_attention
     with pytest.raises(ValueError, match=message):
         eval(call, vars(self_attention))
 
@@ -971,8 +975,8 @@ def test_nan_from_diverged_weights_is_not_blamed_on_the_observations():
     (np.array([[[1.5, -0.5], [0.5, 0.5]]]), "must be distributions"),
 ])
 def test_explorer_statistics_refuse_weights_that_are_not_distributions(alpha, message):
-    from attnmarl.explorers.scoring import entropy
-    from attnmarl.explorers.value import alpha_statistics
+    from attnmarl.notebook.explorers.scoring import entropy
+    from attnmarl.notebook.explorers.value import alpha_statistics
     for statistic in (alpha_statistics, entropy):
         with pytest.raises(ValueError, match=message):
             statistic(alpha)
@@ -983,7 +987,7 @@ def test_explorer_statistics_refuse_weights_that_are_not_distributions(alpha, me
 
 @pytest.mark.parametrize("alpha", [np.zeros((0, 3, 3)), np.zeros((3, 3, 0)), np.zeros(3)])
 def test_alpha_statistics_name_empty_or_flat_weights_in_the_packages_words(alpha):
-    from attnmarl.explorers.value import alpha_statistics
+    from attnmarl.notebook.explorers.value import alpha_statistics
     with pytest.raises(ValueError, match=r"alpha must have shape \(\.\.\., m, m\)"):
         alpha_statistics(alpha)
 
@@ -993,7 +997,7 @@ def test_alpha_statistics_name_empty_or_flat_weights_in_the_packages_words(alpha
     ([1.0, 2.0], [1.0, 2.0], [2.0, 1.0, 0.0], "increasing"), ([1.0, 2.0], [1.0, 2.0], [1.0], "at least 2"),
 ])
 def test_binned_means_refuse_non_finite_values_and_bins_that_are_not_increasing(x, y, edges, message):
-    from attnmarl.explorers.value import binned_mean
+    from attnmarl.notebook.explorers.value import binned_mean
     with pytest.raises(ValueError, match=message):
         binned_mean(np.array(x), np.array(y), np.array(edges))
 
@@ -1004,7 +1008,7 @@ def test_binned_means_refuse_non_finite_values_and_bins_that_are_not_increasing(
     (np.array([1.0]), float("nan"), "floor"),
 ])
 def test_change_scale_names_non_finite_or_empty_changes_and_a_bad_floor(change, floor, message):
-    from attnmarl.explorers.qnet import change_scale
+    from attnmarl.notebook.explorers.qnet import change_scale
     with pytest.raises(ValueError, match=message):
         change_scale(change, floor)
 
@@ -1012,14 +1016,14 @@ def test_change_scale_names_non_finite_or_empty_changes_and_a_bad_floor(change, 
 @pytest.mark.parametrize("n,pool,message", [(10, 5, "a pool of at least n"), (3, 0, "pool must be"),
                                             (1, 5, "n must be an integer >= 2"), ("3", 10, "n must be")])
 def test_a_seq2seq_showcase_larger_than_its_pool_is_named(n, pool, message):
-    from attnmarl.explorers.seq2seq import showcase_examples
+    from attnmarl.notebook.explorers.seq2seq import showcase_examples
     with pytest.raises(ValueError, match=message):
         showcase_examples(n=n, pool=pool)
 
 
 @pytest.mark.parametrize("kwargs", [{"N": "x"}, {"N": 2.5}, {"num_good": "1"}, {"N": True}])
 def test_scenario_text_names_a_count_that_is_not_a_number(kwargs):
-    from attnmarl.explorers.mpe import scenario_text
+    from attnmarl.notebook.explorers.mpe import scenario_text
     with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be a positive integer"):
         scenario_text("simple_spread", kwargs)
 
@@ -1061,7 +1065,7 @@ def test_transfer_names_the_actor_with_the_right_article(capsys, no_evaluation, 
     (torch.randn(1, 3, 5, 4), 6, "number 2m = 6, not 5"),
 ])
 def test_padding_spread_tokens_names_the_shape_and_team_size_it_needs(tokens, m_max, message):
-    from attnmarl.explorers.scale import pad_spread_tokens
+    from attnmarl.notebook.explorers.scale import pad_spread_tokens
     with pytest.raises(ValueError, match=message):
         pad_spread_tokens(tokens, m_max)
 
@@ -1143,7 +1147,7 @@ def test_messages_do_not_contradict_themselves_or_blame_the_wrong_thing(capsys):
     not one, and --index '' named as an empty folder name, not as an unknown config."""
     for value in (math.inf, -math.inf, math.nan):
         with pytest.raises(ValueError, match=r"x must be a finite number; got") as error:
-            guards.check_real("x", value)
+            checks.check_real("x", value)
         assert "inf, inf" not in str(error.value)
     for path in (12, None, "", "  "):
         with pytest.raises(ValueError, match="must be a file name"):
@@ -1155,7 +1159,7 @@ def test_messages_do_not_contradict_themselves_or_blame_the_wrong_thing(capsys):
 
 @pytest.mark.parametrize("default", ["yes", "no", 1, 0, None])
 def test_a_toggle_takes_true_or_false_and_an_explorer_a_frame_function(default):
-    from attnmarl.widgets import Explorer, Slider, Toggle
+    from attnmarl.notebook.widgets import Explorer, Slider, Toggle
 
     with pytest.raises(ValueError, match="default must be True or False"):
         Toggle("scale", default)
@@ -1233,11 +1237,11 @@ def test_reproduce_refuses_more_cpus_than_the_machine_has(tmp_path, capsys):
     from attnmarl.reproduce import main as reproduce_main
     from attnmarl.reproduce import reproduce
 
-    too_many = str(guards.MAX_THREADS + 1)
+    too_many = str(checks.MAX_THREADS + 1)
     message = usage_error(reproduce_main, ["--cpus", too_many, "--out", str(tmp_path / "out")], capsys)
-    assert f"argument --cpus: must be at most {guards.MAX_THREADS:,} (this machine has" in message
-    with pytest.raises(ValueError, match=f"cpus must be at most {guards.MAX_THREADS}"):
-        reproduce([], tmp_path / "out", cpus=guards.MAX_THREADS + 1)
+    assert f"argument --cpus: must be at most {checks.MAX_THREADS:,} (this machine has" in message
+    with pytest.raises(ValueError, match=f"cpus must be at most {checks.MAX_THREADS}"):
+        reproduce([], tmp_path / "out", cpus=checks.MAX_THREADS + 1)
 
 
 @pytest.mark.parametrize("kind", [np.int64, np.int32, np.uint8])
@@ -1247,7 +1251,7 @@ def test_numpy_integers_are_integers_wherever_integers_are_checked(kind):
     config = MAPPOConfig(scenario_kwargs={"N": kind(3)}, num_envs=kind(8), total_steps=kind(200))
     assert type(config.scenario_kwargs["N"]) is int
     json.dumps(dataclasses.asdict(config))  # a summary or an index can record it
-    assert guards.check_int("n", kind(3)) == 3 and type(guards.check_int("n", kind(3))) is int
+    assert checks.check_int("n", kind(3)) == 3 and type(checks.check_int("n", kind(3))) is int
     assert SelfAttention(kind(4), kind(2), kind(3)).W_q.shape == (2, 4)
     assert masked_softmax(torch.zeros(2, 3), dim=np.int64(-1)).shape == (2, 3)
     assert random_policy("simple_spread", N=kind(2)).built_for.startswith("simple_spread with 2 agents")
@@ -1258,11 +1262,11 @@ def test_bools_are_never_integers_numpy_ones_included(flag):
     with pytest.raises(ValueError, match="N must be an int"):
         make_batched("simple_spread", 2, N=flag)
     with pytest.raises(ValueError, match="n must be a positive integer"):
-        guards.check_int("n", flag)
+        checks.check_int("n", flag)
 
 
 def test_the_alignment_explorer_refuses_an_input_longer_than_any_date_and_says_so_in_the_widget():
-    from attnmarl.explorers.seq2seq import date_box, pretrained_models
+    from attnmarl.notebook.explorers.seq2seq import date_box, pretrained_models
 
     longest = max(len(text) for text, _ in s2s.make_examples(s2s.split_dates()[0], 5000))
     assert longest <= s2s.MAX_INPUT
@@ -1310,7 +1314,7 @@ def test_self_attention_names_weights_whose_shapes_do_not_fit_together(shapes):
 
 
 def test_the_seq2seq_explorers_name_a_model_or_examples_they_cannot_use():
-    from attnmarl.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
+    from attnmarl.notebook.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
 
     with pytest.raises(ValueError, match="model must be a Seq2Seq .*got NoneType"):
         alignment_frame("21/11/2026", None)
@@ -1326,14 +1330,14 @@ def test_the_seq2seq_explorers_name_a_model_or_examples_they_cannot_use():
 
 @pytest.mark.parametrize("value", ["no", 1, None])
 def test_a_toggle_is_set_to_true_or_false_only(value):
-    from attnmarl.explorers.self_attention import alpha_explorer
+    from attnmarl.notebook.explorers.self_attention import alpha_explorer
 
     with pytest.raises(ValueError, match="control 'scale' takes True or False"):
         alpha_explorer().update(scale=value)
 
 
 def test_the_scoring_explorer_names_a_query_or_temperature_beyond_float32():
-    from attnmarl.explorers.scoring import scoring_frame
+    from attnmarl.notebook.explorers.scoring import scoring_frame
 
     with pytest.raises(ValueError, match="the query must lie within the drawing, |qx| and |qy| at most 909"):
         scoring_frame(qx=1e300)  # far beyond float32, and beyond any square the figure could draw
@@ -1344,7 +1348,7 @@ def test_the_scoring_explorer_names_a_query_or_temperature_beyond_float32():
 
 
 def test_the_playground_spec_holds_plain_ints_for_numpy_arguments():
-    from attnmarl.playground import playground_html, playground_spec
+    from attnmarl.notebook.playground import playground_html, playground_spec
 
     spec = playground_spec(m=np.int64(5), seed=np.int32(2))
     assert type(spec["m"]) is int and type(spec["seed"]) is int
@@ -1448,7 +1452,7 @@ def test_a_seq2seq_checkpoint_with_integer_weights_is_refused(tmp_path):
 
 @pytest.mark.parametrize("values", [(1e300, 1e-300, 0.0), (-1e308, 1e308, -1e308), (1e308, 0.0, -1e-310)])
 def test_maacs_measure_refuses_a_ratio_that_overflows(values):
-    from attnmarl.explorers.scale import maac_improvement
+    from attnmarl.notebook.explorers.scale import maac_improvement
 
     with pytest.raises(ValueError, match="MAAC's measure overflows"):
         maac_improvement(*values)
@@ -1465,7 +1469,7 @@ def test_maacs_measure_refuses_a_ratio_that_overflows(values):
     (lambda d: d.maac_critic(10**5, 5, 2), "m = 100000 agents is more than a figure can show"),
 ])
 def test_diagrams_name_input_they_cannot_draw_instead_of_numpy_or_drawing_for_seconds(draw, message):
-    from attnmarl import diagrams
+    from attnmarl.notebook import diagrams
 
     with pytest.raises(ValueError, match=message):
         draw(diagrams)
@@ -1474,7 +1478,7 @@ def test_diagrams_name_input_they_cannot_draw_instead_of_numpy_or_drawing_for_se
 
 @pytest.mark.parametrize("row, col", [(-1, 0), (0, -1), (24, 3), (3, 1000), (2.0, 3)])
 def test_a_glimpse_outside_the_image_is_refused_not_clipped(row, col):
-    from attnmarl.explorers.map import glimpse_box
+    from attnmarl.notebook.explorers.map import glimpse_box
 
     with pytest.raises(ValueError, match=r"(row|col) must be an index of a pixel (row|column) in \[0, 24\)"):
         glimpse_box(row, col)
@@ -1554,7 +1558,7 @@ def test_evaluations_of_more_episodes_than_the_command_lines_allow_are_refused_u
                                     {"bound": "2.5"}])
 def test_example_inputs_refuse_a_bound_or_spread_that_is_not_positive(kwargs):
     """A negative bound clamped every input to the same point, -1: alpha then looked uniform for no reason."""
-    from attnmarl.explorers.self_attention import example_inputs
+    from attnmarl.notebook.explorers.self_attention import example_inputs
 
     with pytest.raises(ValueError, match=f"{next(iter(kwargs))} must be a"):
         example_inputs(4, 2, 0, **kwargs)
@@ -1570,13 +1574,13 @@ def test_a_set_of_files_that_cannot_be_written_anywhere_goes_whole_to_standard_e
     checkpoint = bytes(range(256)) * 8
     files = {tmp_path / "run-seed0.pt": checkpoint, tmp_path / "run-seed0.csv": b"env_steps\n3200\n",
              tmp_path / "run-seed0.json": b'{"score": 1.5}'}
-    monkeypatch.setattr(guards, "write_atomically", lambda files: (_ for _ in ()).throw(OSError(28, "full")))
+    monkeypatch.setattr(atomic, "write_atomically", lambda files: (_ for _ in ()).throw(OSError(28, "full")))
     rescue = tmp_path / "rescue"
-    monkeypatch.setattr(guards.tempfile, "mkdtemp", lambda **kwargs: str(rescue.mkdir() or rescue))
+    monkeypatch.setattr(atomic.tempfile, "mkdtemp", lambda **kwargs: str(rescue.mkdir() or rescue))
     monkeypatch.setattr(Path, "write_bytes", lambda self, data: (_ for _ in ()).throw(OSError(28, "full")))
     with pytest.raises(OSError, match=r"every file was printed to standard error above, each after a line "
                                       r"'==> NAME <==' \(binary files as base64"):
-        guards.save_files(files)
+        atomic.save_files(files)
     err = capsys.readouterr().err
     parts = re.split(r"^==> (\S+?)(?: \(base64\))? <==\n", err, flags=re.M)[1:]
     printed = dict(zip(parts[::2], parts[1::2]))
@@ -1590,7 +1594,7 @@ def test_a_set_of_files_that_cannot_be_written_anywhere_goes_whole_to_standard_e
                                           (99999.0, "99999.00"), (-0.5, "−0.50")])
 def test_a_huge_score_in_a_diagram_is_printed_short_enough_for_its_box(score, label):
     """attention_weights([1e308, 1e308, 0]) printed each score as 309 digits in a box 58 px wide."""
-    from attnmarl import diagrams
+    from attnmarl.notebook import diagrams
 
     svg = str(diagrams.attention_weights([score, 0.0])._repr_svg_())
     assert f">{label}<" in svg
@@ -1599,7 +1603,7 @@ def test_a_huge_score_in_a_diagram_is_printed_short_enough_for_its_box(score, la
 
 @pytest.mark.parametrize("fill", [float("nan"), float("inf"), "0"])
 def test_padding_entity_tokens_refuses_a_fill_that_is_not_a_finite_number(fill):
-    from attnmarl.explorers.scale import pad_spread_tokens
+    from attnmarl.notebook.explorers.scale import pad_spread_tokens
 
     with pytest.raises(ValueError, match="fill must be a"):
         pad_spread_tokens(torch.randn(1, 3, 6, 4), 6, fill=fill)
@@ -1610,9 +1614,9 @@ def test_padding_entity_tokens_refuses_a_fill_that_is_not_a_finite_number(fill):
 # ---- fourth pass: a fresh probe of every family ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("target,error,message", [
-    (lambda d: {d: b"x"}, guards.FolderGivenError, "cannot write '{d}': it is a folder"),
-    (lambda d: {d / "missing" / "x.json": b"x"}, guards.MissingFileError, "its folder '{d}/missing' does not exist"),
-    (lambda d: {d / "a" / "x.json": b"x"}, guards.MissingFileError, "its folder '{d}/a' does not exist"),
+    (lambda d: {d: b"x"}, atomic.FolderGivenError, "cannot write '{d}': it is a folder"),
+    (lambda d: {d / "missing" / "x.json": b"x"}, atomic.MissingFileError, "its folder '{d}/missing' does not exist"),
+    (lambda d: {d / "a" / "x.json": b"x"}, atomic.MissingFileError, "its folder '{d}/a' does not exist"),
     (lambda d: {d / "x.json": b"1", str(d / "x.json"): b"2"}, ValueError, "name '{d}/x.json' twice"),
     (lambda d: {d / "x.json": b"1", f"{d}/./x.json": b"2"}, ValueError, "twice"),
     (lambda d: {d / "x.json": b"1", d / "a" / ".." / "x.json": b"2"}, ValueError, "twice"),
@@ -1624,7 +1628,7 @@ def test_a_set_of_files_that_cannot_be_written_is_refused_naming_the_target_befo
     (tmp_path / "a").write_text("a file where a folder should be")
     files = target(tmp_path)
     with pytest.raises(error, match=re.escape(message.format(d=tmp_path))):
-        guards.write_atomically({path: (lambda handle, data=data: handle.write(data)) for path, data in files.items()})
+        atomic.write_atomically({path: (lambda handle, data=data: handle.write(data)) for path, data in files.items()})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]  # nothing written, no temporary file left
 
 
@@ -1635,7 +1639,7 @@ def test_a_checkpoint_saved_to_a_folder_or_a_missing_folder_is_refused_in_the_pa
     with pytest.raises(ValueError, match="its folder .*missing' does not exist"):
         save_checkpoint(tmp_path / "missing" / "x.pt", agent, config)
     with pytest.raises(OSError, match=r"does not exist.*\); the results are kept in"):  # still kept, not lost
-        guards.save_files({tmp_path / "missing" / "x.json": b"{}"})
+        atomic.save_files({tmp_path / "missing" / "x.json": b"{}"})
 
 
 @pytest.mark.parametrize("other", [shipped_checkpoint("policy", "pi-spread3-flat"), MU3, Q3,
@@ -1821,7 +1825,7 @@ def test_an_index_of_runs_is_not_replaced_by_an_empty_one_when_every_summary_is_
 def test_seq2seq_examples_that_cannot_be_translated_or_scored_are_named_by_their_index(examples, message):
     """Integer pairs failed in the encoder with a TypeError; an empty target said only 'cannot encode an empty
     string', and a 500-character text was scored although translate refuses it."""
-    from attnmarl.explorers.seq2seq import alignment_explorer, pretrained_models
+    from attnmarl.notebook.explorers.seq2seq import alignment_explorer, pretrained_models
 
     models = pretrained_models()
     for call in (lambda: s2s.evaluate(models["attention"], examples), lambda: alignment_explorer(models, examples),
@@ -1832,7 +1836,7 @@ def test_seq2seq_examples_that_cannot_be_translated_or_scored_are_named_by_their
 
 def test_the_alignment_explorer_refuses_its_examples_before_any_frame_is_drawn():
     """A 10,000-character example made an explorer whose frame then failed when the slider reached it."""
-    from attnmarl.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
+    from attnmarl.notebook.explorers.seq2seq import alignment_explorer, alignment_frame, pretrained_models
 
     models = pretrained_models()
     with pytest.raises(ValueError, match=r"examples\[1\] = .*the text has 10,000 characters"):
@@ -1869,7 +1873,7 @@ def test_a_number_of_seq2seq_examples_that_is_not_a_count_is_refused_not_read_as
 def test_weights_that_are_not_a_distribution_are_refused_one_row_or_many(alpha):
     """check_distributions let every 1-D input through (its row sum is a scalar, which argwhere read as no row):
     the scoring explorer's entropy of [0.5, 0.6] was 0.65."""
-    from attnmarl.explorers.scoring import entropy
+    from attnmarl.notebook.explorers.scoring import entropy
 
     not_one = r"must be distributions over its last axis .*(it is not one|the first \(1,\))"
     with pytest.raises(ValueError, match=not_one):
@@ -1966,9 +1970,9 @@ def test_chapter_5s_sizes_and_numbers_are_named_before_numpy_or_torch_fail(call,
 def test_the_explorers_statistics_take_a_number_of_episodes_they_can_play(episodes, message):
     """relevance(episodes=10**6) played on for hours; episodes = 0 gave NaN statistics (entity_attention_statistics)
     or numpy's 'need at least one array to concatenate' (attention_concentration)."""
-    from attnmarl.explorers.policy import entity_attention_statistics
-    from attnmarl.explorers.scale import attention_concentration
-    from attnmarl.explorers.value import relevance
+    from attnmarl.notebook.explorers.policy import entity_attention_statistics
+    from attnmarl.notebook.explorers.scale import attention_concentration
+    from attnmarl.notebook.explorers.value import relevance
 
     agent, config = load_agent(SPREAD3)
     value_agent, value_config = load_agent(shipped_checkpoint("value", "spread3-attention"))

@@ -2,8 +2,9 @@
 messages that stay true, and the edges of the small helpers.
 
 One section per class of the issue; each tries several inputs of its class. The mechanisms live in
-:mod:`attnmarl.guards` (``check_cost``, ``check_stored``, ``check_shapes``, ``HeldInterrupt``, ``WRITTEN``,
-``check_indices``) and the modules that call them.
+:mod:`attnmarl.costs` (``check_cost``), :mod:`attnmarl.files.sealed` (``check_stored``, ``check_shapes``),
+:mod:`attnmarl.interrupt` (``HeldInterrupt``, ``WRITTEN``), :mod:`attnmarl.checks` (``check_indices``) and the
+modules that call them.
 """
 import hashlib
 import json
@@ -19,7 +20,7 @@ import pytest
 import torch
 
 import attnmarl
-from attnmarl import guards
+from attnmarl import interrupt
 from attnmarl import seq2seq as s2s
 from attnmarl.algos.maac import counterfactual_advantage
 from attnmarl.algos.mappo import MAPPOConfig, ValueNorm, log_prob, make_agent, normalize_advantages, train
@@ -33,14 +34,17 @@ from attnmarl.checkpoints import (
     shipped_checkpoint,
     shipped_runs,
 )
+from attnmarl.checks import SEED_MAX, check_seed, cli_seed, derived_seed
+from attnmarl.costs import ALLOW_COSTLY, check_cost
 from attnmarl.envs import evaluate, make_batched, make_reference, random_policy
 from attnmarl.envs.reference import obs_to_array, play, step_arrays
 from attnmarl.envs.scenarios import MPE2_MODULES, reference_kwargs, world_entities
-from attnmarl.guards import ALLOW_COSTLY, SEED_MAX, check_cost, check_seed, cli_seed, derived_seed, run_command
+from attnmarl.files import atomic, sealed
 from attnmarl.hard_attention import KeyValueReader, gradient_variance
+from attnmarl.interrupt import run_command
 from attnmarl.nets import AttentionCritic, ConcatCritic
 from attnmarl.nets.common import AgentHeads, AgentLinear, check_agent_layers
-from attnmarl.viz import Heatmap
+from attnmarl.notebook.viz import Heatmap
 
 TINY = MAPPOConfig("simple_spread", {"N": 3}, num_envs=8, rollout_steps=25, total_steps=200, d_x=8, heads=2, d_q=4,
                    d_out=4, critic_hidden=8, actor_hidden=8, entity_d=8, entity_ff=8)
@@ -326,9 +330,9 @@ def test_weights_that_do_not_fit_their_own_config_are_named_before_the_checksum(
     torch.randn(300, 50), torch.tensor([True, False, True]), torch.randn(4, 1, 30).expand(4, 3, 30).contiguous(),
 ])
 def test_hashing_in_bounded_pieces_gives_the_bytes_of_the_whole_tensor(monkeypatch, tensor):
-    monkeypatch.setattr(guards, "HASH_CHUNK_BYTES", 64)  # many pieces, rows split too
+    monkeypatch.setattr(sealed, "HASH_CHUNK_BYTES", 64)  # many pieces, rows split too
     pieces = hashlib.sha256()
-    for piece in guards._tensor_bytes(tensor):
+    for piece in sealed._tensor_bytes(tensor):
         assert piece.nbytes <= 64
         pieces.update(piece)
     whole = tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
@@ -338,8 +342,8 @@ def test_hashing_in_bounded_pieces_gives_the_bytes_of_the_whole_tensor(monkeypat
 def test_every_shipped_checkpoint_still_loads_and_holds_only_whole_tensors():
     for path in sorted(attnmarl.checkpoints.ASSETS.glob("*/*.pt")):
         data = torch.load(path, weights_only=True)
-        guards.check_stored(path, data, "checkpoint")
-        guards.check_seal(path, data, "checkpoint")
+        sealed.check_stored(path, data, "checkpoint")
+        sealed.check_seal(path, data, "checkpoint")
 
 
 # ---- 3. messages that stay true -------------------------------------------------------------------------------------
@@ -350,7 +354,7 @@ def write_set(folder: Path, label: bytes, n: int) -> dict[Path, object]:
 
 @pytest.mark.parametrize("n,after", [(2, 1), (3, 1), (3, 2), (4, 3), (4, 1)])
 def test_ctrl_c_between_two_renames_is_held_until_the_set_is_whole(tmp_path, monkeypatch, n, after):
-    guards.write_atomically(write_set(tmp_path, b"old", n))
+    atomic.write_atomically(write_set(tmp_path, b"old", n))
     real_replace, renames = os.replace, []
 
     def replace_then_interrupt(source, target):
@@ -359,19 +363,19 @@ def test_ctrl_c_between_two_renames_is_held_until_the_set_is_whole(tmp_path, mon
         if len(renames) == after:  # a real SIGINT to this process, between two renames
             os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(guards.os, "replace", replace_then_interrupt)
-    written = len(guards.WRITTEN)
+    monkeypatch.setattr(atomic.os, "replace", replace_then_interrupt)
+    written = len(interrupt.WRITTEN)
     with pytest.raises(KeyboardInterrupt):
-        guards.write_atomically(write_set(tmp_path, b"new", n))
+        atomic.write_atomically(write_set(tmp_path, b"new", n))
     assert len(renames) == n  # the interrupt came after the last rename, not between two
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"f{k}.bin" for k in range(n)]  # no temporary left
     assert all((tmp_path / f"f{k}.bin").read_bytes() == b"new" + bytes([k]) for k in range(n))
-    assert guards.WRITTEN[written:] == [tmp_path / f"f{k}.bin" for k in range(n)]
+    assert interrupt.WRITTEN[written:] == [tmp_path / f"f{k}.bin" for k in range(n)]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_ctrl_c_while_the_files_are_still_written_leaves_every_old_file(tmp_path):
-    guards.write_atomically(write_set(tmp_path, b"old", 3))
+    atomic.write_atomically(write_set(tmp_path, b"old", 3))
 
     def interrupted(handle):
         raise KeyboardInterrupt
@@ -379,7 +383,7 @@ def test_ctrl_c_while_the_files_are_still_written_leaves_every_old_file(tmp_path
     files = write_set(tmp_path, b"new", 3)
     files[tmp_path / "f2.bin"] = interrupted
     with pytest.raises(KeyboardInterrupt):
-        guards.write_atomically(files)
+        atomic.write_atomically(files)
     assert all((tmp_path / f"f{k}.bin").read_bytes() == b"old" + bytes([k]) for k in range(3))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f0.bin", "f1.bin", "f2.bin"]
 
@@ -387,7 +391,8 @@ def test_ctrl_c_while_the_files_are_still_written_leaves_every_old_file(tmp_path
 COMMAND = """
 import os, signal, sys
 from pathlib import Path
-from attnmarl import guards
+from attnmarl import interrupt
+from attnmarl.files import atomic, sealed
 folder, when = Path(sys.argv[1]), sys.argv[2]
 real_replace, count = os.replace, [0]
 def replace(source, target):
@@ -395,17 +400,17 @@ def replace(source, target):
     count[0] += 1
     if when == "between" and count[0] == 1:
         os.kill(os.getpid(), signal.SIGINT)
-guards.os.replace = replace
+atomic.os.replace = replace
 def main():
     if when == "before":
         os.kill(os.getpid(), signal.SIGINT)
-    guards.write_atomically({folder / name: (lambda handle, name=name: handle.write(name.encode()))
+    atomic.write_atomically({folder / name: (lambda handle, name=name: handle.write(name.encode()))
                              for name in ("a.pt", "b.csv", "c.json")})
     if when == "after":
         os.kill(os.getpid(), signal.SIGINT)
     print("done")
 if sys.argv[3] == "run_command":
-    guards.run_command("prog", main, "nothing was written")
+    interrupt.run_command("prog", main, "nothing was written")
 else:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     main()
@@ -439,7 +444,7 @@ def test_a_sigint_with_the_default_disposition_still_ends_the_process_after_the_
 def test_run_command_keeps_its_own_message_when_nothing_was_written(capsys, tmp_path):
     def main():
         raise KeyboardInterrupt
-    guards.write_atomically(write_set(tmp_path, b"earlier", 1))  # written before the command, not by it
+    atomic.write_atomically(write_set(tmp_path, b"earlier", 1))  # written before the command, not by it
     with pytest.raises(SystemExit):
         run_command("prog", main, "nothing was written")
     assert capsys.readouterr().err.strip() == "prog: interrupted; nothing was written"
@@ -462,7 +467,7 @@ def test_a_flat_actor_at_another_m_keeps_the_true_reason():
 
 
 def test_the_policy_probe_names_why_it_cannot_read_ranked_tokens_and_asks_for_nothing_it_does_not_take():
-    from attnmarl.explorers.policy import policy_episode_explorer, policy_probe_explorer
+    from attnmarl.notebook.explorers.policy import policy_episode_explorer, policy_probe_explorer
     agent, config = load_agent(shipped_checkpoint("scale", "scale-treasure4-entity"))
     with pytest.raises(ValueError) as error:
         policy_probe_explorer(agent, config)
@@ -554,9 +559,10 @@ def test_colour_limits_and_flags_that_mean_nothing_are_refused(kwargs, message):
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: __import__("attnmarl.explorers.scoring", fromlist=["x"]).score_alpha("dot", torch.ones(1, 2), True),
+    (lambda: __import__("attnmarl.notebook.explorers.scoring", fromlist=["x"]).score_alpha(
+        "dot", torch.ones(1, 2), True),
      "temperature tau must be a positive number; got True"),
-    (lambda: __import__("attnmarl.explorers.scoring", fromlist=["x"]).scoring_frame(qx=True),
+    (lambda: __import__("attnmarl.notebook.explorers.scoring", fromlist=["x"]).scoring_frame(qx=True),
      "query coordinates must be finite numbers"),
     (lambda: make_reference("simple_spread", render_mode="rgb"), "render_mode must be None or one of"),
     (lambda: make_reference("simple_tag", render_mode="ansi"), "render_mode must be None or one of"),
@@ -653,14 +659,14 @@ def test_a_head_that_stops_answering_is_noticed_within_seconds(tiny_index, tmp_p
 @pytest.mark.parametrize("full", ["spread3-concat-seed1", "spread3-concat", "report"])
 def test_a_full_disk_keeps_every_result_elsewhere_and_says_where(tiny_index, tmp_path, monkeypatch, capsys, full):
     import errno
-    real = guards.write_atomically
+    real = atomic.write_atomically
 
     def write(files):
         if any(full in str(path) for path in files):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(files)
 
-    monkeypatch.setattr(guards, "write_atomically", write)
+    monkeypatch.setattr(atomic, "write_atomically", write)
     out = tmp_path / "out"
     status = reproduce_with(monkeypatch, FakeRay(tiny_index), "--index", str(tiny_index), "--out", str(out))
     said = capsys.readouterr()
@@ -736,7 +742,7 @@ def scaled_copy(tmp_path, source, factor):
 
 
 def test_the_playground_exports_only_actors_it_runs_as_python_does(tmp_path, mean_actor):
-    from attnmarl import playground
+    from attnmarl.notebook import playground
     with pytest.raises(ValueError, match="mixes its tokens by 'mean'; playground.js runs attention"):
         playground.export_entity_actor(mean_actor)
     with pytest.raises(ValueError, match="its actor cannot act on simple_spread's observations .* the page would play "
@@ -747,7 +753,7 @@ def test_the_playground_exports_only_actors_it_runs_as_python_does(tmp_path, mea
 
 @pytest.mark.parametrize("seed", [2**52 + 1, 2**53 + 1, 2**63, SEED_MAX])
 def test_the_playground_takes_only_seeds_its_javascript_holds_exactly(seed):
-    from attnmarl import playground
+    from attnmarl.notebook import playground
     with pytest.raises(ValueError, match="seed must be at most 4,503,599,627,370,496"):
         playground.playground_spec(seed=seed)
     assert playground.playground_spec(seed=2**52)["seed"] == 2**52
@@ -755,8 +761,8 @@ def test_the_playground_takes_only_seeds_its_javascript_holds_exactly(seed):
 
 @pytest.fixture(scope="module")
 def probes():
-    from attnmarl.explorers.policy import make_policy_probe
-    from attnmarl.explorers.value import make_probe
+    from attnmarl.notebook.explorers.policy import make_policy_probe
+    from attnmarl.notebook.explorers.value import make_probe
     return (make_probe(*load_agent(shipped_checkpoint("value", "spread3-attention"))),
             make_policy_probe(*load_agent(ENTITY6)))
 
@@ -767,8 +773,8 @@ def probes():
                                        (1e30, r"x must be a finite number in \[-100, 100\]; got 1e\+30"),
                                        (-101.0, r"in \[-100, 100\]")])
 def test_a_probe_drag_that_is_not_a_position_in_reach_is_named(probes, x, message):
-    from attnmarl.explorers.policy import policy_probe_frame
-    from attnmarl.explorers.value import probe_frame
+    from attnmarl.notebook.explorers.policy import policy_probe_frame
+    from attnmarl.notebook.explorers.value import probe_frame
     value_probe, policy_probe = probes
     for frame in (lambda: probe_frame(value_probe, 0, x, 0.0), lambda: policy_probe_frame(policy_probe, 6, x, 0.0)):
         with pytest.raises(ValueError, match=message):
@@ -777,8 +783,8 @@ def test_a_probe_drag_that_is_not_a_position_in_reach_is_named(probes, x, messag
 
 @pytest.mark.parametrize("x", [5.0, -50.0, 100.0])
 def test_an_entity_dragged_far_stays_in_the_drawing(probes, x):
-    from attnmarl.explorers.policy import policy_probe_frame
-    from attnmarl.explorers.value import probe_frame
+    from attnmarl.notebook.explorers.policy import policy_probe_frame
+    from attnmarl.notebook.explorers.value import probe_frame
     value_probe, policy_probe = probes
     for frame, moved in ((probe_frame(value_probe, 1, x, 0.5), 1), (policy_probe_frame(policy_probe, 7, 0.5, x), 7)):
         arena = frame.panels[0]
@@ -787,7 +793,7 @@ def test_an_entity_dragged_far_stays_in_the_drawing(probes, x):
 
 @pytest.mark.parametrize("qx", [10.0, -500.0, 900.0])
 def test_the_score_explorer_draws_a_far_query_inside_its_square_or_refuses_it(qx):
-    from attnmarl.explorers.scoring import scoring_frame
+    from attnmarl.notebook.explorers.scoring import scoring_frame
     points = scoring_frame("cosine", qx, 0.0).panels[0]
     assert np.abs(points.xy).max() <= points.lim
     with pytest.raises(ValueError, match="the query must lie within the drawing"):
@@ -800,7 +806,7 @@ def test_the_score_explorer_draws_a_far_query_inside_its_square_or_refuses_it(qx
     (None, 1e30, r"a must hold mpe2's continuous actions, every entry in \[0, 1\]"),
 ])
 def test_the_q_probe_names_forces_and_actions_outside_mpe2s_ranges(grid, a, message):
-    from attnmarl.explorers.qnet import FORCE_GRID, force_response
+    from attnmarl.notebook.explorers.qnet import FORCE_GRID, force_response
     agent, _ = load_agent(shipped_checkpoint("qnet", "q-spread3-attention"))
     o = make_batched("simple_spread", 1, N=3, continuous_actions=True).reset()[0]
     actions = np.full((3, 5), 0.2 if a is None else a, dtype=np.float32)
@@ -844,7 +850,7 @@ from types import SimpleNamespace  # noqa: E402
 
 from attnmarl.algos.mappo import load_actor_from  # noqa: E402
 from attnmarl.checkpoints import agent_policy  # noqa: E402
-from attnmarl.guards import check_device, module_device  # noqa: E402
+from attnmarl.devices import check_device, module_device  # noqa: E402
 from attnmarl.train import run as train_run  # noqa: E402
 
 SPREAD3 = shipped_checkpoint("policy", "pi-spread3-entity")

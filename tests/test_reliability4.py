@@ -13,8 +13,8 @@ from attnmarl.algos.mappo import gae
 from attnmarl.attention import MultiHeadSelfAttention, SelfAttention, dot_score, general_score, scaled_dot_score
 from attnmarl.envs import mixed_teams
 from attnmarl.envs.sight import apply_sight, visibility, visible_fraction
-from attnmarl.explorers.mix import calibration, credit_episode, credit_explorer
 from attnmarl.nets.messages import TargetedMessages
+from attnmarl.notebook.explorers.mix import calibration, credit_episode, credit_explorer
 from attnmarl.train import CONFIGS
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -19,7 +19,7 @@ import torch
 from ipywidgets7 import run_with_ipywidgets7
 
 from attnmarl.attention import additive_score, cosine_score, dot_score, general_score, masked_softmax, scaled_dot_score
-from attnmarl.explorers.scoring import (
+from attnmarl.notebook.explorers.scoring import (
     D_A,
     KEYS,
     SCORES,
@@ -31,7 +31,7 @@ from attnmarl.explorers.scoring import (
     scoring_explorer,
     scoring_frame,
 )
-from attnmarl.viz import Heatmap, Points
+from attnmarl.notebook.viz import Heatmap, Points
 
 QUERIES = [(1.0, 0.5), (-2.5, 2.0), (0.25, -1.75), (0.0, 0.0)]
 
@@ -148,7 +148,7 @@ def test_live_face_redraws_with_the_real_alpha():
 
 
 def test_static_face_embeds_every_frame_and_stays_small():
-    from attnmarl.viz import SHOWN_DIGITS
+    from attnmarl.notebook.viz import SHOWN_DIGITS
 
     explorer = scoring_explorer()
     controls = explorer.controls
@@ -168,7 +168,7 @@ def test_static_face_embeds_every_frame_and_stays_small():
 
 
 LIVE_CHECK = """
-from attnmarl.explorers.scoring import scoring_explorer
+from attnmarl.notebook.explorers.scoring import scoring_explorer
 explorer = scoring_explorer()
 explorer.live()
 before = explorer.markup

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from attnmarl import seq2seq as s2s
-from attnmarl.guards import seal
+from attnmarl.files.sealed import seal
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

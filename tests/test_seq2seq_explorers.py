@@ -17,7 +17,7 @@ import torch
 from ipywidgets7 import run_with_ipywidgets7
 
 from attnmarl import seq2seq as s2s
-from attnmarl.explorers.seq2seq import (
+from attnmarl.notebook.explorers.seq2seq import (
     MODEL_NAMES,
     SPACE,
     alignment_explorer,
@@ -27,8 +27,8 @@ from attnmarl.explorers.seq2seq import (
     pretrained_models,
     showcase_examples,
 )
-from attnmarl.viz import Heatmap, Text
-from attnmarl.widgets import Slider
+from attnmarl.notebook.viz import Heatmap, Text
+from attnmarl.notebook.widgets import Slider
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -153,7 +153,7 @@ def test_explorer_controls_and_live_frames(models):
 
 
 def test_static_face_embeds_every_example_for_both_models(models):
-    from attnmarl.viz import SHOWN_DIGITS
+    from attnmarl.notebook.viz import SHOWN_DIGITS
 
     examples = showcase_examples()
     explorer = alignment_explorer(models, examples)
@@ -193,7 +193,7 @@ def test_date_box_translates_typed_text_and_reports_bad_input(models):
 
 
 LIVE_CHECK_7 = """
-from attnmarl.explorers.seq2seq import alignment_explorer, date_box
+from attnmarl.notebook.explorers.seq2seq import alignment_explorer, date_box
 explorer = alignment_explorer()
 explorer.live()
 before = explorer.markup

@@ -29,9 +29,9 @@ from attnmarl.envs.sight import (
     visibility,
     visible_fraction,
 )
-from attnmarl.explorers.comm import sight_cost, sighted_agent
 from attnmarl.nets import EntityActor
 from attnmarl.nets.sighted import SightedActor, SightedEntityActor
+from attnmarl.notebook.explorers.comm import sight_cost, sighted_agent
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -1,4 +1,5 @@
-"""The synthesis of Part II (attnmarl.synthesis): every comparison the book ships runs for, each read on the random →
+"""The synthesis of Part II (attnmarl.notebook.explorers.synthesis): every comparison the book ships runs for, each
+read on the random →
 greedy range of its scenario and m, with the interval attnmarl.stats computes and a verdict that follows it."""
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import functools
 import numpy as np
 import pytest
 
-from attnmarl.explorers.scale import scale_runs, treasure_baselines, zero_shot_results
+from attnmarl.notebook.explorers.scale import scale_runs, treasure_baselines, zero_shot_results
+from attnmarl.notebook.explorers.synthesis import DESIGNS, Effect, effects, verdict
 from attnmarl.stats import Interval, welch_difference
-from attnmarl.synthesis import DESIGNS, Effect, effects, verdict
 
 
 @functools.cache
@@ -71,16 +72,16 @@ def test_the_reproducing_page_prints_the_seed_plan_of_the_shipped_runs():
     """The plan of ten-seed runs in the reproducing appendix is the one the shipped runs leave to do."""
     from pathlib import Path
 
-    from attnmarl.synthesis import seed_plan_markdown
+    from attnmarl.notebook.explorers.synthesis import seed_plan_markdown
 
     text = (Path(__file__).resolve().parents[1] / "book" / "reproducing.md").read_text()
-    start = text.index("<!-- seed-plan: made by attnmarl.synthesis.seed_plan_markdown() -->\n")
+    start = text.index("<!-- seed-plan: made by attnmarl.notebook.explorers.synthesis.seed_plan_markdown() -->\n")
     table = text[start:text.index("\n<!-- end seed-plan -->")].split("\n", 1)[1]
     assert table == seed_plan_markdown()
 
 
 def test_the_seed_plan_trains_the_missing_seeds_of_each_config_up_to_ten():
-    from attnmarl.synthesis import seed_plan
+    from attnmarl.notebook.explorers.synthesis import seed_plan
 
     plan = seed_plan()
     assert plan[0]["config"] == "pi-spread3-attention" and plan[0]["folder"] == "policy"
@@ -95,7 +96,7 @@ def test_the_seed_plan_trains_the_missing_seeds_of_each_config_up_to_ten():
                                                   ("simple_spread", 100, "no baselines of simple_spread at m = 100")])
 def test_a_score_without_a_range_is_refused_not_read_on_another_scenarios(scenario, m, message):
     """range_shares once read any scenario but simple_spread on collect_treasure's range."""
-    from attnmarl.synthesis import range_shares
+    from attnmarl.notebook.explorers.synthesis import range_shares
 
     with pytest.raises(ValueError, match=message):
         range_shares([{"final_return": -20.0}], m, scenario)

@@ -5,7 +5,7 @@ message round, of ``src/attnmarl/nets/messages.py``).
 A box is a MyST admonition titled ``Algorithm C.K: ...`` with the class ``algorithm``; its steps are a
 numbered list, and under step n an ``algocode`` block names what to show: first the marker comment
 ``# Algorithm C.K, step n`` of the module, then any function the step calls. The book build reads those
-lines from the package (:mod:`attnmarl.codelines`), so they cannot drift; the tests here check that every
+lines from the package (:mod:`attnmarl.site.codelines`), so they cannot drift; the tests here check that every
 step has its block, that each block resolves, and that the lines shown are lines a training run executes.
 """
 
@@ -26,7 +26,7 @@ from attnmarl.algos.maac import MAACConfig
 from attnmarl.algos.maddpg import MADDPGConfig
 from attnmarl.algos.mappo import MAPPOConfig
 from attnmarl.algos.qmix import QMIXConfig
-from attnmarl.codelines import locate, module_path
+from attnmarl.site.codelines import locate, module_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -192,7 +192,7 @@ def test_the_code_shown_under_a_box_is_code_that_runs(module):
 
 
 def test_a_step_shows_its_marked_statements_and_stops_at_the_next_step():
-    """The rules of :func:`attnmarl.codelines.locate` on a made-up module: a marked loop is shown down to the
+    """The rules of :func:`attnmarl.site.codelines.locate` on a made-up module: a marked loop is shown down to the
     next marker inside it, a comment marker takes the statements under it, a blank line ends a step."""
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "made_up_algo.py").write_text(textwrap.dedent("""\

@@ -124,7 +124,7 @@ def test_the_continuous_baselines_cli_scores_teams_that_act_with_forces(tmp_path
 def test_the_shipped_continuous_range_is_wide_and_not_the_discrete_one():
     """Forces are harder to steer than five moves: continuous random and greedy teams both score differently from
     the discrete ones, and greedy beats random by far (the range chapter 10 and the synthesis read μ and Q on)."""
-    from attnmarl.explorers.scale import continuous_baselines, zero_shot_results
+    from attnmarl.notebook.explorers.scale import continuous_baselines, zero_shot_results
 
     table, discrete = continuous_baselines(), zero_shot_results()
     assert sorted(table["baselines"]) == [3, 6] and table["episodes"] == 200 and table["continuous_actions"]
@@ -134,10 +134,10 @@ def test_the_shipped_continuous_range_is_wide_and_not_the_discrete_one():
         assert greedy_mean != discrete["baselines"][m]["greedy"][0]
 
 
-# ---- the chapter's measurements (attnmarl.explorers.scale) ---------------------------------------------
+# ---- the chapter's measurements (attnmarl.notebook.explorers.scale) ---------------------------------------------
 
 def test_only_the_entity_actor_keeps_its_size_at_every_m():
-    from attnmarl.explorers.scale import parameter_counts
+    from attnmarl.notebook.explorers.scale import parameter_counts
 
     counts = parameter_counts([2, 3, 6, 12])
     assert counts["entity actor"] == [9093] * 4
@@ -149,7 +149,7 @@ def test_only_the_entity_actor_keeps_its_size_at_every_m():
 
 def test_attention_concentration_is_between_one_entity_and_all_of_them(one_thread):
     from attnmarl.checkpoints import load_agent_at
-    from attnmarl.explorers.scale import attention_concentration
+    from attnmarl.notebook.explorers.scale import attention_concentration
 
     agent, config = load_agent_at(ENTITY6, N=4)
     c = attention_concentration(agent, config, episodes=1)
@@ -169,7 +169,7 @@ def test_padded_and_masked_tokens_let_one_batch_mix_team_sizes(one_thread):
     computed alone, and the empty slots must get exactly zero weight."""
     from attnmarl.checkpoints import load_agent_at
     from attnmarl.envs import make_batched
-    from attnmarl.explorers.scale import pad_spread_tokens
+    from attnmarl.notebook.explorers.scale import pad_spread_tokens
 
     net = load_agent_at(ENTITY6)[0].actor
     tokens6 = net.tokens(torch.from_numpy(make_batched("simple_spread", 4, seed=0, N=6).reset()))[0]
@@ -197,7 +197,7 @@ def test_padded_and_masked_tokens_let_one_batch_mix_team_sizes(one_thread):
 def test_every_scaling_point_has_its_seeds_and_the_same_budget_in_agent_decisions():
     """Three seeds per point, ten (seeds_at) where chapters 8 and 10 compare the designs most closely."""
     from attnmarl.checkpoints import shipped_runs
-    from attnmarl.explorers.scale import SCALE_CONFIGS, scale_curve, scale_runs, seeds_at
+    from attnmarl.notebook.explorers.scale import SCALE_CONFIGS, scale_curve, scale_runs, seeds_at
 
     assert seeds_at("simple_spread", 6, "entity") == seeds_at("simple_spread", 6, "mean") == 10
     assert seeds_at("simple_spread", 12, "entity") == seeds_at("simple_spread", 12, "flat") == 10
@@ -222,7 +222,7 @@ def test_every_scaling_point_has_its_seeds_and_the_same_budget_in_agent_decision
 
 
 def test_maacs_critic_comparison_differs_only_in_the_critic():
-    from attnmarl.explorers.scale import CRITIC_CONFIGS, CRITIC_MS, critic_runs
+    from attnmarl.notebook.explorers.scale import CRITIC_CONFIGS, CRITIC_MS, critic_runs
 
     assert CRITIC_MS == (4, 12)
     for m in CRITIC_MS:
@@ -240,7 +240,7 @@ def test_maacs_critic_comparison_differs_only_in_the_critic():
 
 def test_the_curriculum_chains_its_stages_and_spends_the_budget_of_one_point():
     from attnmarl.checkpoints import shipped_runs
-    from attnmarl.explorers.scale import CURRICULUM, curriculum_curve
+    from attnmarl.notebook.explorers.scale import CURRICULUM, curriculum_curve
 
     runs = [r for r in shipped_runs("scale") if r["name"] in CURRICULUM.values()]
     previous = None
@@ -258,7 +258,7 @@ def test_the_curriculum_chains_its_stages_and_spends_the_budget_of_one_point():
 
 
 def test_the_zero_shot_tables_cover_m_from_2_to_16_with_baselines_and_three_seeds():
-    from attnmarl.explorers.scale import zero_shot_results
+    from attnmarl.notebook.explorers.scale import zero_shot_results
 
     for filename, trained_m, ms in (("zero-shot.json", 6, list(range(2, 17))),
                                     ("zero-shot-curriculum.json", 12, [2, 3, 6, 9, 12, 16])):
@@ -272,7 +272,7 @@ def test_the_zero_shot_tables_cover_m_from_2_to_16_with_baselines_and_three_seed
 
 
 def test_the_treasure_baselines_cover_maacs_team_sizes_and_the_script_beats_random():
-    from attnmarl.explorers.scale import TREASURE_MS, treasure_baselines
+    from attnmarl.notebook.explorers.scale import TREASURE_MS, treasure_baselines
 
     table = treasure_baselines()
     assert sorted(table["baselines"]) == list(TREASURE_MS) and table["episodes"] == 200
@@ -285,9 +285,9 @@ def test_the_treasure_explorer_puts_alpha_on_the_entities_behind_ranked_tokens(o
     import numpy as np
 
     from attnmarl.checkpoints import load_agent
-    from attnmarl.explorers.policy import policy_alpha, policy_episode_explorer, ranked_entities
-    from attnmarl.explorers.scale import scale_checkpoint
-    from attnmarl.explorers.value import trained_episode
+    from attnmarl.notebook.explorers.policy import policy_alpha, policy_episode_explorer, ranked_entities
+    from attnmarl.notebook.explorers.scale import scale_checkpoint
+    from attnmarl.notebook.explorers.value import trained_episode
 
     agent, config = load_agent(scale_checkpoint("scale-treasure12-entity"))
     episode = trained_episode(agent, config, seed=0)
@@ -309,8 +309,8 @@ def test_the_treasure_explorer_puts_alpha_on_the_entities_behind_ranked_tokens(o
 
 def test_the_large_m_explorer_shows_24_entities_and_redraws(one_thread):
     from attnmarl.checkpoints import load_agent
-    from attnmarl.explorers.policy import policy_episode_explorer
-    from attnmarl.explorers.scale import scale_checkpoint
+    from attnmarl.notebook.explorers.policy import policy_episode_explorer
+    from attnmarl.notebook.explorers.scale import scale_checkpoint
 
     agent, config = load_agent(scale_checkpoint("scale-spread12-entity"))
     player = policy_episode_explorer(agent, config, seed=0)
@@ -329,8 +329,8 @@ def test_without_ring_heads_the_large_m_explorer_rings_the_mean_and_its_static_f
     full explorer's "mean" does, the heatmap still shows each head; the static face carries the 26 x 12 frames
     in under 120 kB (a third of the frames, colours to what the page shows)."""
     from attnmarl.checkpoints import load_agent
-    from attnmarl.explorers.policy import policy_episode_explorer
-    from attnmarl.explorers.scale import scale_checkpoint
+    from attnmarl.notebook.explorers.policy import policy_episode_explorer
+    from attnmarl.notebook.explorers.scale import scale_checkpoint
 
     agent, config = load_agent(scale_checkpoint("scale-spread12-entity"))
     full = policy_episode_explorer(agent, config, seed=0)

@@ -5,7 +5,8 @@ import torch
 
 from attnmarl.analysis import sensitivity_matrix, value_sensitivity
 from attnmarl.checkpoints import load_agent
-from attnmarl.explorers.value import (
+from attnmarl.nets import AttentionCritic, ConcatCritic
+from attnmarl.notebook.explorers.value import (
     alpha_episode_explorer,
     alpha_statistics,
     binned_mean,
@@ -19,7 +20,6 @@ from attnmarl.explorers.value import (
     value_curve,
     value_runs,
 )
-from attnmarl.nets import AttentionCritic, ConcatCritic
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""attnmarl.webp: the built book's figures as lossless WebP, the same pixels and resolution."""
+"""attnmarl.site.webp: the built book's figures as lossless WebP, the same pixels and resolution."""
 from __future__ import annotations
 
 import io
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attnmarl.viz import FIGURE_DPI, PIXEL_DENSITY, figure_png
-from attnmarl.webp import figures_to_webp, webp_bytes, webp_dpi
+from attnmarl.notebook.viz import FIGURE_DPI, PIXEL_DENSITY, figure_png
+from attnmarl.site.webp import figures_to_webp, webp_bytes, webp_dpi
 
 
 def book_figure() -> bytes:

@@ -7,11 +7,11 @@ import pytest
 from browser import offline_page
 from ipywidgets7 import run_with_ipywidgets7
 
-from attnmarl import sphinxext
-from attnmarl.explorers.self_attention import alpha_explorer, alpha_frame, heads_explorer, heads_frame
-from attnmarl.svg import render_panels
-from attnmarl.viz import Arena, Frame, Heatmap, Picture, Points, Text, draw_frame, frame_spec
-from attnmarl.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
+from attnmarl.notebook.explorers.self_attention import alpha_explorer, alpha_frame, heads_explorer, heads_frame
+from attnmarl.notebook.svg import render_panels
+from attnmarl.notebook.viz import Arena, Frame, Heatmap, Picture, Points, Text, draw_frame, frame_spec
+from attnmarl.notebook.widgets import Dropdown, Explorer, Slider, Toggle, static_mode
+from attnmarl.site import sphinxext
 
 ARENA = Frame([Arena(np.array([[0.2, -0.3], [-1.1, 0.75], [0.5, 0.5]]), [0.15, 0.05, 0.15],
                      ["#4c72b0", "#999999", "#dd8452"], ["a1", "L", "a<2>"], emphasis=[0.0, 0.125, 0.875],
@@ -78,7 +78,7 @@ def test_the_frame_shows_the_real_model():
     import torch
 
     from attnmarl.attention import SelfAttention
-    from attnmarl.explorers.self_attention import example_inputs, random_layer
+    from attnmarl.notebook.explorers.self_attention import example_inputs, random_layer
 
     frame = alpha_frame(m=5, d_q=4, scale=True, seed=3, x1_0=-1.5, x1_1=2.0)
     layer = random_layer(3, 2, 4, 2, scale=True)
@@ -91,7 +91,7 @@ def test_the_frame_shows_the_real_model():
 
 
 LIVE_CHECK = """
-from attnmarl.explorers.self_attention import alpha_explorer, heads_explorer
+from attnmarl.notebook.explorers.self_attention import alpha_explorer, heads_explorer
 explorer = alpha_explorer()
 box = explorer.live()
 before = explorer.markup
@@ -207,7 +207,7 @@ def test_static_explorer_steps_change_the_drawing(static_page):
 
 
 def test_static_and_live_draw_the_same_markup(static_page):
-    """explorer.js and attnmarl/svg.py are twins: for the same frame they produce the same SVG."""
+    """explorer.js and attnmarl/notebook/svg.py are twins: for the same frame they produce the same SVG."""
     page = static_page
     frames = [
         frame_spec(alpha_frame()),
@@ -296,7 +296,7 @@ def test_the_book_style_sets_every_text_size_to_at_least_the_minimum() -> None:
     import matplotlib.pyplot as plt
     from matplotlib.font_manager import FontProperties
 
-    from attnmarl import viz
+    from attnmarl.notebook import viz
 
     assert viz.MIN_FONT_PT * viz.FIGURE_DPI / 72 >= 9 / 0.81  # 9 px even if a figure is shrunk to 0.81
     assert viz.MAX_FIGURE_WIDTH * viz.FIGURE_DPI <= 752  # the text column at 1280 px
@@ -314,7 +314,7 @@ def test_draw_frame_writes_no_text_smaller_than_the_minimum() -> None:
     matplotlib.use("Agg")
     from matplotlib.text import Text as MplText
 
-    from attnmarl.viz import MIN_FONT_PT
+    from attnmarl.notebook.viz import MIN_FONT_PT
 
     frame = Frame([Heatmap(np.eye(3), list("abc"), list("xyz"), title="α"), ARENA.panels[0],
                    Points(np.zeros((2, 2)), ["p", "q"]), Text("a")], caption="caption")
@@ -324,7 +324,14 @@ def test_draw_frame_writes_no_text_smaller_than_the_minimum() -> None:
 
 
 def test_one_colour_per_design_none_shared_with_other_kinds_of_curve() -> None:
-    from attnmarl.viz import BASELINE_BARS, BASELINE_STYLES, DESIGN_COLOURS, RUN_COLOURS, design_colour, run_colour
+    from attnmarl.notebook.viz import (
+        BASELINE_BARS,
+        BASELINE_STYLES,
+        DESIGN_COLOURS,
+        RUN_COLOURS,
+        design_colour,
+        run_colour,
+    )
 
     colours = list(DESIGN_COLOURS.values()) + list(RUN_COLOURS.values())
     assert len(set(colours)) == len(colours)
@@ -343,7 +350,7 @@ def test_learning_curves_are_drawn_in_the_palette_only() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnmarl.viz import DESIGN_COLOURS, baseline_line, plot_seed_band
+    from attnmarl.notebook.viz import DESIGN_COLOURS, baseline_line, plot_seed_band
 
     curve = {"env_steps": np.arange(4.0) * 1e5, "eval_return": np.arange(4.0),
              "eval_episodes": np.array([20, 20, 20, 200])}
@@ -362,7 +369,7 @@ def test_keep_in_view_cuts_an_early_dip_and_says_so() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnmarl.viz import keep_in_view
+    from attnmarl.notebook.viz import keep_in_view
 
     fig, ax = plt.subplots()
     ax.plot([0, 1, 2, 3], [-30, -80, -31, -29])  # random -33, greedy -10: the dip to -80 is one point
@@ -386,7 +393,7 @@ def test_figures_are_drawn_at_twice_the_pixels_of_the_size_they_are_shown_at() -
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    from attnmarl.viz import FIGURE_DPI, PIXEL_DENSITY, figure_png
+    from attnmarl.notebook.viz import FIGURE_DPI, PIXEL_DENSITY, figure_png
 
     figure, ax = plt.subplots(figsize=(4, 2))
     ax.plot([0, 1, 4], label="a curve")
@@ -407,7 +414,7 @@ def test_the_static_face_rounds_colours_and_opacities_to_what_the_page_shows():
     """frame_spec(..., shown=True): heatmap values to SHOWN_DIGITS decimals for a colour range 1 wide (one more
     per tenth narrower), ring opacities to SHOWN_DIGITS; positions and radii keep their digits. The rounding moves
     a colour by less than 3 of the map's 256 levels."""
-    from attnmarl.viz import SHOWN_DIGITS
+    from attnmarl.notebook.viz import SHOWN_DIGITS
 
     wide = Heatmap(np.array([[0.123456, 0.876543]]), ["r"], ["a", "b"], vmin=0.0, vmax=1.0)
     narrow = Heatmap(np.array([[0.0123456, 0.0876543]]), ["r"], ["a", "b"], vmin=0.0, vmax=0.1)

@@ -1,13 +1,14 @@
 """attnmarl: attention for multi-agent reinforcement learning, the package behind the book.
 
-One module per idea:
+Three layers, one folder each:
 
-- :mod:`attnmarl.attention` -- score functions, masked softmax, single- and multi-head self-attention
-- :mod:`attnmarl.vision`, :mod:`attnmarl.relational` -- soft spatial attention in a CNN, and a relational agent
-  that attends over entities (chapter 5)
-- :mod:`attnmarl.widgets` -- two-faced explorers (live ipywidgets / static, kernel-free HTML)
-- :mod:`attnmarl.viz` -- heatmaps and other figures shared by the chapters
-- :mod:`attnmarl.diagrams` -- the source's figures (17.1-17.8) as block-and-arrow SVG diagrams
+- the library the chapters teach, at the root: :mod:`attnmarl.attention` (score functions, masked softmax,
+  single- and multi-head self-attention), :mod:`attnmarl.envs`, :mod:`attnmarl.nets`, :mod:`attnmarl.algos`,
+  :mod:`attnmarl.train`, :mod:`attnmarl.checkpoints`, :mod:`attnmarl.stats`, and the checks every module
+  shares (:mod:`attnmarl.checks`, :mod:`attnmarl.costs`, :mod:`attnmarl.devices`, :mod:`attnmarl.interrupt`,
+  :mod:`attnmarl.files`);
+- :mod:`attnmarl.notebook` -- the glue that shows it in a chapter: figures, two-faced widgets, the explorers;
+- :mod:`attnmarl.site` -- the tools that only build the HTML book.
 """
 import os
 import signal
@@ -18,7 +19,7 @@ __version__ = "0.1.0"
 
 def _interrupted_while_starting(signum: int, frame: object) -> None:
     """Ctrl-C while a command line (``python -m attnmarl.X``) still imports torch and the rest: one line
-    and status 130, not a traceback from inside an import. :func:`attnmarl.guards.run_command` hands
+    and status 130, not a traceback from inside an import. :func:`attnmarl.interrupt.run_command` hands
     SIGINT back to Python (``KeyboardInterrupt``) once the command starts."""
     sys.stderr.write("\nattnmarl: interrupted while starting; nothing was written\n")
     os._exit(130)

@@ -27,17 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .guards import (
-    check_bool,
-    check_finite,
-    check_int,
-    check_like,
-    check_numbers,
-    check_real,
-    check_sizes,
-    has_values,
-    is_int,
-)
+from .checks import check_bool, check_finite, check_int, check_like, check_real, check_sizes, has_values, is_int
+from .costs import check_numbers
 
 __all__ = [
     "dot_score",
@@ -295,7 +286,8 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
 
 def _check_weights(d_in: int, d_q: int, d_out: int, heads: int = 1, d_proj: int | None = None) -> None:
     """The sizes of a self-attention layer: positive integers, and no weight tensor beyond
-    :data:`attnmarl.guards.MAX_NUMBERS` entries (``SelfAttention(100000, 100000, 5)`` would ask for 40 GB)."""
+    the memory budget (:func:`attnmarl.costs.check_numbers`) (``SelfAttention(100000, 100000, 5)`` would ask for 40
+    GB)."""
     check_sizes(d_proj=d_proj)
     check_numbers("W_q and W_k", ("heads", heads), ("d_q", d_q), ("d_in", d_in))
     check_numbers("W_v", ("heads", heads), ("d_out", d_out), ("d_in", d_in))

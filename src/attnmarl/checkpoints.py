@@ -1,7 +1,7 @@
 """Checkpoints of trained MAPPO, MADDPG and MAAC agents, and the policies they become.
 
 A checkpoint is one ``.pt`` file holding plain data only, so it loads with
-``torch.load(weights_only=True)`` (:mod:`attnmarl.checkpoint_file`)::
+``torch.load(weights_only=True)`` (:mod:`attnmarl.files.checkpoint`)::
 
     {"format": "attnmarl.mappo/1", "config": {...MAPPOConfig as a dict...},
      "state_dict": {...actor, critic and value normalisation...}, "metadata": {...},
@@ -38,7 +38,11 @@ from .algos.maac import MAACAgent, MAACConfig
 from .algos.maddpg import MADDPGAgent, MADDPGConfig
 from .algos.mappo import ACTOR_ARCHITECTURE, MAPPOAgent, MAPPOConfig, copy_actor, load_actor_from
 from .algos.qmix import QMIXAgent, QMIXConfig
-from .checkpoint_file import (
+from .checks import WeightsOverflowError, check_bool, check_seed
+from .devices import check_device, check_values, module_device
+from .envs import Policy, make_reference, policy_from_arrays
+from .files.atomic import write_atomically
+from .files.checkpoint import (
     ASSETS,
     FORMAT,
     MAAC_FORMAT,
@@ -49,17 +53,7 @@ from .checkpoint_file import (
     seal_checkpoint,
     sealed_checkpoint,
 )
-from .envs import Policy, make_reference, policy_from_arrays
-from .guards import (
-    WeightsOverflowError,
-    check_bool,
-    check_device,
-    check_run_file,
-    check_seed,
-    check_values,
-    module_device,
-    write_atomically,
-)
+from .files.sealed import check_run_file
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE", "QMIX_ARCHITECTURE",
            "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
@@ -152,7 +146,7 @@ def load_checkpoint(path: str | Path) -> tuple[Config, dict[str, torch.Tensor], 
     """Read a checkpoint (``weights_only=True``): its config, state dict and metadata.
 
     ``ValueError`` says what is wrong with anything else: a file this book does not trust or cannot read
-    (:func:`attnmarl.guards.load_trusted`), another format, a missing part, contents that no longer match
+    (:func:`attnmarl.files.sealed.load_trusted`), another format, a missing part, contents that no longer match
     their checksum, a config this version refuses, NaN or infinite weights.
     """
     config, state, metadata, _ = _read(path, fork_rng=True)
@@ -178,7 +172,7 @@ def _read(path: str | Path, fork_rng: bool) -> tuple[Config, dict[str, torch.Ten
 
 def load_run(path: str | Path, run: str, seed: int) -> Config:
     """The config of ``path``, the checkpoint that ``--run run --seeds seed`` names (``NAME-seedS.pt``, with
-    NAME the last part of ``run``), if it exists (:func:`attnmarl.guards.check_run_file`) and holds that run.
+    NAME the last part of ``run``), if it exists (:func:`attnmarl.files.sealed.check_run_file`) and holds that run.
     A checkpoint renamed or copied from another seed or run would be scored under a name that is not its
     own; its config and metadata say which run it is, and ``ValueError`` names both."""
     config, _, metadata = load_checkpoint(check_run_file(path, run, seed))
@@ -230,9 +224,9 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     ``deterministic`` (default: ``config.eval_deterministic``) takes the most probable action, or the
     mean mu of a continuous policy; otherwise actions are sampled with a generator seeded by ``seed``
     (continuous samples clipped to [0, 1]). ``source``, the checkpoint the agent was loaded from, is named
-    in the error if its weights are so large that they overflow (:class:`attnmarl.guards.WeightsOverflowError`).
+    in the error if its weights are so large that they overflow (:class:`attnmarl.checks.WeightsOverflowError`).
     The agent acts where its weights are (each observation goes there, each action comes back); ``ValueError``
-    (:func:`attnmarl.guards.module_device`) for an agent spread over several devices or on ``meta``, where it has no
+    (:func:`attnmarl.devices.module_device`) for an agent spread over several devices or on ``meta``, where it has no
     values to act with.
     """
     greedy = config.eval_deterministic if deterministic is None else check_bool("deterministic", deterministic)

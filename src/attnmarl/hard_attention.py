@@ -34,7 +34,8 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from attnmarl import QUICK
-from attnmarl.guards import check_bool, check_int, check_numbers, check_real, check_seed, derived_seed, is_int
+from attnmarl.checks import check_bool, check_int, check_real, check_seed, derived_seed, is_int
+from attnmarl.costs import check_numbers
 
 __all__ = [
     "KeyValueBatch", "sample_batch", "KeyValueReader", "soft_loss", "reinforce_surrogate", "hard_loss",

@@ -24,8 +24,10 @@ import torch
 from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, agent_policy, load_agent_at, load_run
+from .checks import check_episodes, cli_episodes, cli_int
 from .envs import evaluate
-from .guards import check_episodes, check_writable_file, cli_episodes, cli_int, run_command, save_result
+from .files.atomic import check_writable_file, save_result
+from .interrupt import run_command
 from .nets import EntityActor
 from .nets.policies import INTERVENTIONS
 

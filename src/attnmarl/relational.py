@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import MultiHeadSelfAttention
-from attnmarl.guards import check_bool, check_episodes, check_finite, check_int, check_seed
+from attnmarl.checks import check_bool, check_episodes, check_finite, check_int, check_seed
 
 __all__ = ["COLOURS", "K", "HORIZON", "STEP", "REACH", "MOVES", "FetchState", "reset", "tokens", "step",
            "RelationalAgent", "rollout", "evaluate", "train", "TRAIN_UPDATES"]

@@ -24,12 +24,12 @@ where the cluster uses Ray's token authentication). Every node needs ``attnmarl`
 Ray is an optional extra: ``pip install "attnmarl[cluster]"``.
 
 What it writes to ``--out``: each reproduced run's checkpoint, curve and summary in ``OUT/<chapter>/``, as
-the training command writes them (the summary last, :func:`attnmarl.guards.write_atomically`), and
+the training command writes them (the summary last, :func:`attnmarl.files.atomic.write_atomically`), and
 ``report.json`` and ``report.md``, rewritten after every finished run. Interrupted and started again
 with the same arguments, it keeps every run whose summary is in ``OUT/<chapter>/`` and runs the others. One
 reproduction writes to a folder at a time (a lock, :func:`_only_writer`): a second one into the same
 folder is refused, since each rewrites the report with its own runs. Files that cannot be written (a full disk)
-are kept in a new folder in the temporary folder, and the error says where (:func:`attnmarl.guards.save_files`);
+are kept in a new folder in the temporary folder, and the error says where (:func:`attnmarl.files.atomic.save_files`);
 a cluster that stops answering mid-run ends the command in one line, with the finished runs kept.
 A task that raises or whose worker dies is run again by Ray up to ``--retries`` times, then reported as
 failed with its error (and tried again on the next start). A run whose recorded command the training command
@@ -68,16 +68,9 @@ from tqdm.auto import tqdm
 
 from . import train
 from .checkpoints import shipped_runs
-from .guards import (
-    MAX_THREADS,
-    check_int,
-    check_writable_folder,
-    cli_int,
-    cli_seed,
-    cli_threads,
-    restore_sigint,
-    save_files,
-)
+from .checks import MAX_THREADS, check_int, cli_int, cli_seed, cli_threads
+from .files.atomic import check_writable_folder, save_files
+from .interrupt import restore_sigint
 from .stats import prediction_interval
 
 __all__ = ["CHAPTERS", "THRESHOLD", "VERDICTS", "PASSING", "TRAIN_COMMAND", "DEVICES", "ClusterLostError",

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from .guards import SEED_MAX
+from .checks import SEED_MAX
 
 __all__ = ["MAX_SEEDS", "parse_seeds", "finished_seeds", "single_seed_arguments", "run_seeds", "seed_span"]
 
@@ -37,7 +37,7 @@ MAX_SEEDS = 1000
 def parse_seeds(text: str) -> list[int]:
     """The seeds a ``--seeds`` value names, in increasing order: a comma-separated list of seeds and inclusive
     ranges, ``"3-9"``, ``"0,2,5"``, ``"0-2,7"``. ``ValueError`` for anything else: an empty item, a range that
-    runs backwards, a seed named twice, a seed outside 0 … :data:`attnmarl.guards.SEED_MAX`, or more than
+    runs backwards, a seed named twice, a seed outside 0 … :data:`attnmarl.checks.SEED_MAX`, or more than
     :data:`MAX_SEEDS` seeds."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"--seeds must name seeds, such as 3-9 or 0,2,5; got {text!r}")

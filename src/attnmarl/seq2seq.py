@@ -56,29 +56,21 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
-from attnmarl.guards import (
+from attnmarl.checks import (
     check_bool,
-    check_finite_weights,
     check_int,
-    check_new_files,
     check_real,
-    check_seal,
     check_seed,
-    check_shapes,
     check_sizes,
-    check_stored,
-    check_writable_folder,
     cli_episodes,
     cli_int,
     cli_seed,
     cli_threads,
     is_int,
-    load_trusted,
-    run_command,
-    save_files,
-    seal,
-    write_atomically,
 )
+from attnmarl.files.atomic import check_new_files, check_writable_folder, save_files, write_atomically
+from attnmarl.files.sealed import check_finite_weights, check_seal, check_shapes, check_stored, load_trusted, seal
+from attnmarl.interrupt import run_command
 
 __all__ = [
     "FORMATS", "RANGE_FORMATS", "render_date", "split_dates", "sample_example", "sample_examples", "make_examples",
@@ -618,7 +610,7 @@ ARCHITECTURES = {"no_attention": False, "attention": True}
 
 def checkpoint_data(model: Seq2Seq) -> dict:
     """The plain data of a checkpoint, ``{"config": asdict(cfg), "state_dict": ..., "checksum": ...}`` (the
-    checksum covers the rest: :func:`attnmarl.guards.seal`). NaN or infinite weights raise ``ValueError``."""
+    checksum covers the rest: :func:`attnmarl.files.sealed.seal`). NaN or infinite weights raise ``ValueError``."""
     state = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
     check_finite_weights("the model", state)
     return seal({"config": asdict(model.cfg), "state_dict": state})

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t
 
-from .guards import check_int, check_seed
+from .checks import check_int, check_seed
 
 __all__ = ["STATISTICS", "METHODS", "RESOLVING_SEEDS", "Interval", "iqm", "welch_difference", "bootstrap_difference",
            "resolved", "verdict", "normal_scores", "skewed_scores", "coverage", "prediction_interval"]

@@ -30,7 +30,7 @@ renamed into place only when all three are complete — the checkpoint, then the
 summary — and the summary and the checkpoint carry the same ``run_id`` (and the summary the curve's
 SHA-256), so a run killed at any moment leaves each file whole, old or new, and never a summary that
 describes other files than those beside it. If they cannot be written at all (a full disk), they are
-kept whole in a temporary folder, and the error says where (:func:`attnmarl.guards.save_files`).
+kept whole in a temporary folder, and the error says where (:func:`attnmarl.files.atomic.save_files`).
 
 ``--seeds 3-9`` (or ``0,2,5``) trains a list of seeds of one config, ``--jobs`` at a time (one per core by
 default), each exactly as ``--seed S`` would alone, and skips the seeds already finished in ``--out``, so the same
@@ -80,23 +80,12 @@ from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
 from .algos.qmix import QMIXConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
+from .checks import check_bool, check_episodes, check_int, cli_episodes, cli_int, cli_seed, cli_threads
+from .devices import DEVICES, check_device
 from .envs import episode_returns
 from .envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
-from .guards import (
-    DEVICES,
-    check_bool,
-    check_device,
-    check_episodes,
-    check_int,
-    check_writable_folder,
-    cli_episodes,
-    cli_int,
-    cli_seed,
-    cli_threads,
-    run_command,
-    save_files,
-    write_atomically,
-)
+from .files.atomic import check_writable_folder, save_files, write_atomically
+from .interrupt import run_command
 from .nets.messages import MESSAGES
 from .seeds import parse_seeds, run_seeds
 from .transfer import team_kwargs

@@ -27,6 +27,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .checkpoints import ASSETS, load_checkpoint, load_policy, load_run
+from .checks import check_int, cli_episodes, cli_seed
 from .envs import (
     Policy,
     evaluate,
@@ -37,7 +38,8 @@ from .envs import (
     treasure_hunter_policy,
 )
 from .envs.scenarios import reference_kwargs
-from .guards import check_int, check_writable_file, cli_episodes, cli_seed, run_command, save_result
+from .files.atomic import check_writable_file, save_result
+from .interrupt import run_command
 
 __all__ = ["TEAM_SCENARIOS", "team_kwargs", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores",
            "check_transferable", "parse_ms", "main"]

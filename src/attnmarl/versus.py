@@ -25,8 +25,10 @@ import torch
 from tqdm.auto import tqdm
 
 from .checkpoints import load_policy, load_run
+from .checks import cli_episodes, cli_seed
 from .envs import Policy, chase_policy, episode_returns, make_reference, mixed_teams, random_policy, scenario_name
-from .guards import check_writable_file, cli_episodes, cli_seed, run_command, save_result
+from .files.atomic import check_writable_file, save_result
+from .interrupt import run_command
 
 __all__ = ["ROLES", "reference_teams", "versus_scores", "main"]
 

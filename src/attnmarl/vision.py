@@ -33,7 +33,8 @@ from tqdm.auto import tqdm
 
 from attnmarl import QUICK
 from attnmarl.attention import masked_softmax
-from attnmarl.guards import check_bool, check_finite, check_int, check_numbers, check_seed, derived_seed
+from attnmarl.checks import check_bool, check_finite, check_int, check_seed, derived_seed
+from attnmarl.costs import check_numbers
 
 __all__ = ["SIZE", "N_DIGITS", "N_CLASSES", "RECEPTIVE_FIELD", "FONT", "MarkedDigits", "make_images",
            "SpatialAttentionCNN", "glimpse_logits", "accuracy", "train", "TRAIN_STEPS"]

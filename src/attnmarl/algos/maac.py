@@ -14,7 +14,7 @@ MAAC is discrete-action soft actor-critic for m agents with centralized critics:
   sampling pi (SAC explores through its entropy, not through added noise).
 
 Chapter 10's Algorithm 10.1 states one iteration in six steps; the comments ``# Algorithm 10.1, step n`` mark
-the lines of each, which the book shows under the step (:mod:`attnmarl.codelines`).
+the lines of each, which the book shows under the step (:mod:`attnmarl.site.codelines`).
 - **target networks** — pi' and Q' follow pi and Q slowly: w' <- tau w + (1 - tau) w'.
 
 One update on a minibatch of joint transitions (rewards normalised per agent by the buffer's mean and
@@ -69,16 +69,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..checks import check_choice, check_config_fields, check_finite, check_indices
+from ..costs import check_off_policy_budget
+from ..devices import check_device
 from ..envs import make_batched
 from ..envs.scenarios import given_port_kwargs
-from ..guards import (
-    check_choice,
-    check_config_fields,
-    check_device,
-    check_finite,
-    check_indices,
-    check_off_policy_budget,
-)
 from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
 from .compile import compile_in_place

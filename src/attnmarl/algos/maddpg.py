@@ -30,7 +30,7 @@ Everything is vectorised over environments and agents. The networks run and lear
 default, or a GPU): each step's observations go there once for the actor, the replay buffer stays in the
 CPU's memory, and each minibatch goes to the device for its update. Chapter 9's Algorithm 9.1 states the
 whole loop in seven steps; the comments ``# Algorithm 9.1, step n`` mark the lines of each, which the book
-shows under the step (:mod:`attnmarl.codelines`).
+shows under the step (:mod:`attnmarl.site.codelines`).
 """
 from __future__ import annotations
 
@@ -45,18 +45,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..checks import check_choice, check_config_fields, check_finite, check_real
+from ..costs import check_numbers, check_off_policy_budget, check_replay_buffer
+from ..devices import check_device
 from ..envs import make_batched
 from ..envs.scenarios import given_port_kwargs
-from ..guards import (
-    check_choice,
-    check_config_fields,
-    check_device,
-    check_finite,
-    check_numbers,
-    check_off_policy_budget,
-    check_real,
-    check_replay_buffer,
-)
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
 from .mappo import EnvSpec, env_spec, normal_noise

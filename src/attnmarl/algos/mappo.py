@@ -36,7 +36,7 @@ One update:
    simple_spread's small rewards and simple_tag's +-10.
 
 Chapter 7's Algorithm 7.1 states an update in seven steps; the comments ``# Algorithm 7.1, step n`` mark the
-lines of each, which the book shows under the step (:mod:`attnmarl.codelines`).
+lines of each, which the book shows under the step (:mod:`attnmarl.site.codelines`).
 
 Everything is vectorised over environments and agents. The networks run and learn on ``device`` (the CPU by
 default, or a GPU): the ports step on the CPU, each step's observations go to the device once, and the
@@ -55,19 +55,13 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..checkpoint_file import FORMAT, config_from, read_checkpoint, resolve_asset
+from ..checks import check_choice, check_config_fields, check_finite, check_indices, check_sizes
+from ..costs import check_numbers
+from ..devices import check_device
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
 from ..envs.sight import check_rho, check_sight_scenario
-from ..guards import (
-    check_choice,
-    check_config_fields,
-    check_device,
-    check_finite,
-    check_indices,
-    check_numbers,
-    check_sizes,
-)
+from ..files.checkpoint import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from ..nets.messages import MESSAGES, CommActor
 from ..nets.policies import MIXINGS
@@ -614,7 +608,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     value targets or loss stop being finite raises ``RuntimeError`` at once. ``compile_nets`` runs the
     actor and the critic through ``torch.compile`` (:mod:`attnmarl.algos.compile`).
 
-    ``device`` ("cpu", "cuda" or "auto": :func:`attnmarl.guards.check_device`) is where the agent runs and
+    ``device`` ("cpu", "cuda" or "auto": :func:`attnmarl.devices.check_device`) is where the agent runs and
     learns; it is built on the CPU and every random number is drawn there, so a run on a GPU starts from
     the same weights and draws the same numbers. Its sums round differently, though, so its numbers drift
     from the CPU's over a run (a different sampled action, then a different episode): the same run, scores

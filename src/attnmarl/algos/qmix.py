@@ -39,7 +39,7 @@ One update on a minibatch of joint transitions:
 
 Chapter 11's Algorithm 11.1 states one iteration in five steps (the update above is its steps
 3-5); the comments ``# Algorithm 11.1, step n`` mark the lines of each, which the book shows
-under the step (:mod:`attnmarl.codelines`).
+under the step (:mod:`attnmarl.site.codelines`).
 
 Acting needs no mixer: each agent takes argmax_a Q^i(o^i, a) (:meth:`QMIXAgent.act`), so a
 trained team plays decentralized on mpe2. The networks run and learn on ``device`` (the CPU by
@@ -59,17 +59,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..checks import check_choice, check_config_fields, check_finite, check_indices, check_real
+from ..costs import check_off_policy_budget
+from ..devices import check_device
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
-from ..guards import (
-    check_choice,
-    check_config_fields,
-    check_device,
-    check_finite,
-    check_indices,
-    check_off_policy_budget,
-    check_real,
-)
 from ..nets import Actor, EntityActor
 from ..nets.mixers import MIXERS, QMIX, VDN, Qatten
 from .maac import one_hot

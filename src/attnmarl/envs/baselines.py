@@ -29,7 +29,7 @@ import numpy as np
 from mpe2.simple_spread.simple_spread import Scenario as SpreadScenario
 from scipy.optimize import linear_sum_assignment
 
-from ..guards import check_bool, check_seed, derived_seed
+from ..checks import check_bool, check_seed, derived_seed
 from .actions import DISCRETE_DIRECTION
 from .physics import WorldParams
 from .reference import Policy, describe, make_reference

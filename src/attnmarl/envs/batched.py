@@ -30,7 +30,8 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_cost, check_index, check_int, check_numbers, check_seed
+from ..checks import check_index, check_int, check_seed
+from ..costs import check_cost, check_numbers
 from .actions import N_MOVES, action_force, check_actions
 from .physics import WorldParams, world_step
 from .reference import make_reference

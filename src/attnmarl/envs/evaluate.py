@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import check_episodes, check_seed, derived_seed
+from ..checks import check_episodes, check_seed, derived_seed
 from .reference import Policy, check_policy_fits, make_reference, mixed_teams, play
 
 
@@ -14,7 +14,7 @@ def episode_returns(
 ) -> np.ndarray:
     """Per-agent return of each episode, ``(episodes, n_agents)``: the sum of each agent's rewards
     over the episode (``max_cycles`` steps unless it terminates early). Episode k is reset with
-    seed ``seed + k`` (within 64 bits: :func:`attnmarl.guards.derived_seed`); ``policy`` maps the observation
+    seed ``seed + k`` (within 64 bits: :func:`attnmarl.checks.derived_seed`); ``policy`` maps the observation
     dict to the action dict. A policy that says it was built for another scenario, team or action space
     (:func:`attnmarl.envs.reference.check_policy_fits`) raises ``ValueError`` before the first episode."""
     check_episodes("episodes", episodes)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..guards import check_seed, derived_seed, is_int
+from ..checks import check_seed, derived_seed, is_int
 from .actions import check_actions
 from .scenarios import reference_kwargs, reference_module
 

@@ -13,7 +13,8 @@ import re
 from types import ModuleType
 from typing import Any
 
-from ..guards import INT_MAX, check_bool, check_cost, check_real, duration, is_int
+from ..checks import INT_MAX, check_bool, check_real, is_int
+from ..costs import check_cost, duration
 
 # mpe2 imports pygame; rendering to "rgb_array" needs no display, and a dummy video driver keeps
 # pygame from looking for one on a headless machine.
@@ -86,7 +87,7 @@ def world_entities(name: str, resolved: dict[str, Any]) -> int:
 
 def check_world_cost(name: str, resolved: dict[str, Any]) -> None:
     """Refuse an mpe2 world whose building and first step are estimated (:data:`REFERENCE_STEP_SECONDS` per pair
-    of entities) to take more than :data:`attnmarl.guards.COST_SECONDS` (:func:`attnmarl.guards.check_cost`);
+    of entities) to take more than :data:`attnmarl.costs.COST_SECONDS` (:func:`attnmarl.costs.check_cost`);
     the message gives the estimate for one step and for one episode of ``max_cycles`` steps."""
     entities = world_entities(name, resolved)
     seconds = REFERENCE_STEP_SECONDS * entities**2

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..guards import check_episodes, check_finite, check_int, check_real, check_seed, derived_seed
+from ..checks import check_episodes, check_finite, check_int, check_real, check_seed, derived_seed
 from .reference import Policy, make_reference
 from .scenarios import scenario_name
 
@@ -154,10 +154,10 @@ def sighted_policy(policy: Policy, rho: float) -> Policy:
 
 def visible_fraction(rho: float = SIGHT_RHO, N: int = 6, resets: int = 1000, seed: int = 0) -> dict[str, float]:
     """What sight radius ``rho`` hides in simple_spread with N agents, measured on ``resets`` mpe2 resets (seeds
-    ``seed`` … ``seed + resets − 1``, within 64 bits: :func:`attnmarl.guards.derived_seed`; every agent of each):
+    ``seed`` … ``seed + resets − 1``, within 64 bits: :func:`attnmarl.checks.derived_seed`; every agent of each):
     the mean fraction of landmarks and of other agents an agent sees, and the share of agents that see no landmark
     (the numbers of :data:`SIGHT_RHO`'s docstring). ``seed`` must be an integer from 0 to
-    :data:`attnmarl.guards.SEED_MAX` (:func:`attnmarl.guards.check_seed`)."""
+    :data:`attnmarl.checks.SEED_MAX` (:func:`attnmarl.checks.check_seed`)."""
     rho, N = check_rho(rho), check_int("N", N, minimum=2)
     check_episodes("resets", resets)
     seed = check_seed(seed)

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from ..attention import MultiHeadSelfAttention
-from ..guards import check_no_overflow, check_sizes
+from ..checks import check_no_overflow, check_sizes
 from .common import AgentHeads, check_obs, check_types, linear, mlp, n_type_features, type_features
 
 __all__ = ["ConcatNet", "AttentionBlock", "AttentionNet"]

@@ -19,7 +19,8 @@ from contextlib import contextmanager
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_cost, check_finite, check_like, check_numbers, check_sizes, is_int
+from ..checks import check_finite, check_like, check_sizes, is_int
+from ..costs import check_cost, check_numbers
 
 __all__ = ["AgentLinear", "AgentHeads", "BufferList", "check_agent_layers", "check_obs", "check_types", "type_features",
            "n_type_features", "linear", "mlp"]
@@ -136,7 +137,7 @@ TRAINED_WEIGHT_BYTES = 16
 
 def check_agent_layers(m: int, d_in: int, d_out: int) -> None:
     """Refuse m unshared (d_out x d_in) layers whose initialisation is estimated to take minutes, or whose
-    weights, trained with Adam, would take more than the memory budget (:func:`attnmarl.guards.check_cost`)."""
+    weights, trained with Adam, would take more than the memory budget (:func:`attnmarl.costs.check_cost`)."""
     m, d_in, d_out = int(m), int(d_in), int(d_out)  # numpy's integers would overflow in the products
     rows, cols = max(d_in, d_out), min(d_in, d_out)
     seconds = m * (INIT_CALL_SECONDS + INIT_FLOP_SECONDS * rows * cols**2)

@@ -18,7 +18,7 @@ per action of agent i, q_all^i(a') = Q^i(o, (a', a^{-i})) for a' = 1..|A| (MAAC'
 - q_all^i = f^i([s^i; x^i]) — agent i's own two-layer head with |A| outputs.
 
 These are MAAC's symbols. The book writes them in its own notation (chapter 10, and
-:func:`attnmarl.diagrams.maac_critic`): e^j is x^j = phi([o^j; a^j]) as in fig. 17.9, s^i is x^i_o =
+:func:`attnmarl.notebook.diagrams.maac_critic`): e^j is x^j = phi([o^j; a^j]) as in fig. 17.9, s^i is x^i_o =
 phi_o(o^i), MAAC's x^i is c^i (the attention output) and f^i is the head g^i.
 
 Agent i is not among its own keys: (o^i, a^i) reach q_all^i only through the query s^i (and a^i not at
@@ -43,7 +43,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_no_overflow, check_numbers, check_sizes, has_values
+from ..checks import check_no_overflow, check_sizes, has_values
+from ..costs import check_numbers
 from .common import AgentLinear, check_types, linear, n_type_features, type_features
 from .qnets import q_tokens
 

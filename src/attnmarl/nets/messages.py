@@ -25,7 +25,7 @@ m agents' actors and messages at once from the observation dict mpe2 hands out a
 
 Chapter 11's Algorithm 11.2 states one forward pass of :class:`CommActor` in six steps; the comments
 ``# Algorithm 11.2, step n`` mark the lines of each, which the book shows under the step
-(:mod:`attnmarl.codelines`).
+(:mod:`attnmarl.site.codelines`).
 """
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from ..checks import check_choice, check_finite, check_int, check_like, check_sizes
 from ..envs.sight import check_sight_scenario
-from ..guards import check_choice, check_finite, check_int, check_like, check_sizes
 from .common import linear, mlp
 from .policies import POLICY_OUT_GAIN, EntityAttention
 from .sighted import SightedEntityActor

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ..guards import check_finite, check_like, check_sizes
+from ..checks import check_finite, check_like, check_sizes
 from .common import check_obs, check_types
 from .policies import EntityActor
 

@@ -27,8 +27,9 @@ import torch
 from torch import Tensor, nn
 
 from ..attention import masked_softmax
+from ..checks import check_like, check_no_overflow, check_sizes, has_values, overflow_error
+from ..costs import check_numbers
 from ..envs.tokens import TokenLayout, token_layout
-from ..guards import check_like, check_no_overflow, check_numbers, check_sizes, has_values, overflow_error
 from .central import AttentionNet, ConcatNet
 from .common import BufferList, check_obs, check_types, linear, mlp
 

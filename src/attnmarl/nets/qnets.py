@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..guards import check_finite, check_like, check_sizes
+from ..checks import check_finite, check_like, check_sizes
 from .central import AttentionNet, ConcatNet
 from .common import check_obs
 

@@ -1,0 +1,260 @@
+/* The in-page face of an attnmarl explorer whose model is small enough to run in the browser (DESIGN §4,
+ * "in-page models"): the page computes each frame itself, for any setting of its controls, from the
+ * weights and inputs that attnmarl.notebook.widgets.Explorer.static_html exported from the package, and draws it with
+ * explorer.js's renderer (the same SVG as the precomputed face). The data element (id "<ID>-data") holds
+ * gzip-compressed, base64-encoded JSON: the title, the controls, the model's name and its data.
+ *
+ * Each model is a twin of a Python frame function (named beside it) and returns the same frame data as
+ * attnmarl.notebook.viz.frame_spec of that function's Frame; tests/test_live_explorers.py holds every number to
+ * PyTorch's within 1e-5 in Chromium. Needs explorer.js (attnmarlRenderPanels, attnmarlLoad) loaded first. */
+if (typeof window.attnmarlLive === "undefined") {
+  (function () {
+    const SUP = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
+    const sup = (n) => String(n).split("").map((d) => SUP[d]).join("");
+    const ordinal = (n) => n + ((n % 100 >= 10 && n % 100 <= 20) ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th"));
+    const matT = (x, W) => x.map((row) => W.map((w) => w.reduce((s, wk, k) => s + wk * row[k], 0))); // x W^T
+
+    // One head of self-attention (attnmarl.attention.self_attention): scores q k^T (over sqrt(d_q) when
+    // scaled), alpha = softmax over keys, c = alpha v.
+    function attend(x, Wq, Wk, Wv, scale) {
+      const q = matT(x, Wq), k = matT(x, Wk), v = matT(x, Wv), s = scale ? Math.sqrt(Wq.length) : 1;
+      const alpha = q.map((qi) => {
+        const scores = k.map((kj) => qi.reduce((t, a, d) => t + a * kj[d], 0) / s);
+        const top = Math.max(...scores), e = scores.map((z) => Math.exp(z - top)), sum = e.reduce((a, b) => a + b, 0);
+        return e.map((z) => z / sum);
+      });
+      const c = alpha.map((row) => v[0].map((_, d) => row.reduce((t, a, j) => t + a * v[j][d], 0)));
+      return { alpha, c };
+    }
+    const linear = (x, W, b) => W.map((w, o) => w.reduce((t, wk, k) => t + wk * x[k], b[o])); // W x + b
+    const relu = (x) => x.map((v) => Math.max(0, v));
+    const signed = (v) => (v >= 0 ? "+" : "-") + Math.abs(v).toFixed(2); // Python's f"{v:+.2f}"
+
+    // simple_spread's observation of every agent (attnmarl.envs.spread.BatchedSpread.observe): its velocity,
+    // its position, the landmarks relative to it, the other agents relative to it, their silent channels.
+    function spreadObservations(vel, pos, landmarks, obsDim) {
+      return pos.map((p, i) => {
+        const o = new Array(obsDim).fill(0);
+        o.splice(0, 4, vel[i][0], vel[i][1], p[0], p[1]);
+        landmarks.forEach((l, k) => { o[4 + 2 * k] = l[0] - p[0]; o[5 + 2 * k] = l[1] - p[1]; });
+        let k = 4 + 2 * landmarks.length;
+        pos.forEach((q, j) => { if (j !== i) { o[k] = q[0] - p[0]; o[k + 1] = q[1] - p[1]; k += 2; } });
+        return o;
+      });
+    }
+
+    // The self-attention critic of fig. 17.8 (attnmarl.nets.AttentionCritic.values_and_alpha): x^i = phi(o^i),
+    // attention blocks (l heads, scaled, then a shared FC layer on [h^i; c^i]), m unshared heads g^i; values in
+    // return units (ValueNorm.denormalize). Returns v_hat (m) and the first block's alpha (l, m, m).
+    function attentionCritic(o, d) {
+      let h = o.map((x) => d.phi.reduce((y, layer) => relu(linear(y, layer.W, layer.b)), x));
+      let first = null;
+      d.blocks.forEach((block) => {
+        const heads = block.W_q.map((Wq, l) => attend(h, Wq, block.W_k[l], block.W_v[l], true));
+        if (first === null) first = heads.map((head) => head.alpha);
+        h = h.map((x, i) => relu(linear(x.concat(...heads.map((head) => head.c[i])), block.fc_W, block.fc_b)));
+      });
+      const v = h.map((x, i) => { // a value critic's output is normalised (ValueNorm); a Q critic's is not
+        const y = linear(relu(linear(x, d.heads.W1[i], d.heads.b1[i])), d.heads.W2[i], d.heads.b2[i])[0];
+        return d.value_std ? y * d.value_std[i] + d.value_mean[i] : y;
+      });
+      return { v, alpha: first };
+    }
+
+    // attnmarl.notebook.explorers.value._strongest: the largest weight of a row and who gets it, ties within 0.005.
+    function strongest(row, names) {
+      const top = Math.max(...row), winners = names.filter((_, k) => row[k] > top - 0.005);
+      if (winners.length === 1) return `(${top.toFixed(2)}) to ${winners[0]}`;
+      return `(${top.toFixed(2)} each) to ${winners.slice(0, -1).join(", ")} and ${winners[winners.length - 1]}`;
+    }
+
+    const entropy = (alpha) => alpha.reduce((t, row) => t - row.reduce((h, a) => h + (a > 0 ? a * Math.log(Math.max(a, 1e-12)) : 0), 0), 0) / alpha.length;
+
+    const softmax = (y) => { const top = Math.max(...y), e = y.map((v) => Math.exp(v - top)), t = e.reduce((a, b) => a + b, 0); return e.map((v) => v / t); };
+    const argmax = (row) => row.indexOf(Math.max(...row));
+
+    // attnmarl.notebook.explorers.qnet.change_scale: the largest |change| rounded up to 1, 2 or 5 times a power of ten.
+    function changeScale(change) {
+      const largest = Math.max(...change.flat().map(Math.abs), 0.01), power = 10 ** Math.floor(Math.log10(largest));
+      return [1, 2, 5, 10].map((k) => k * power).find((v) => v >= largest * (1 - 1e-9));
+    }
+    const forceToAction = ([fx, fy]) => [0, Math.max(-fx, 0), Math.max(fx, 0), Math.max(-fy, 0), Math.max(fy, 0)];
+    const oneDecimal = (v) => (v >= 0 ? "+" : "-") + Math.abs(v).toFixed(1); // Python's f"{v:+.1f}"
+
+    const MODELS = {
+      // attnmarl.notebook.explorers.qnet.q_episode_frame: chapter 9's Q critic at step t of a recorded episode, q^i over
+      // a grid of agent j's forces, the others' actions as taken.
+      qEpisode(set, d) {
+        const t = set.t, i = d.choices.indexOf(set.i), j = d.choices.indexOf(set.j), o = d.obs[t], a = d.actions[t];
+        const m = o.length, names = d.arenas[t].labels.slice(0, m);
+        const q = (actions) => attentionCritic(o.map((x, k) => x.concat(actions[k])), d);
+        const taken = q(a), weights = taken.alpha[0][i].map((_, k) => taken.alpha.reduce((s, head) => s + head[i][k], 0) / taken.alpha.length);
+        const response = d.grid.slice().reverse().map((fy) => d.grid.map((fx) =>
+          q(a.map((ak, k) => (k === j ? forceToAction([fx, fy]) : ak))).v[i]));
+        const change = response.map((row) => row.map((v) => v - taken.v[i])), reach = changeScale(change);
+        const labels = d.grid.map(oneDecimal), flat = response.flat();
+        return {
+          panels: [
+            { ...d.arenas[t], focus: i, emphasis: d.arenas[t].xy.map((_, k) => (k < m ? weights[k] : 0)),
+              title: `t = ${t}: rings = α of q̂ of ${names[i]}` },
+            { type: "heatmap", values: [...taken.alpha.map((head) => head[i]), weights],
+              rows: [...taken.alpha.map((_, h) => `head ${h + 1}`), "mean"], cols: names, title: `α of q̂ of ${names[i]}`,
+              xlabel: "key: agent j", ylabel: "head", vmin: 0, vmax: 1, cmap: "viridis", annotate: true },
+            { type: "heatmap", values: change, rows: labels.slice().reverse(), cols: labels,
+              title: `q̂ of ${names[i]} − as taken, ${names[j]}'s force varied`, xlabel: `${names[j]}'s force F_x`,
+              ylabel: "F_y", vmin: -reach, vmax: reach, cmap: "RdBu_r", annotate: d.grid.length <= 7 },
+            { type: "text", text: names.map((n, k) => `${k === i ? "*" : " "} q̂ of ${n}: ${taken.v[k].toFixed(2).padStart(7)}`).join("\n"),
+              title: "q̂ with the actions taken" },
+          ],
+          caption: `step ${t}: ${names[j]} pushed with F = (${signed(a[j][2] - a[j][1])}, ${signed(a[j][4] - a[j][3])}); over ` +
+            `the grid of its forces q̂ of ${names[i]} spans ${(Math.max(...flat) - Math.min(...flat)).toFixed(2)}; ` +
+            `α of ${names[i]} on ${names[j]}: ${weights[j].toFixed(2)} (uniform ${(1 / m).toFixed(2)})`,
+        };
+      },
+      // attnmarl.notebook.explorers.policy.policy_probe_frame: chapter 8's entity actor (playground.js's entityForward,
+      // itself held to PyTorch) in a frozen state, one agent or landmark moved.
+      policyProbe(set, d) {
+        const P = window.attnmarlPlayground;
+        if (!d.weights) d.weights = P.decodeWeights(d.entity);
+        const m = d.pos.length, moved = d.choices.indexOf(set.moved), query = d.choices.indexOf(set.query);
+        const labels = d.arena.labels, agents = labels.slice(0, m);
+        const act = (pos, landmarks) => spreadObservations(d.vel, pos, landmarks, d.obs_dim)
+          .map((o) => P.entityForward(d.weights, P.spreadTokens(Float64Array.from(o), m), null));
+        const pos = d.pos.map((p, i) => (i === moved ? [set.x, set.y] : p));
+        const landmarks = d.landmarks.map((p, k) => (k + m === moved ? [set.x, set.y] : p));
+        const out = act(pos, landmarks), before = act(d.pos, d.landmarks);
+        const alpha = out.map((r, i) => { // mean of heads, token by token onto world.entities
+          const tokens = d.token_entities[i], n = tokens.length, heads = r.alpha.length / n;
+          const row = new Array(d.arena.xy.length).fill(0);
+          tokens.forEach((e, t) => { let total = 0; for (let h = 0; h < heads; h++) total += r.alpha[h * n + t]; row[e] = total / heads; });
+          return row;
+        });
+        const probs = out.map((r) => softmax(Array.from(r.logits)));
+        const top = Math.max(...alpha[query]);
+        const changed = before.map((r, i) => [argmax(Array.from(r.logits)), argmax(probs[i])])
+          .map(([a, b], i) => (a === b ? null : `${agents[i]}: ${d.moves[a]} → ${d.moves[b]}`)).filter((c) => c);
+        const [tx, ty] = d.true_xy[moved];
+        return {
+          panels: [
+            { ...d.arena, xy: d.arena.xy.map((p, k) => (k === moved ? [set.x, set.y] : p)), focus: query,
+              emphasis: alpha[query].map((a) => (top > 0 ? a / top : 0)),
+              lim: Math.max(d.arena.lim, 1.2, 1.1 * Math.max(Math.abs(set.x), Math.abs(set.y))),
+              title: `${labels[moved]} moved; rings = α of ${labels[query]}` },
+            { type: "heatmap", values: alpha.map((row) => d.keys.map((k) => row[k])), rows: agents, cols: d.key_labels,
+              title: "α, mean of heads", xlabel: "key: entity", ylabel: "agent i (query)", vmin: 0, vmax: 1,
+              cmap: "viridis", annotate: true },
+            { type: "heatmap", values: probs, rows: agents, cols: d.moves, title: "πⁱ(a)", xlabel: "move",
+              ylabel: "agent i", vmin: 0, vmax: 1, cmap: "viridis", annotate: true },
+          ],
+          caption: `${labels[moved]} at (${signed(set.x)}, ${signed(set.y)}); it really stood at (${signed(tx)}, ` +
+            `${signed(ty)}). Most likely moves that changed: ${changed.join(", ") || "none"}`,
+        };
+      },
+      // attnmarl.notebook.explorers.value.probe_frame: chapter 7's trained critic in a frozen state, one agent moved.
+      probe(set, d) {
+        const moved = d.choices.indexOf(set.moved), query = d.choices.indexOf(set.query), names = d.names;
+        const truth = attentionCritic(spreadObservations(d.vel, d.pos, d.landmarks, d.obs_dim), d);
+        const pos = d.pos.map((p, i) => (i === moved ? [set.x, set.y] : p));
+        const { v, alpha } = attentionCritic(spreadObservations(d.vel, pos, d.landmarks, d.obs_dim), d);
+        const rows = alpha.map((head) => head[query]);
+        const weights = rows[0].map((_, j) => rows.reduce((t, row) => t + row[j], 0) / rows.length);
+        const xy = d.arena.xy.map((p, k) => (k === moved ? [set.x, set.y] : p));
+        const arena = { ...d.arena, xy, focus: query, lim: Math.max(d.arena.lim, 1.2, 1.1 * Math.max(Math.abs(set.x), Math.abs(set.y))),
+          emphasis: d.arena.xy.map((_, k) => (k < weights.length ? weights[k] : 0)),
+          title: `${names[moved]} moved; rings = α of ${names[query]}'s value` };
+        const lines = names.map((n, k) => `${k === query ? "*" : " "} v̂ of ${n}: ${v[k].toFixed(2).padStart(7)} ` +
+          `(${signed(v[k] - truth.v[k])})`);
+        const [tx, ty] = d.true_xy[moved];
+        return {
+          panels: [
+            arena,
+            { type: "heatmap", values: [...rows, weights], rows: [...rows.map((_, h) => `head ${h + 1}`), "mean"], cols: names,
+              title: `α of ${names[query]}'s value`, xlabel: "key: agent j", ylabel: "head", vmin: 0, vmax: 1,
+              cmap: "viridis", annotate: true },
+            { type: "text", text: lines.join("\n"), title: "values (change from true state)" },
+          ],
+          caption: `${names[moved]} at (${signed(set.x)}, ${signed(set.y)}); it really stood at (${signed(tx)}, ` +
+            `${signed(ty)}). ${names[query]}'s value: ${v[query].toFixed(2)} (true state ${truth.v[query].toFixed(2)}); ` +
+            `the most weight, mean of heads, goes ${strongest(weights, names)}`,
+        };
+      },
+      // attnmarl.notebook.explorers.self_attention.alpha_frame: one head on m points of the plane, x^1 movable.
+      alpha(set, data) {
+        const layer = data.layers[`${set.seed},${set.d_q}`], m = set.m;
+        const x = data.inputs[set.seed].slice(0, m).map((p) => p.slice());
+        x[0] = [set.x1_0, set.x1_1];
+        const { alpha, c } = attend(x, layer.W_q, layer.W_k, layer.W_v, set.scale);
+        const names = Array.from({ length: m }, (_, i) => sup(i + 1));
+        const largest = Math.max(...alpha.flat());
+        return {
+          panels: [
+            { type: "points", xy: x, labels: names.map((n) => `x${n}`), title: "inputs xⁱ (x¹ ringed)", highlight: [0],
+              lim: 3.0, xlabel: "1st coordinate", ylabel: "2nd coordinate" },
+            { type: "heatmap", values: alpha, rows: names.map((n) => `q${n}`), cols: names.map((n) => `k${n}`),
+              title: `α${set.scale ? " (scaled by 1/√d_q)" : ""}`, xlabel: "key kʲ", ylabel: "query qⁱ", vmin: 0, vmax: 1,
+              cmap: "viridis", annotate: true },
+            { type: "heatmap", values: c, rows: names.map((n) => `c${n}`), cols: [ordinal(1), ordinal(2)],
+              title: "outputs cⁱ", xlabel: "coordinate", ylabel: "output", vmin: -2, vmax: 2, cmap: "RdBu_r", annotate: true },
+          ],
+          caption: `mean row entropy of α: ${entropy(alpha).toFixed(2)} nats (uniform: ln m = ${Math.log(m).toFixed(2)}); ` +
+            `largest weight: ${largest.toFixed(3)}`,
+        };
+      },
+      // attnmarl.notebook.explorers.self_attention.heads_frame: l heads side by side, d_in = 4, d_out = 2.
+      heads(set, data) {
+        const layer = data.layers[`${set.seed},${set.heads},${set.d_q}`], m = set.m;
+        const x = data.inputs[set.seed].slice(0, m);
+        const names = Array.from({ length: m }, (_, i) => sup(i + 1));
+        const panels = layer.W_q.map((Wq, h) => ({
+          type: "heatmap", values: attend(x, Wq, layer.W_k[h], layer.W_v[h], set.scale).alpha,
+          rows: names.map((n) => `q${n}`), cols: names.map((n) => `k${n}`), title: `head ${h + 1}`,
+          xlabel: "key kʲ", ylabel: "query qⁱ", vmin: 0, vmax: 1, cmap: "viridis", annotate: true,
+        }));
+        const params = set.heads * (2 * set.d_q * 4 + 2 * 4);
+        return {
+          panels,
+          caption: `l = ${set.heads} head(s), d_out = 2: each cⁱ concatenates l × d_out = ${set.heads} × 2 = ` +
+            `${2 * set.heads} numbers; parameters: ${params}`,
+        };
+      },
+    };
+
+    const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+    window.attnmarlLiveModels = MODELS;
+    window.attnmarlLive = async function (id) {
+      const root = document.getElementById(id);
+      const spec = await window.attnmarlLoad(id);
+      const settings = {};
+      let controls = "";
+      spec.controls.forEach((c, k) => {
+        const name = `<span>${esc(c.label)}</span>`;
+        settings[c.name] = c.kind === "slider" || c.kind === "select" ? c.values[c.default] : c.default;
+        if (c.kind === "range") controls += `<label>${name}<input type="range" data-k="${k}" min="${c.min}" max="${c.max}" step="${c.step}" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${c.default.toFixed(2)}</span></label>`;
+        else if (c.kind === "slider") controls += `<label>${name}<input type="range" data-k="${k}" min="0" max="${c.values.length - 1}" step="1" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${esc(c.values[c.default])}</span></label>`;
+        else if (c.kind === "select") controls += `<label>${name}<select data-k="${k}" aria-label="${esc(c.label)}">${c.values.map((v, i) => `<option value="${i}"${i === c.default ? " selected" : ""}>${esc(v)}</option>`).join("")}</select></label>`;
+        else controls += `<label><input type="checkbox" data-k="${k}"${c.default ? " checked" : ""} aria-label="${esc(c.label)}">${name}</label>`;
+      });
+      root.innerHTML = (spec.title ? `<div class="ax-title">${esc(spec.title)}</div>` : "") +
+        `<div class="ax-controls">${controls}</div><div class="ax-panels"></div><div class="ax-caption"></div>` +
+        `<div class="ax-note">Live in this page: ${esc(spec.note)}</div>`;
+      function render() {
+        const frame = MODELS[spec.model](settings, spec.data);
+        root.querySelector(".ax-panels").innerHTML = window.attnmarlRenderPanels(frame);
+        root.querySelector(".ax-caption").textContent = frame.caption;
+      }
+      root.querySelectorAll("[data-k]").forEach((input) => {
+        const c = spec.controls[Number(input.dataset.k)];
+        input.addEventListener(c.kind === "toggle" || c.kind === "select" ? "change" : "input", () => {
+          if (c.kind === "toggle") settings[c.name] = input.checked;
+          else if (c.kind === "select") settings[c.name] = c.values[Number(input.value)];
+          else if (c.kind === "range") settings[c.name] = Number(input.value);
+          else settings[c.name] = c.values[Number(input.value)];
+          if (c.kind === "range" || c.kind === "slider") input.nextElementSibling.textContent = c.kind === "range" ? settings[c.name].toFixed(2) : String(settings[c.name]);
+          render();
+        });
+      });
+      render();
+    };
+  })();
+}

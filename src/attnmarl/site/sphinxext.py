@@ -1,0 +1,167 @@
+"""A tiny Sphinx extension for the book build (listed in ``_config.yml``, ``sphinx.extra_extensions``).
+
+1. It sets ``ATTNMARL_STATIC=1`` as soon as Sphinx loads it, before any notebook runs; the kernels
+   that execute the notebooks inherit the variable, so :func:`attnmarl.notebook.widgets.static_mode` is
+   true in them however the build was started, and every explorer renders its static face.
+2. It typesets every formula at build time (:mod:`attnmarl.site.mathsvg`: MathJax 3 under Node.js, SVG output
+   with a hidden MathML copy for screen readers) and drops the MathJax scripts Sphinx would have every page
+   load: a page loads no MathJax (0.75 MB) and no math font (0.1 MB), and reads the same from disk,
+   offline. A formula that MathJax cannot typeset (a TeX package the book does not use) fails the build.
+3. It turns off the search page's summaries when the book is read from disk: the search page fetches each
+   result page to quote it, which a browser refuses for ``file://`` pages (an error per result). Served
+   over http the summaries stay.
+4. It drops what a page does not use: sphinx-design's stylesheet and script where the page has none of its
+   elements; the rules and glyphs of the icons the book never shows (:mod:`attnmarl.site.iconfont`); the themes'
+   rules that can match nothing in the book (:mod:`attnmarl.site.csspurge`: 0.19 MB of Bootstrap); the bytes PNG
+   spends over lossless WebP on the figures (:mod:`attnmarl.site.webp`: the same pixels, two fifths less); the
+   second and later copies of an explorer's renderer on a page (:func:`drop_repeated_blocks`); and repeated
+   inline scripts from each page: sphinx-thebe 0.3 registers its settings script once per reading pass, and
+   a page that declares ``const THEBE_JS_URL`` twice throws an error in the reader's browser.
+5. It adds the ``algocode`` directive, which shows under a step of an algorithm box the lines of the
+   package that do it, read from the source at build time (:mod:`attnmarl.site.codelines`)::
+
+       ```{algocode} attnmarl.algos.mappo
+       Algorithm 7.1, step 3
+       gae
+       ```
+
+   Each line of the content is a target (a step marker or a function's name); the block renders as a
+   collapsed ``<details>`` whose summary names the file and lines, with the code and its own line numbers.
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+from .codelines import locate
+from .csspurge import purge_stylesheets
+from .iconfont import trim_icons
+from .mathsvg import mathjax_source, typeset_book
+from .webp import figures_to_webp
+
+MATHJAX = "mathjax/startup.js"
+"""The MathJax that Sphinx's math extension would load, from the book itself rather than a CDN; the pages go
+without it (their formulas are typeset at build time), and a page that still asked for it would show a missing
+file in the tests."""
+
+OFFLINE_SEARCH = 'if (location.protocol === "file:") { DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false; }'
+"""Run after ``documentation_options.js``: from disk, the search page lists its results without fetching each
+page for a summary (see the module docstring)."""
+
+
+def _local_mathjax(app: Any, config: Any) -> None:
+    mathjax_source()  # fail early, before any notebook runs, if it is missing
+    config.mathjax_path = MATHJAX
+    config.mathjax2_config = None
+    config.mathjax3_config = None
+
+
+def _without_mathjax(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """The page goes without the MathJax script that Sphinx's math extension adds to a page with formulas:
+    :func:`_typeset_formulas` writes them into the page instead."""
+    context["script_files"] = [s for s in context.get("script_files", [])
+                               if not str(getattr(s, "filename", s) or "").endswith(MATHJAX)]
+
+
+INLINE_BLOCK = re.compile(r"<(script|style)>(.*?)</\1>", re.S)
+"""An inline script or stylesheet without attributes, as the explorers and the playground write theirs."""
+
+
+def drop_repeated_blocks(page: str, shortest: int = 200) -> str:
+    """``page`` without the second and later copies of each inline script or stylesheet (:data:`INLINE_BLOCK`) of
+    ``shortest`` characters or more. Each explorer's output carries its renderer's code (so that it also works
+    alone in Jupyter), a page of several explorers the same code several times; the code guards itself, so the
+    first copy defines it for all (the call that starts each explorer is a block of its own)."""
+    seen: set[str] = set()
+
+    def once(block: re.Match) -> str:
+        if len(block.group(2)) < shortest:
+            return block.group(0)
+        if block.group(0) in seen:
+            return ""
+        seen.add(block.group(0))
+        return block.group(0)
+
+    return INLINE_BLOCK.sub(once, page)
+
+
+def _slim_book(app: Any, exception: Exception | None) -> None:
+    """After a successful HTML build: formulas typeset, icons, stylesheet rules, figures and repeated inline code
+    cut to what the pages use (items 2 and 4 of the module docstring)."""
+    if exception is None and app.builder.format == "html":
+        typeset_book(app.outdir)
+        trim_icons(app.outdir)
+        purge_stylesheets(app.outdir)
+        figures_to_webp(app.outdir)
+        for path in Path(app.outdir).rglob("*.html"):
+            text = path.read_text(encoding="utf-8")
+            slim = drop_repeated_blocks(text)
+            if slim != text:
+                path.write_text(slim, encoding="utf-8")
+
+
+def _without_unused_design(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """sphinx-design (which Jupyter Book loads on every page) adds 62 KB of CSS and a script; a page with no
+    sphinx-design element (its classes start with ``sd-``) goes without them."""
+    if re.search(r'class="[^"]*\bsd-', context.get("body", "")):
+        return
+    context["css_files"] = [c for c in context.get("css_files", [])
+                            if "sphinx-design" not in str(getattr(c, "filename", c))]
+    context["script_files"] = [s for s in context.get("script_files", [])
+                               if "design-tabs" not in str(getattr(s, "filename", s) or "")]
+
+
+def _unique_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    seen, unique = set(), []
+    for script in context.get("script_files", []):
+        key = (str(getattr(script, "filename", script) or ""), tuple(sorted(getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
+class AlgoCode(SphinxDirective):
+    """The ``algocode`` directive (see the module docstring): the code of one step of an algorithm box."""
+
+    required_arguments = 1
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        module, targets = self.arguments[0], [line.strip() for line in self.content if line.strip()]
+        if not targets:
+            raise self.error(f"algocode {module}: name at least one step marker or function to show")
+        try:
+            parts = [locate(module, target) for target in targets]
+        except ValueError as error:
+            raise self.error(f"algocode {module}: {error}") from None
+        summary = "Code: " + "; ".join(part.label() if k == 0 else f"{target}, L{part.first}–L{part.last}"
+                                      for k, (target, part) in enumerate(zip(targets, parts)))
+        shown: list[nodes.Node] = [nodes.raw("", f'<details class="algocode"><summary>{html.escape(summary)}'
+                                                 "</summary>", format="html")]
+        for part in parts:
+            self.env.note_dependency(str(part.path))
+            block = nodes.literal_block(part.text, part.text, language="python", linenos=True)
+            block["highlight_args"] = {"linenostart": part.first}
+            block["classes"].append("algocode")
+            shown.append(block)
+        return [*shown, nodes.raw("", "</details>", format="html")]
+
+
+def setup(app: Any) -> dict[str, Any]:
+    os.environ["ATTNMARL_STATIC"] = "1"
+    if app is not None:
+        app.connect("config-inited", _local_mathjax, priority=900)
+        app.connect("build-finished", _slim_book)
+        app.connect("html-page-context", _without_mathjax, priority=900)
+        app.connect("html-page-context", _unique_scripts, priority=900)
+        app.connect("html-page-context", _without_unused_design, priority=900)
+        app.add_directive("algocode", AlgoCode)
+        app.add_js_file(None, body=OFFLINE_SEARCH, priority=250)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
