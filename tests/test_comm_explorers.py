@@ -1,7 +1,6 @@
-"""Chapter 11's explorers: who listens to whom (attnmarl.notebook.explorers.comm) and which agents the Qatten mixer
-credits
-(attnmarl.notebook.explorers.mix), on untrained agents (the shapes and the bookkeeping; the chapter shows trained
-ones)."""
+"""Chapter 11's explorers: who listens to whom (attnmarl.notebook.explorers.comm) and which agents the Qatten
+mixer credits (attnmarl.notebook.explorers.mix), on untrained agents (the shapes and the bookkeeping; the chapter
+shows trained ones)."""
 from __future__ import annotations
 
 import base64

@@ -1,6 +1,6 @@
-"""The synthesis of Part II (attnmarl.notebook.explorers.synthesis): every comparison the book ships runs for, each
-read on the random →
-greedy range of its scenario and m, with the interval attnmarl.stats computes and a verdict that follows it."""
+"""The synthesis of Part II (attnmarl.notebook.explorers.synthesis): every comparison the book ships runs for,
+each read on the random → greedy range of its scenario and m, with the interval attnmarl.stats computes and a
+verdict that follows it."""
 from __future__ import annotations
 
 import functools

@@ -285,9 +285,8 @@ def _prepare(x: Tensor, W_q: Tensor, mask: Tensor | None) -> tuple[Tensor, Tenso
 
 
 def _check_weights(d_in: int, d_q: int, d_out: int, heads: int = 1, d_proj: int | None = None) -> None:
-    """The sizes of a self-attention layer: positive integers, and no weight tensor beyond
-    the memory budget (:func:`attnmarl.costs.check_numbers`) (``SelfAttention(100000, 100000, 5)`` would ask for 40
-    GB)."""
+    """The sizes of a self-attention layer: positive integers, and no weight tensor beyond the memory budget
+    (:func:`attnmarl.costs.check_numbers`; ``SelfAttention(100000, 100000, 5)`` would ask for 40 GB)."""
     check_sizes(d_proj=d_proj)
     check_numbers("W_q and W_k", ("heads", heads), ("d_q", d_q), ("d_in", d_in))
     check_numbers("W_v", ("heads", heads), ("d_out", d_out), ("d_in", d_in))

@@ -54,13 +54,11 @@ def sealed_checkpoint(format: str, config: dict[str, Any], state: dict[str, torc
 def read_checkpoint(path: str | Path,
                     shapes: Callable[[dict[str, Any]], Mapping[str, tuple[int, ...]]] | None = None) -> dict[str, Any]:
     """The data of the checkpoint at ``path``, after checking that it is one: a file this book trusts
-    (:func:`attnmarl.files.sealed.load_trusted`), of a known format, with every part, tensors that store every entry
-    they
-    declare (:func:`attnmarl.files.sealed.check_stored`), weights of the names and shapes its own config gives
-    (``shapes``
-    maps the data to them, when the caller can tell), whole (its checksum) and with finite weights; else
-    ``ValueError`` saying which of these fails. The sizes are compared before any entry is read, so a small file
-    that declares huge tensors is refused at once."""
+    (:func:`attnmarl.files.sealed.load_trusted`), of a known format, with every part, tensors that store every
+    entry they declare (:func:`attnmarl.files.sealed.check_stored`), weights of the names and shapes its own
+    config gives (``shapes`` maps the data to them, when the caller can tell), whole (its checksum) and with
+    finite weights; else ``ValueError`` saying which of these fails. The sizes are compared before any entry is
+    read, so a small file that declares huge tensors is refused at once."""
     data = load_trusted(path, "attnmarl checkpoint")
     if not isinstance(data, dict) or data.get("format") not in _FORMATS:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__

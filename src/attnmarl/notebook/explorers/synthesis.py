@@ -17,9 +17,8 @@ kind attributes an effect to attention.
 
 simple_tag's runs (chapters 7–9) are left out: a predator-prey score has no random → greedy range to read it on.
 The continuous-action runs (chapter 8's μ, chapter 9's Q critics) are read on the range of random and greedy teams
-that act with continuous forces (:func:`attnmarl.notebook.explorers.scale.continuous_baselines`), as chapter 10's
-table reads
-them.
+that act with continuous forces (:func:`attnmarl.notebook.explorers.scale.continuous_baselines`), as chapter
+10's table reads them.
 """
 from __future__ import annotations
 
