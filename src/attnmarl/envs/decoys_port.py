@@ -1,0 +1,243 @@
+"""simple_spread with decoys beyond the reference: the batched port, entity tokens and scripted baselines.
+
+The reference environment is :mod:`attnmarl.envs.decoys` (read its docstring for the task, the world and the
+observation layout); this module holds what is built on it, and imports the rest of :mod:`attnmarl.envs`,
+which the reference must not (it sits in the scenario registry that the rest imports):
+
+- :class:`BatchedDecoySpread` — the batched numpy port, :class:`~attnmarl.envs.spread.BatchedSpread` (physics,
+  spread reward, collisions, success: all on agents and targets) plus the decoys' positions and each agent's
+  landmark order, which only the observation reads; held to the reference step by step in the parity tests;
+- :func:`decoy_tokens` — an observation cut into entity tokens: self ``[v, p]``, one token per landmark slot
+  ``[dx, dy, is_target]``, one per other agent ``[dx, dy, c_0, c_1]``; with d = 0 exactly simple_spread's
+  tokens (:func:`attnmarl.envs.tokens.entity_tokens`). Two controls of chapter 12: ``oracle`` (a key mask
+  that hides the decoys: the upper bound) and ``no_bit`` (the ``is_target`` bit zeroed: decoys look like
+  targets, where every design should fall to);
+- :func:`target_greedy_policy` — chapter 6's centralized greedy assignment
+  (:func:`attnmarl.envs.baselines.greedy_assignment_policy`) played on the targets alone, and
+  :func:`baseline_scores`, the random → greedy range per (m, d), shipped in ``assets/decoys/baselines.json``
+  by ``python -m attnmarl.envs.decoys_port``.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..checks import cli_episodes
+from ..files.atomic import save_result
+from .baselines import greedy_assignment_policy, random_policy
+from .decoys import NAME, ObservationLayout, observation_layout
+from .evaluate import evaluate
+from .reference import Policy, describe, make_reference
+from .scenarios import port_kwargs
+from .spread import BatchedSpread
+from .tokens import EntityTokens, TokenLayout, token_layout
+
+
+class BatchedDecoySpread(BatchedSpread):
+    """simple_spread with decoys for ``num_envs`` worlds at once; see :class:`~attnmarl.envs.batched.BatchedEnv`.
+
+    ``landmark_pos`` holds the targets only (as ``world.landmarks`` does in the reference), so
+    :class:`~attnmarl.envs.spread.BatchedSpread`'s physics, rewards and success test run unchanged. Scenario
+    state beyond them: ``decoy_pos`` (E, k, 2) and ``landmark_order`` (E, m, m + k), the landmark in each
+    agent's slots (targets 0 … m−1, then decoys), the reference's ``world.landmark_order``.
+    """
+
+    scenario = NAME
+
+    def _configure(self) -> None:
+        super()._configure()
+        self.layout: ObservationLayout = observation_layout(self.n_agents, self.kwargs["decoys"])
+        self.n_decoys = self.layout.n_decoys
+        self.decoy_pos = np.zeros((self.num_envs, self.n_decoys, 2))
+        self.landmark_order = np.tile(np.arange(self.layout.n_landmarks), (self.num_envs, self.n_agents, 1))
+
+    def _reset_envs(self, done: np.ndarray) -> None:
+        """Mirrors ``DecoyScenario.reset_world``: simple_spread's reset, decoys uniform in [−1, 1]², and a
+        uniform permutation of the landmarks per agent (none without decoys)."""
+        super()._reset_envs(done)
+        count = int(done.sum())
+        self.decoy_pos[done] = self.rng.uniform(-1.0, 1.0, (count, self.n_decoys, 2))
+        if self.n_decoys:
+            identity = np.tile(np.arange(self.layout.n_landmarks), (count, self.n_agents, 1))
+            self.landmark_order[done] = self.rng.permuted(identity, axis=-1)
+
+    def observe(self) -> np.ndarray:
+        """Mirrors ``DecoyScenario.observation``: simple_spread's observation (``BatchedSpread.observe``) with
+        its landmark block replaced by the shuffled ``[p_l − p, is_target]`` entries, the other agents after them."""
+        obs = super().observe()
+        if not self.n_decoys:
+            return obs
+        n, layout = self.n_agents, self.layout
+        others = obs[..., 4 + 2 * n : 6 * n].copy()  # other agents' positions and (silent) communication
+        obs[..., layout.agent_start :] = others
+        every_landmark = np.concatenate([self.landmark_pos, self.decoy_pos], axis=1)  # (E, m + k, 2)
+        shown = np.take_along_axis(every_landmark[:, None], self.landmark_order[..., None], axis=2)  # (E, m, m+k, 2)
+        is_target = (self.landmark_order < layout.n_targets)[..., None]
+        entries = np.concatenate([shown - self.agent_pos[:, :, None], is_target], axis=-1)
+        obs[..., 4 : layout.agent_start] = entries.reshape(self.num_envs, n, -1)
+        return obs
+
+    def _load_scenario_state(self, slot: int, raw_env: Any) -> None:
+        """Copy the decoys' positions and the agents' landmark order of the reference's episode."""
+        world = raw_env.world
+        if len(getattr(world, "decoys", ())) != self.n_decoys:
+            raise ValueError(f"reference_env has {len(getattr(world, 'decoys', ()))} decoys; this port has "
+                             f"{self.n_decoys}")
+        self.decoy_pos[slot] = [decoy.state.p_pos for decoy in world.decoys] if world.decoys else 0.0
+        self.landmark_order[slot] = world.landmark_order
+
+
+# --------------------------------------------------------------------------------------------
+# entity tokens
+# --------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=32)
+def _token_layout(agent: str | int, kwargs: tuple[tuple[str, Any], ...]) -> TokenLayout:
+    """The token layout of ``agent`` for these checked arguments: simple_spread's with d = 0, else the slots'."""
+    resolved = dict(kwargs)
+    spread_kwargs = {key: value for key, value in resolved.items() if key != "decoys"}
+    spread = token_layout("simple_spread", agent, **spread_kwargs)
+    if not resolved["decoys"]:
+        return spread
+    layout = observation_layout(resolved["N"], resolved["decoys"])
+    self_token = (spread.names[0], "self", spread.columns[0], spread.features[0])
+    slots = [(f"landmark slot {s}", "landmark", tuple(int(c) for c in columns), ("dx", "dy", "is_target"))
+             for s, columns in enumerate(layout.landmark_columns)]
+    n_others = layout.n_agents - 1
+    comm_start = layout.agent_start + 2 * n_others
+    others = [(name, "agent", (layout.agent_start + 2 * j, layout.agent_start + 2 * j + 1, comm_start + 2 * j,
+                               comm_start + 2 * j + 1), features)
+              for j, (name, features) in enumerate(zip(spread.names[-n_others:] if n_others else (),
+                                                        spread.features[-n_others:] if n_others else ()))]
+    names, kinds, columns, features = zip(self_token, *slots, *others)
+    return TokenLayout(names, kinds, columns, features, obs_dim=layout.obs_dim, padded_dim=layout.obs_dim)
+
+
+def decoy_token_layout(agent: str | int, **scenario_kwargs: Any) -> TokenLayout:
+    """Where ``agent``'s tokens sit in its decoy observation (arguments as :class:`BatchedDecoySpread` takes them).
+
+    Tokens: the agent itself (``vel_x, vel_y, pos_x, pos_y``), one per landmark *slot* (``landmark slot s``:
+    ``dx, dy, is_target``; named by slot, since which landmark fills a slot changes with every episode and
+    agent), one per other agent (its mpe2 name: ``dx, dy, c_0, c_1``). With d = 0 it is simple_spread's layout
+    (:func:`attnmarl.envs.tokens.token_layout`), landmarks named ``landmark l`` with ``dx, dy`` only.
+    """
+    if isinstance(agent, bool) or not isinstance(agent, (str, int, np.integer)):
+        raise ValueError(f"agent must be a name or an index, got {agent!r}")
+    kwargs = port_kwargs(NAME, **scenario_kwargs)
+    return _token_layout(agent if isinstance(agent, str) else int(agent), tuple(sorted(kwargs.items())))
+
+
+def decoy_tokens(obs: np.ndarray, agent: str | int, oracle: bool = False, no_bit: bool = False,
+                 **scenario_kwargs: Any) -> tuple[EntityTokens, np.ndarray]:
+    """``agent``'s decoy observation ``obs`` ``(..., obs_dim)`` cut into tokens (:func:`decoy_token_layout`),
+    and the key mask ``(..., n_tokens)`` an attention layer reads (True = takes part, as in
+    :func:`attnmarl.attention.masked_softmax`).
+
+    The mask is all True unless ``oracle``: then the decoy slots (``is_target`` = 0) are False — the oracle
+    control, which sees the targets only. ``no_bit`` zeroes the ``is_target`` feature of every landmark token
+    — the no-bit control, where decoys cannot be told from targets (the oracle mask, if asked for, still
+    follows the true bit). Without decoys there is no bit and nothing to hide: the tokens are simple_spread's.
+    """
+    layout = decoy_token_layout(agent, **scenario_kwargs)
+    obs = np.asarray(obs)
+    if obs.ndim < 1 or obs.shape[-1] != layout.obs_dim:
+        raise ValueError(f"obs of agent {agent!r} must end in {layout.obs_dim} numbers, got shape {obs.shape}")
+    tokens = [obs[..., list(columns)] for columns in layout.columns]
+    mask = np.ones(obs.shape[:-1] + (len(tokens),), dtype=bool)
+    for t, features in enumerate(layout.features):
+        if "is_target" in features:
+            bit = features.index("is_target")
+            if oracle:
+                mask[..., t] = tokens[t][..., bit] == 1.0
+            if no_bit:
+                tokens[t] = tokens[t].copy()
+                tokens[t][..., bit] = 0.0
+    return EntityTokens(layout, tuple(tokens)), mask
+
+
+# --------------------------------------------------------------------------------------------
+# baselines
+# --------------------------------------------------------------------------------------------
+
+
+def target_view(observations: np.ndarray, layout: ObservationLayout) -> np.ndarray:
+    """The simple_spread observations ``(m, 6m)`` of the targets alone, from all agents' decoy observations
+    ``(m, obs_dim)``: each agent's target entries (``is_target`` = 1), put into one order for every agent —
+    agent 0's, each other agent's targets matched to it by absolute position ``p + (p_l − p)`` — as
+    simple_spread's greedy assignment needs (its cost matrix has one column per landmark for all agents)."""
+    if not layout.n_decoys:
+        return observations
+    m = layout.n_agents
+    entries = observations[:, layout.landmark_columns]  # (m, m + k, 3)
+    targets = entries[entries[..., 2] == 1.0][:, :2].reshape(m, m, 2)  # each agent's targets, in its slot order
+    absolute = targets + observations[:, None, 2:4]
+    match = np.linalg.norm(absolute[:, :, None] - absolute[0][None, None], axis=-1).argmin(axis=1)  # (m, m)
+    in_order = np.take_along_axis(targets, match[..., None], axis=1)
+    return np.concatenate([observations[:, :4], in_order.reshape(m, 2 * m), observations[:, layout.agent_start:]],
+                          axis=1)
+
+
+def target_greedy_policy(continuous_actions: bool = False, **scenario_kwargs: Any) -> Policy:
+    """Chapter 6's centralized greedy assignment (:func:`attnmarl.envs.baselines.greedy_assignment_policy`)
+    played on the targets alone (:func:`target_view`): the decoys cost it nothing, since it reads the bit."""
+    env = make_reference(NAME, continuous_actions=continuous_actions, **scenario_kwargs)
+    raw = env.unwrapped
+    layout = observation_layout(len(env.possible_agents), len(raw.world.decoys) // len(env.possible_agents))
+    greedy = greedy_assignment_policy(continuous_actions)
+
+    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        agents = list(obs)
+        view = target_view(np.stack([obs[agent] for agent in agents]).astype(np.float64), layout)
+        return greedy(dict(zip(agents, view)))
+
+    policy.built_for = describe(env)  # checked by evaluate before it plays
+    return policy
+
+
+BASELINES_PATH = resources.files("attnmarl") / "assets" / "decoys" / "baselines.json"
+"""The shipped random and greedy scores on the reference, written by :func:`main`."""
+
+
+def baseline_scores(ms: tuple[int, ...] = (3, 6, 12), ds: tuple[int, ...] = (0, 1, 3),
+                    episodes: int = 200) -> list[dict[str, Any]]:
+    """The random → greedy range on the reference for each team size m and decoys per agent d, measured as
+    chapter 6 measures simple_spread's (:func:`attnmarl.envs.evaluate`: the mean over agents of the 25-step
+    episode return, episodes seeded 0 … episodes − 1, discrete actions): one row per (m, d) with
+    ``random`` and ``greedy`` as ``[mean, sem]`` and the CPU seconds the row took."""
+    rows = []
+    for m in ms:
+        for d in ds:
+            kwargs = {"N": m, "decoys": d}
+            start = time.process_time()
+            scores = {"random": evaluate(random_policy(NAME, **kwargs), NAME, episodes, **kwargs),
+                      "greedy": evaluate(target_greedy_policy(**kwargs), NAME, episodes, **kwargs)}
+            rows.append({"m": m, "d": d, **{key: [round(v, 4) for v in value] for key, value in scores.items()},
+                         "cpu_seconds": round(time.process_time() - start, 1)})
+    return rows
+
+
+def main() -> None:
+    """``python -m attnmarl.envs.decoys_port [--episodes E] [--out PATH]``: measure :func:`baseline_scores`
+    and write them as JSON (by default over the shipped :data:`BASELINES_PATH`)."""
+    parser = argparse.ArgumentParser(description="Random and greedy scores on simple_spread with decoys (mpe2)")
+    parser.add_argument("--episodes", type=cli_episodes(), default=200)
+    parser.add_argument("--out", type=Path, default=Path(str(BASELINES_PATH)))
+    args = parser.parse_args()
+    rows = baseline_scores(episodes=args.episodes)
+    document = {"scenario": NAME, "episodes": args.episodes, "seeds": f"0-{args.episodes - 1}",
+                "measure": "mean over agents of the episode return (max_cycles=25), discrete actions",
+                "command": "python -m attnmarl.envs.decoys_port", "rows": rows}
+    save_result(args.out, document)
+    for row in rows:
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
