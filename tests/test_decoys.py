@@ -145,7 +145,7 @@ def test_observation_layout_and_target_bits(m: int, d: int) -> None:
 
 
 @pytest.mark.parametrize("continuous_actions", [False, True])
-@pytest.mark.parametrize(("m", "d"), [(3, 0), (3, 1), (3, 3), (6, 3)])
+@pytest.mark.parametrize(("m", "d"), [(3, 0), (3, 1), (3, 3), (6, 3), (1, 2)])
 def test_port_parity(m: int, d: int, continuous_actions: bool) -> None:
     totals = check_parity(NAME, 12, N=m, decoys=d, continuous_actions=continuous_actions, local_ratio=0.4)
     assert totals["steps"] == 25 - 7 + 25 and totals["other_slots_reset"] == NUM_ENVS - 1
@@ -186,6 +186,16 @@ def test_tokens_without_decoys_are_simple_spreads() -> None:
         assert ours.layout == theirs.layout and mask.all()
         for a, b in zip(ours.tokens, theirs.tokens):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(("m", "d"), [(1, 2), (3, 1)])
+def test_tokens_cover_the_observation_once(m: int, d: int) -> None:
+    obs = make_batched(NAME, 3, N=m, decoys=d).observe()
+    for i in range(m):
+        tokens, _ = decoy_tokens(obs[:, i], i, N=m, decoys=d)
+        columns = sorted(c for token_columns in tokens.layout.columns for c in token_columns)
+        assert columns == list(range(obs.shape[-1]))
+        np.testing.assert_array_equal(tokens.to_obs(), obs[:, i])
 
 
 def test_tokens_oracle_mask_and_no_bit() -> None:

@@ -110,12 +110,10 @@ def _token_layout(agent: str | int, kwargs: tuple[tuple[str, Any], ...]) -> Toke
     self_token = (spread.names[0], "self", spread.columns[0], spread.features[0])
     slots = [(f"landmark slot {s}", "landmark", tuple(int(c) for c in columns), ("dx", "dy", "is_target"))
              for s, columns in enumerate(layout.landmark_columns)]
-    n_others = layout.n_agents - 1
-    comm_start = layout.agent_start + 2 * n_others
-    others = [(name, "agent", (layout.agent_start + 2 * j, layout.agent_start + 2 * j + 1, comm_start + 2 * j,
-                               comm_start + 2 * j + 1), features)
-              for j, (name, features) in enumerate(zip(spread.names[-n_others:] if n_others else (),
-                                                        spread.features[-n_others:] if n_others else ()))]
+    first_other = 1 + layout.n_targets  # in simple_spread's layout: self, the targets, then the other agents
+    pos, comm = layout.agent_start, layout.agent_start + 2 * (layout.n_agents - 1)
+    others = [(name, "agent", (pos + 2 * j, pos + 2 * j + 1, comm + 2 * j, comm + 2 * j + 1), features)
+              for j, (name, features) in enumerate(zip(spread.names[first_other:], spread.features[first_other:]))]
     names, kinds, columns, features = zip(self_token, *slots, *others)
     return TokenLayout(names, kinds, columns, features, obs_dim=layout.obs_dim, padded_dim=layout.obs_dim)
 
