@@ -203,3 +203,85 @@ def test_non_finite_observations_and_messages_are_refused_not_zeroed_or_spread()
     h[0, 1, 2] = 0.0
     c, alpha = talk(h)
     assert torch.isfinite(c).all() and torch.allclose(alpha.sum(-1), torch.ones(2, 3))
+
+
+# 11. a checkpoint is checked whole before anything is built or decompressed from it ----------------------------
+
+def _rezip(source, target, compression, replace=None):
+    """Copy the zip archive ``source`` to ``target`` with ``compression``, entry by entry; ``replace`` maps an
+    entry's name ending to the bytes (or, for a bomb, a count of zero bytes) it holds instead."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w", compression) as out:
+        for entry in src.infolist():
+            new = next((value for end, value in (replace or {}).items() if entry.filename.endswith(end)), None)
+            if isinstance(new, int):
+                with out.open(entry.filename, "w", force_zip64=True) as handle:
+                    block = bytes(2**22)
+                    for _ in range(new // len(block)):
+                        handle.write(block)
+            else:
+                out.writestr(entry.filename, src.read(entry) if new is None else new)
+
+
+@pytest.fixture
+def no_build(monkeypatch):
+    """Fail the test if a loader builds a network or hands the file to torch.load after it should have refused."""
+    import attnmarl.checkpoints as checkpoints
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a network was built from a file that should have been refused first")
+
+    monkeypatch.setattr(checkpoints, "make_agent", refuse)
+
+
+def test_an_edited_config_is_refused_as_damaged_before_a_network_is_built(tmp_path, no_build):
+    from attnmarl.checkpoints import load_agent, shipped_checkpoint
+
+    data = torch.load(shipped_checkpoint("policy", "pi-spread3-attention"), weights_only=True)
+    data["config"]["actor_hidden"] = 20_000  # would take minutes to build (a 20,000-square orthogonal init)
+    torch.save(data, tmp_path / "edited.pt")
+    with pytest.raises(ValueError, match="damaged attnmarl checkpoint: its contents no longer match the checksum"):
+        load_agent(tmp_path / "edited.pt")
+
+
+@pytest.mark.parametrize("bomb", [False, True])
+def test_a_compressed_archive_is_refused_before_anything_in_it_is_decompressed(tmp_path, monkeypatch, bomb):
+    """torch.save stores every entry uncompressed; a deflated entry (here, for the bomb, 256 MB of zeros in under
+    a megabyte, in place of the weights) is refused from the zip's directory, before torch.load reads a byte."""
+    import zipfile
+
+    from attnmarl.checkpoints import load_agent, shipped_checkpoint
+
+    path = tmp_path / ("bomb.pt" if bomb else "deflated.pt")
+    _rezip(shipped_checkpoint("policy", "pi-spread3-attention"), path, zipfile.ZIP_DEFLATED,
+           {"/data/0": 2**28} if bomb else None)
+    assert path.stat().st_size < 2**20
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load read a compressed archive"))
+    with pytest.raises(ValueError, match=r"is compressed \(zip method 8\), which torch.save never does"):
+        load_agent(path)
+
+
+def test_an_archive_entry_that_declares_more_than_the_file_holds_is_refused(tmp_path, monkeypatch):
+    import struct
+
+    from attnmarl.checkpoints import load_agent, shipped_checkpoint
+
+    raw = bytearray(shipped_checkpoint("policy", "pi-spread3-attention").read_bytes())
+    header = raw.rindex(b"PK\x01\x02")  # the last entry's record in the central directory
+    raw[header + 24: header + 28] = struct.pack("<I", 2**31)  # its uncompressed size: 2 GB
+    (tmp_path / "inflated.pt").write_bytes(bytes(raw))
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load read an inflated archive"))
+    with pytest.raises(ValueError, match=r"declares 2,147,483,648 bytes in a file of"):
+        load_agent(tmp_path / "inflated.pt")
+
+
+def test_every_shipped_checkpoint_is_an_archive_torch_save_wrote():
+    from pathlib import Path
+
+    from attnmarl.files.sealed import check_archive
+
+    shipped = sorted((Path(__file__).resolve().parents[1] / "src" / "attnmarl" / "assets").rglob("*.pt"))
+    assert len(shipped) > 100
+    for path in shipped:
+        check_archive(path, "checkpoint")

@@ -155,9 +155,11 @@ def load_checkpoint(path: str | Path) -> tuple[Config, dict[str, torch.Tensor], 
 
 def _read(path: str | Path, fork_rng: bool) -> tuple[Config, dict[str, torch.Tensor], dict[str, Any], Agent]:
     """The config, state dict and metadata of a checkpoint, and a fresh agent built from that config, with which
-    the weights' names and shapes are compared before the file's checksum is computed (a small file that declares
-    huge tensors is refused at once). With ``fork_rng`` the agent is built without drawing from torch's global
-    generator (a caller that only reads the file); without, it draws as building it to load the weights always has."""
+    the weights' names and shapes are compared. The agent is built only once the file is known whole
+    (:func:`read_checkpoint` checks its archive and its checksum first), so an edited config is refused as damaged
+    before anything is built from it. With ``fork_rng`` the agent is built without drawing from torch's global
+    generator (a caller that only reads the file); without, it draws as building it to load the weights always
+    has."""
     built: dict[str, Any] = {}
 
     def shapes(data: dict[str, Any]) -> dict[str, tuple[int, ...]]:

@@ -53,12 +53,13 @@ def sealed_checkpoint(format: str, config: dict[str, Any], state: dict[str, torc
 
 def read_checkpoint(path: str | Path,
                     shapes: Callable[[dict[str, Any]], Mapping[str, tuple[int, ...]]] | None = None) -> dict[str, Any]:
-    """The data of the checkpoint at ``path``, after checking that it is one: a file this book trusts
+    """The data of the checkpoint at ``path``, after checking that it is one, in an order that keeps a hostile
+    file cheap: a file this book trusts, whose archive declares no more than it stores and compresses nothing
     (:func:`attnmarl.files.sealed.load_trusted`), of a known format, with every part, tensors that store every
-    entry they declare (:func:`attnmarl.files.sealed.check_stored`), weights of the names and shapes its own
-    config gives (``shapes`` maps the data to them, when the caller can tell), whole (its checksum) and with
-    finite weights; else ``ValueError`` saying which of these fails. The sizes are compared before any entry is
-    read, so a small file that declares huge tensors is refused at once."""
+    entry they declare (:func:`attnmarl.files.sealed.check_stored`), whole (its checksum, so an edited config is
+    refused here, before anything is built from it), weights of the names and shapes its own config gives
+    (``shapes`` maps the data to them, when the caller can tell) and finite; else ``ValueError`` saying which of
+    these fails."""
     data = load_trusted(path, "attnmarl checkpoint")
     if not isinstance(data, dict) or data.get("format") not in _FORMATS:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
@@ -67,10 +68,9 @@ def read_checkpoint(path: str | Path,
     if missing:
         raise ValueError(f"{path} is an incomplete attnmarl checkpoint: it has no dict under {missing} "
                          "(a checkpoint holds 'config', 'state_dict' and 'metadata')")
-    check_stored(path, data, "attnmarl checkpoint")
+    check_seal(path, data, "attnmarl checkpoint")
     if shapes is not None:
         check_shapes(path, data["state_dict"], shapes(data))
-    check_seal(path, data, "attnmarl checkpoint")
     check_finite_weights(path, data["state_dict"])
     return data
 

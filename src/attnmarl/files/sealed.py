@@ -15,6 +15,7 @@ import hashlib
 import os
 import pickle
 import re
+import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +29,8 @@ from ..checks import check_finite, nested_tensors
 from ..devices import check_values
 from .atomic import MissingFileError
 
-__all__ = ["load_trusted", "check_finite_weights", "check_plain", "HASH_CHUNK_BYTES", "seal", "check_stored",
-           "check_shapes", "check_seal", "check_run_file"]
+__all__ = ["load_trusted", "check_archive", "check_finite_weights", "check_plain", "HASH_CHUNK_BYTES", "seal",
+           "check_stored", "check_shapes", "check_seal", "check_run_file"]
 
 
 def load_trusted(path: str | Path, what: str) -> Any:
@@ -47,6 +48,7 @@ def load_trusted(path: str | Path, what: str) -> Any:
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"the path of the {what} must be a file name; got {path!r}")
     try:
+        check_archive(path, what)
         return torch.load(path, weights_only=True, map_location="cpu")
     except FileNotFoundError:
         raise MissingFileError(f"{path} does not exist: there is no {what} there") from None
@@ -63,6 +65,31 @@ def load_trusted(path: str | Path, what: str) -> Any:
         reason = str(error).split(". ")[0] or type(error).__name__
         raise ValueError(f"{path} is not a loadable {what}: the file is empty, truncated or damaged "
                          f"({reason})") from None
+
+
+def check_archive(path: str | Path, what: str) -> None:
+    """Refuse, before a byte of it is decompressed or read into a tensor, an archive that ``torch.save`` did not
+    write: ``torch.save`` stores every entry of its zip file as it is (``ZIP_STORED``), so an entry compressed
+    with deflate or another method was made by hand — and a few megabytes of deflated zeros would ask
+    ``torch.load`` for gigabytes (a compression bomb) — and no stored entry can hold more bytes than the whole
+    file. Reads the zip's central directory only. A file that is not a zip archive at all is left to
+    ``torch.load``, which refuses it as no checkpoint (:func:`load_trusted`)."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        return
+    with archive:
+        entries = archive.infolist()
+    size = os.path.getsize(path)
+    for entry in entries:
+        if entry.compress_type != zipfile.ZIP_STORED:
+            raise ValueError(f"{path} is not a loadable {what}: its entry {entry.filename!r} is compressed "
+                             f"(zip method {entry.compress_type}), which torch.save never does, so the file was made "
+                             "or changed by hand; it is refused before anything in it is decompressed")
+        if entry.file_size > size:
+            raise ValueError(f"{path} is not a loadable {what}: its entry {entry.filename!r} declares "
+                             f"{entry.file_size:,} bytes in a file of {size:,}, so the file is damaged or was "
+                             "made by hand; it is refused before anything in it is read")
 
 
 def check_finite_weights(path: str | Path, state: Mapping[str, Any]) -> None:

@@ -65,7 +65,7 @@ class _TypeGroups(nn.Module):
         self.members = BufferList(torch.tensor([i for i, t in enumerate(agent_types) if t == k])
                                   for k in range(n_types))
         """Each type's agents, in agent order: one index tensor (m_type,) per type."""
-        order = torch.cat(list(self.members)).tolist()
+        order = [i for k in range(n_types) for i, t in enumerate(agent_types) if t == k]
         self.register_buffer("restore", torch.tensor(sorted(range(len(agent_types)), key=order.__getitem__)),
                              persistent=False)
 
