@@ -285,3 +285,20 @@ def test_every_shipped_checkpoint_is_an_archive_torch_save_wrote():
     assert len(shipped) > 100
     for path in shipped:
         check_archive(path, "checkpoint")
+
+
+# 12. a flat layer's initialisation is estimated like an unshared layer's -----------------------------------------
+
+def test_a_wide_flat_layer_is_refused_before_its_cubic_initialisation(monkeypatch):
+    """One 8,000 x 8,000 orthogonal initialisation takes about 100 s (a QR factorisation); the estimate refuses it
+    before nn.init runs, naming the override, and a layer of the book's widths passes."""
+    from attnmarl.algos.mappo import MAPPOConfig, make_agent
+    from attnmarl.nets import common
+
+    monkeypatch.setattr(torch.nn.init, "orthogonal_", lambda *a, **k: pytest.fail("initialised before the estimate"))
+    with pytest.raises(ValueError, match=r"a linear layer of 8,000 x 8,000 weights .*ATTNMARL_ALLOW_COSTLY=1"):
+        common.linear(8_000, 8_000)
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match=r"a linear layer of 20,000 x"):
+        make_agent(MAPPOConfig(actor="flat", actor_hidden=20_000))
+    assert common.linear(64, 64).weight.shape == (64, 64)

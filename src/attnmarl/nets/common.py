@@ -71,6 +71,8 @@ def type_features(o: Tensor, agent_types: tuple[int, ...]) -> Tensor:
 def linear(d_in: int, d_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
     """A linear layer with orthogonal weights of the given gain and zero bias (as in CleanRL's PPO)."""
     check_numbers("a linear layer's weights", ("d_out", d_out), ("d_in", d_in))
+    check_layers(1, d_in, d_out, f"a linear layer of {int(d_out):,} x {int(d_in):,} weights",
+                 remedy="give narrower layers (actor_hidden, critic_hidden, d_x, entity_d, ...)")
     layer = nn.Linear(d_in, d_out)
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
@@ -135,18 +137,25 @@ TRAINED_WEIGHT_BYTES = 16
 """Bytes a float32 weight takes in training: itself, its gradient and Adam's two moments."""
 
 
-def check_agent_layers(m: int, d_in: int, d_out: int) -> None:
-    """Refuse m unshared (d_out x d_in) layers whose initialisation is estimated to take minutes, or whose
-    weights, trained with Adam, would take more than the memory budget (:func:`attnmarl.costs.check_cost`)."""
-    m, d_in, d_out = int(m), int(d_in), int(d_out)  # numpy's integers would overflow in the products
+def check_layers(count: int, d_in: int, d_out: int, what: str, remedy: str) -> None:
+    """Refuse ``count`` (d_out x d_in) layers whose orthogonal initialisation is estimated to take minutes (its QR
+    factorisation is cubic: one 8,000 x 8,000 layer, about 100 s), or whose weights, trained with Adam, would take
+    more than the memory budget (:func:`attnmarl.costs.check_cost`)."""
+    count, d_in, d_out = int(count), int(d_in), int(d_out)  # numpy's integers would overflow in the products
     rows, cols = max(d_in, d_out), min(d_in, d_out)
-    seconds = m * (INIT_CALL_SECONDS + INIT_FLOP_SECONDS * rows * cols**2)
-    weights = m * d_in * d_out
-    check_cost(f"m = {m:,} unshared layers of {d_out:,} x {d_in:,} weights", seconds, TRAINED_WEIGHT_BYTES * weights,
-               basis=f"{m:,} orthogonal initialisations, one per agent, {INIT_CALL_SECONDS:g} s each plus "
-                     f"{INIT_FLOP_SECONDS:g} s per multiply-add of their QR factorisations; {weights:,} weights of "
+    seconds = count * (INIT_CALL_SECONDS + INIT_FLOP_SECONDS * rows * cols**2)
+    weights = count * d_in * d_out
+    check_cost(what, seconds, TRAINED_WEIGHT_BYTES * weights,
+               basis=f"{count:,} orthogonal initialisation(s), {INIT_CALL_SECONDS:g} s each plus "
+                     f"{INIT_FLOP_SECONDS:g} s per multiply-add of the QR factorisation; {weights:,} weights of "
                      f"{TRAINED_WEIGHT_BYTES} bytes each in training, with their gradients and Adam's moments",
-               remedy="fewer agents, or an attention network or the entity actor, whose weights do not grow with m")
+               remedy=remedy)
+
+
+def check_agent_layers(m: int, d_in: int, d_out: int) -> None:
+    """:func:`check_layers` for m unshared (d_out x d_in) layers, one per agent."""
+    check_layers(m, d_in, d_out, f"m = {int(m):,} unshared layers of {int(d_out):,} x {int(d_in):,} weights",
+                 remedy="fewer agents, or an attention network or the entity actor, whose weights do not grow with m")
 
 
 class AgentLinear(nn.Module):
