@@ -26,6 +26,7 @@ from attnmarl.notebook.explorers.policy import (
 )
 from attnmarl.notebook.explorers.qnet import (
     FINE_FORCE_GRID,
+    J_FORCE,
     q_alpha,
     q_episode_explorer,
     q_episode_frame,
@@ -59,8 +60,9 @@ ALPHA_SETTINGS = [
     dict(m=6, d_q=8, scale=True, seed=9, x1_0=0.01, x1_1=0.99),
     dict(m=5, d_q=2, scale=False, seed=5, x1_0=-0.73, x1_1=-0.07),
 ]
-HEADS_SETTINGS = [dict(heads=h, m=m, d_q=d, scale=s, seed=seed) for h, m, d, s, seed in
-                  [(4, 5, 2, False, 0), (1, 2, 1, True, 9), (3, 8, 8, False, 4), (2, 7, 4, True, 6)]]
+HEADS_SETTINGS = [dict(heads=h, m=m, d_q=d, scale=s, seed=seed, x1_0=x, x1_1=y) for h, m, d, s, seed, x, y in
+                  [(4, 5, 2, False, 0, 1.5, 0.0), (1, 2, 1, True, 9, -0.37, 2.41), (3, 8, 8, False, 4, 2.5, -2.5),
+                   (2, 7, 4, True, 6, 0.03, -1.19)]]
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +160,7 @@ def test_the_heads_explorer_draws_one_panel_per_head_in_the_page(page):
     assert root.locator("svg.ax-heatmap").count() == 2
     root.locator("input[type=checkbox]").check()  # scaled scores: other weights, the same layer
     expected = frame_spec(heads_frame(heads=2, m=5, d_q=2, scale=True, seed=0), digits=12)
-    np.testing.assert_allclose(_drawn_alpha(page, 1), expected["panels"][0]["values"], atol=TOL)
+    np.testing.assert_allclose(_drawn_alpha(page, 1), expected["panels"][1]["values"], atol=TOL)
 
 
 def test_ranges_and_page_models_refuse_what_they_cannot_show():
@@ -229,15 +231,9 @@ POLICY_SETTINGS = [(3, 0.37, -0.83, 0), (0, -0.61, 0.22, 2), (5, 0.9, 0.9, 1), (
 """(moved entity: agents 0-2, landmarks 3-5; x; y; the agent whose rings are drawn)."""
 
 
-@pytest.mark.parametrize("setting", POLICY_SETTINGS, ids=str)
-def test_the_pages_policy_probe_computes_what_pytorch_computes(page, policy_probe, setting):
-    """Move an agent or a landmark anywhere: the page recomputes the observations and runs the entity actor;
-    its α and π are PyTorch's within 1e-5 (in float64), and the frame is the package's probe frame."""
-    probe_state, explorer = policy_probe
-    moved, x, y, query = setting
-    data = explorer.page.data()
-    settings = {"moved": data["choices"][moved], "x": x, "y": y, "query": data["choices"][query]}
-    js = page.evaluate("([s, d]) => attnmarlLiveModels.policyProbe(s, d)", [settings, data])
+def _torch_policy(probe_state, moved: int, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
+    """The entity actor in float64 with entity ``moved`` at (x, y): every agent's α over the entities (mean of the
+    heads; m, entities) and its π (m, 5)."""
     port, m = probe_state.port, probe_state.port.n_agents
     positions = port.agent_pos if moved < m else port.landmark_pos
     saved = positions.copy()
@@ -251,7 +247,19 @@ def test_the_pages_policy_probe_computes_what_pytorch_computes(page, policy_prob
     alpha = np.zeros((m, len(entities)))
     for i, names in enumerate(actor64.token_names):
         alpha[i, [entities.index(n) for n in names]] = by_token[0, i].mean(0).numpy()
-    pi = torch.softmax(logits[0], -1).numpy()
+    return alpha, torch.softmax(logits[0], -1).numpy()
+
+
+@pytest.mark.parametrize("setting", POLICY_SETTINGS, ids=str)
+def test_the_pages_policy_probe_computes_what_pytorch_computes(page, policy_probe, setting):
+    """Move an agent or a landmark anywhere: the page recomputes the observations and runs the entity actor;
+    its α and π are PyTorch's within 1e-5 (in float64), and the frame is the package's probe frame."""
+    probe_state, explorer = policy_probe
+    moved, x, y, query = setting
+    data = explorer.page.data()
+    settings = {"moved": data["choices"][moved], "x": x, "y": y, "query": data["choices"][query]}
+    js = page.evaluate("([s, d]) => attnmarlLiveModels.policyProbe(s, d)", [settings, data])
+    alpha, pi = _torch_policy(probe_state, moved, x, y)
     assert np.abs(np.array(js["panels"][1]["values"]) - alpha).max() <= TOL
     assert np.abs(np.array(js["panels"][2]["values"]) - pi).max() <= TOL
     python = frame_spec(policy_probe_frame(probe_state, moved, x, y, query), digits=12)
@@ -273,13 +281,16 @@ def test_moving_a_landmark_in_the_page_redraws_the_policy(page, policy_probe):
 
 # ---- chapter 9's Q landscape: the trained Q critic in the page ------------------------------------------
 
-@pytest.mark.parametrize("t,i,j", [(0, 0, 1), (7, 2, 2), (19, 1, 0)])
-def test_the_pages_q_landscape_computes_what_pytorch_computes(page, q_explorer, t, i, j):
+@pytest.mark.parametrize("t,i,j,force", [(0, 0, 1, None), (7, 2, 2, None), (19, 1, 0, None), (4, 0, 1, (0.3, -0.7)),
+                                         (11, 2, 2, (-1.0, 0.1))])
+def test_the_pages_q_landscape_computes_what_pytorch_computes(page, q_explorer, t, i, j, force):
     """The page runs the Q critic on the recorded step with agent j's force swept over a 21 x 21 grid: every
-    q^i it draws is PyTorch's within 1e-5 (in float64), and the frame is the package's."""
+    q^i it draws is PyTorch's within 1e-5 (in float64), and the frame is the package's. With j's force set (a click
+    on the grid), α and the values are the critic's with that action for j."""
     agent, episode, q_hat, alpha, actions, explorer = q_explorer
     data = explorer.page.data()
-    settings = {"t": t, "i": data["choices"][i], "j": data["choices"][j]}
+    settings = {"t": t, "i": data["choices"][i], "j": data["choices"][j], "force": J_FORCE[force is not None],
+                "fx": (force or (0.0, 0.0))[0], "fy": (force or (0.0, 0.0))[1]}
     js = page.evaluate("([s, d]) => attnmarlLiveModels.qEpisode(s, d)", [settings, data])
     critic = copy.deepcopy(agent.critic).double()
     grid = FINE_FORCE_GRID
@@ -287,12 +298,18 @@ def test_the_pages_q_landscape_computes_what_pytorch_computes(page, q_explorer, 
     a = torch.from_numpy(actions[t]).double().expand(fx.size, -1, -1).clone()
     a[:, j] = force_to_action(torch.from_numpy(np.stack([fx.ravel(), fy.ravel()], -1)))
     o = torch.from_numpy(episode.obs[t]).double().expand(fx.size, -1, -1)
+    now = torch.from_numpy(actions[t:t + 1]).double()
+    if force is not None:
+        now[0, j] = force_to_action(torch.tensor(force, dtype=torch.float64))
     with torch.no_grad():
         response = critic(o, a)[:, i].numpy().reshape(fx.shape)
-        taken, alphas = critic.values_and_alpha(o[:1], torch.from_numpy(actions[t:t + 1]).double())
+        taken = critic(o[:1], torch.from_numpy(actions[t:t + 1]).double())
+        q_now, alphas = critic.values_and_alpha(o[:1], now)
     assert np.abs(np.array(js["panels"][2]["values"]) - (response - taken[0, i].item())).max() <= TOL
     assert np.abs(np.array(js["panels"][1]["values"])[:-1] - alphas[0][0][:, i].numpy()).max() <= TOL
-    python = frame_spec(q_episode_frame(agent, episode, q_hat, alpha, actions, t, i, j, grid), digits=12)
+    drawn = [float(v) for v in re.findall(r"q̂ of \S+:\s+(-?[\d.]+)", js["panels"][3]["text"])]
+    assert np.abs(np.array(drawn) - q_now[0].numpy()).max() <= 0.006  # shown to 2 decimals
+    python = frame_spec(q_episode_frame(agent, episode, q_hat, alpha, actions, t, i, j, grid, force), digits=12)
     assert js["caption"] == python["caption"] and js["panels"][3] == python["panels"][3]
     assert _compare(js, python) <= 1e-4  # the package's frame runs in float32
 
@@ -318,3 +335,170 @@ def test_at_390_px_every_explorer_fits_without_a_sideways_swipe(page):
     finally:
         page.set_viewport_size({"width": 1280, "height": 720})
     assert wide[0] <= 390 and max(wide[1:]) <= 1, wide
+
+
+# ---- the figure as a control (issue 43): drag, keyboard, touch, a steady height -------------------------------
+
+def _explorer(page, index: int):
+    """The index-th in-page explorer of the page: its root element and its current settings."""
+    root = page.locator(".ax-live").nth(index)
+    return root, root.evaluate("(el) => ({...el.explorer.settings})")
+
+
+def _drag(page, handle, dx: float, dy: float) -> tuple[float, float]:
+    """Drag ``handle`` with the mouse by (dx, dy) screen pixels, from its centre; returns where the pointer let go."""
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + dx / 2, y + dy / 2, steps=3)
+    page.mouse.move(x + dx, y + dy, steps=3)
+    page.mouse.up()
+    return x + dx, y + dy
+
+
+def _world(page, root, panel: int, pixel: tuple[float, float]) -> tuple[float, float]:
+    """The world point drawn at screen ``pixel`` in panel ``panel`` of an explorer (its data-square)."""
+    return root.locator(".ax-panels > *").nth(panel).evaluate(
+        "(svg, p) => attnmarlDrag.toWorld(svg, {clientX: p[0], clientY: p[1]})", list(pixel))
+
+
+def test_dragging_x1_in_the_figure_moves_it_as_its_sliders_would(page):
+    """Chapter 3: drag x¹ in the input plot; the sliders follow (value and shown number), x¹ lands under the
+    pointer, and the drawn α is PyTorch's for the new position within 1e-5."""
+    root, before = _explorer(page, 0)
+    handle = root.locator(".ax-handle")
+    assert handle.count() == 1 and handle.get_attribute("tabindex") == "0"
+    assert handle.get_attribute("aria-label").startswith("input x¹")
+    end = _drag(page, handle, -60, -45)
+    _, after = _explorer(page, 0)
+    x, y = _world(page, root, 0, end)
+    assert abs(after["x1_0"] - x) <= 0.006 and abs(after["x1_1"] - y) <= 0.006 and after["x1_0"] != before["x1_0"]
+    sliders = root.locator("input[type=range]")
+    assert float(sliders.nth(3).input_value()) == after["x1_0"] and float(sliders.nth(4).input_value()) == after["x1_1"]
+    assert root.locator(".ax-value").nth(4).inner_text() == f"{after['x1_1']:.2f}"
+    settings = {k: after[k] for k in ("m", "d_q", "scale", "seed", "x1_0", "x1_1")}
+    expected = frame_spec(alpha_frame(**settings), digits=12)
+    np.testing.assert_allclose(_drawn_alpha(page, 0), expected["panels"][1]["values"], atol=TOL)
+    assert root.locator(".ax-caption").inner_text() == expected["caption"]
+
+
+def test_the_keyboard_moves_x1_in_the_heads_explorer_and_keeps_its_focus(page):
+    """Chapter 4's continuous control: Tab to x¹, arrows move it by 0.05 (Shift: 0.25); focus stays on x¹ through
+    the redraws, and every head's α is PyTorch's for the new x¹ within 1e-5."""
+    root, before = _explorer(page, 1)
+    root.locator("input[type=range]").last.focus()
+    page.keyboard.press("Tab")  # from the last control into the figure: x¹
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')").startswith("input x¹")
+    for key in ("ArrowRight", "ArrowRight", "ArrowDown", "Shift+ArrowLeft"):
+        page.keyboard.press(key)
+    _, after = _explorer(page, 1)
+    assert after["x1_0"] == pytest.approx(before["x1_0"] - 0.15)
+    assert after["x1_1"] == pytest.approx(before["x1_1"] - 0.05)
+    assert page.evaluate("document.activeElement.classList.contains('ax-handle')")
+    assert root.locator(".ax-value").nth(4).inner_text() == f"{after['x1_0']:.2f}"
+    expected = frame_spec(heads_frame(**{k: after[k] for k in ("heads", "m", "d_q", "scale", "seed", "x1_0", "x1_1")}),
+                          digits=12)
+    drawn = [[float(v) for v in re.findall(r'data-value="([^"]+)"', svg.inner_html())]
+             for svg in root.locator("svg.ax-heatmap").all()]
+    np.testing.assert_allclose(np.ravel(drawn), np.ravel([p["values"] for p in expected["panels"][1:]]), atol=TOL)
+
+
+def test_dragging_an_agent_in_the_critic_probe_moves_that_agent(page, probe):
+    """Chapter 7: drag agent a3 (another than the one the controls moved): the 'move agent' control switches to it,
+    x and y follow the pointer, and α and v̂ are PyTorch's for the new state within 1e-5; Enter on a3 puts the
+    rings on its value."""
+    root, _ = _explorer(page, 2)
+    handle = root.locator('.ax-handle[data-key="2"]')
+    assert handle.get_attribute("aria-label").startswith("agent a3")
+    _drag(page, handle, 25, 30)
+    _, after = _explorer(page, 2)
+    data = probe[1].page.data()
+    assert after["moved"] == data["choices"][2] and root.locator("select").first.input_value() == "2"
+    query = data["choices"].index(after["query"])
+    v, alpha = _torch_probe(probe[0], 2, after["x"], after["y"])
+    drawn = np.array(_drawn_rows(root))
+    assert np.abs(drawn[:-1] - alpha[:, query]).max() <= TOL and np.abs(drawn[-1] - alpha.mean(0)[query]).max() <= TOL
+    root.locator('.ax-handle[data-key="2"]').focus()
+    page.keyboard.press("Enter")
+    assert _explorer(page, 2)[1]["query"] == data["choices"][2]
+    expected = frame_spec(probe_frame(probe[0], 2, after["x"], after["y"], 2), digits=12)
+    assert root.locator(".ax-caption").inner_text() == expected["caption"]
+
+
+def _drawn_rows(root) -> np.ndarray:
+    """The values of an explorer's first heatmap, row by row (its cells' data-value, grouped by their y)."""
+    cells = root.locator("svg.ax-heatmap").first.evaluate(
+        "(s) => Array.from(s.querySelectorAll('rect[data-value]'), (r) => [Number(r.getAttribute('y')), "
+        "Number(r.dataset.value)])")
+    return np.array([[v for y, v in cells if y == row] for row in sorted({y for y, _ in cells})])
+
+
+def test_the_keyboard_moves_a_landmark_in_the_policy_probe(page, policy_probe):
+    """Chapter 8: a landmark moved with the arrow keys; α and π are the entity actor's (PyTorch, float64) for the
+    new position within 1e-5, and the sliders show it."""
+    root, before = _explorer(page, 3)
+    data = policy_probe[1].page.data()
+    m = len(data["pos"])
+    handle = root.locator(f'.ax-handle[data-key="{m + 1}"]')  # landmark 2
+    assert handle.get_attribute("aria-label").startswith("landmark")
+    handle.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowUp")
+    _, after = _explorer(page, 3)
+    start = data["landmarks"][1]
+    assert after["moved"] == data["choices"][m + 1]
+    assert after["x"] == pytest.approx(round(start[0] - 0.05, 2), abs=0.006)
+    assert after["y"] == pytest.approx(round(start[1] + 0.05, 2), abs=0.006)
+    assert float(root.locator("input[type=range]").first.input_value()) == after["x"]
+    alpha, pi = _torch_policy(policy_probe[0], m + 1, after["x"], after["y"])
+    drawn = root.locator("svg.ax-heatmap")
+    shown = [[float(v) for v in re.findall(r'data-value="([^"]+)"', drawn.nth(k).inner_html())] for k in (0, 1)]
+    assert np.abs(np.array(shown[0]) - alpha[:, data["keys"]].ravel()).max() <= TOL
+    assert np.abs(np.array(shown[1]) - pi.ravel()).max() <= TOL
+
+
+def test_clicking_a_force_in_the_q_grid_sets_agent_js_action(page, q_explorer):
+    """Chapter 9: a click on a cell of the force grid sets j's force to it (the controls follow, the cell is
+    outlined), and α and q̂ are the critic's for that action (the package's frame); the arrow keys move the force
+    by one cell, Enter goes back to the action taken."""
+    agent, episode, q_hat, alpha, actions, _ = q_explorer
+    root, before = _explorer(page, 4)
+    grid = root.locator("svg.ax-handle-grid")
+    grid.locator("rect[data-value]").nth(3 * 21 + 15).click()  # F_y = 0.7 (row 3 from the top), F_x = 0.5
+    _, after = _explorer(page, 4)
+    assert (after["force"], after["fx"], after["fy"]) == (J_FORCE[1], 0.5, 0.7)
+    assert root.locator(".ax-chosen").count() == 1 and root.locator("select").nth(2).input_value() == "1"
+    names = q_explorer[-1].page.data()["choices"]
+    i, j = names.index(after["i"]), names.index(after["j"])
+
+    def expected(force):
+        return frame_spec(q_episode_frame(agent, episode, q_hat, alpha, actions, after["t"], i, j, FINE_FORCE_GRID,
+                                          force), digits=12)
+
+    assert root.locator(".ax-caption").inner_text() == expected((0.5, 0.7))["caption"]
+    assert root.locator(".ax-text pre").inner_text() == expected((0.5, 0.7))["panels"][3]["text"]
+    np.testing.assert_allclose(_drawn_rows(root), expected((0.5, 0.7))["panels"][1]["values"], atol=1e-4)
+    assert page.evaluate("document.activeElement.classList.contains('ax-handle-grid')")
+    page.keyboard.press("ArrowDown")
+    assert _explorer(page, 4)[1]["fy"] == pytest.approx(0.6)
+    assert root.locator(".ax-caption").inner_text() == expected((0.5, 0.6))["caption"]
+    page.keyboard.press("Enter")
+    assert _explorer(page, 4)[1]["force"] == J_FORCE[0] and root.locator(".ax-chosen").count() == 0
+    assert root.locator(".ax-caption").inner_text() == expected(None)["caption"]
+
+
+def test_explorer_panels_keep_their_height_when_controls_change(page):
+    """No jump under the reader: the panels and caption keep their height when m, l or j's force changes."""
+    def heights(k):
+        return page.locator(".ax-live").nth(k).evaluate(
+            "(el) => [el.querySelector('.ax-panels').offsetHeight, el.querySelector('.ax-caption').offsetHeight]")
+
+    for k, index, values in ((0, 0, ("0", "6")), (1, 1, ("0", "6")), (1, 0, ("0", "3")), (4, 0, ("0", "25"))):
+        slider = page.locator(".ax-live").nth(k).locator("input[type=range]").nth(index)
+        seen = []
+        for value in values:
+            slider.evaluate("(s, v) => { s.value = v; s.dispatchEvent(new Event('input')); }", value)
+            seen.append(heights(k))
+        assert seen[0] == seen[1], (k, index, seen)

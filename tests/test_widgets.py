@@ -58,9 +58,11 @@ def test_live_alpha_explorer_redraws_when_controls_move():
 def test_live_heads_explorer_draws_one_heatmap_per_head():
     explorer = heads_explorer()
     explorer.live()
-    assert len(explorer.frame["panels"]) == 4  # fig. 17.6's l = 4 by default
+    assert len(explorer.frame["panels"]) == 1 + 4  # the inputs, then fig. 17.6's l = 4 by default
     explorer.widgets["heads"].value = 3
-    assert [p["title"] for p in explorer.frame["panels"]] == ["head 1", "head 2", "head 3"]
+    assert [p["title"] for p in explorer.frame["panels"][1:]] == ["head 1", "head 2", "head 3"]
+    explorer.widgets["x1_0"].value = -2.0  # the continuous control: x¹ anywhere
+    assert explorer.frame["panels"][0]["xy"][0] == [-2.0, 0.0]
     assert explorer._view.value.count('class="ax-panel ax-heatmap"') == 3
 
 
@@ -100,9 +102,9 @@ assert explorer.frame["panels"][1]["rows"][-1] == "q\u2077" and explorer.markup 
 assert type(explorer.widgets["d_q"]).__name__ == "SelectionSlider"
 heads = heads_explorer()
 heads.live()
-assert len(heads.frame["panels"]) == 4  # fig. 17.6's l = 4 by default
+assert len(heads.frame["panels"]) == 1 + 4  # the inputs, then fig. 17.6's l = 4 by default
 heads.widgets["heads"].value = 3
-assert len(heads.frame["panels"]) == 3
+assert len(heads.frame["panels"]) == 1 + 3
 """
 
 

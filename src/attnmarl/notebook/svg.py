@@ -71,6 +71,12 @@ def _square(lim: float, left: float, top: float, size: float) -> tuple[Callable,
             lambda v: top + ((lim - v) / (2 * lim)) * size)
 
 
+def _square_data(left: float, top: float, size: float, lim: float) -> str:
+    """The square a panel draws the world in, as ``data-square`` holds it ("left,top,size,lim"): what
+    ``static/drag.js`` needs to turn a pointer's position back into world coordinates."""
+    return ",".join(_num(v) for v in (left, top, size, lim))
+
+
 CELLS_WIDTH = 600
 """Pixels: the widest a heatmap's cells may be together, so that a long input (chapter 1's 92 characters,
 no numbers) or many entities (chapter 10's 24, with numbers) fit an explorer at 1280 px, title and row
@@ -128,7 +134,8 @@ def points(p: dict) -> str:
     h = top + size + 40
     lim = p["lim"]
     X, Y = _square(lim, left, top, size)
-    s = f'<svg class="ax-panel ax-points" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{_esc(p["title"])}">'
+    s = (f'<svg class="ax-panel ax-points" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+         f'aria-label="{_esc(p["title"])}" data-square="{_square_data(left, top, size, lim)}">')
     s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#444"/>'
     t = math.ceil(-lim)
@@ -139,7 +146,8 @@ def points(p: dict) -> str:
               f'<text x="{left - 4}" y="{_num(Y(t) + 3)}" text-anchor="end" font-size="10">{_num(t)}</text>')
         t += 1
     for i, (x, y) in enumerate(p["xy"]):
-        s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="4.5" fill="#1f77b4" data-x="{_num(x)}" data-y="{_num(y)}"/>'
+        s += (f'<circle class="ax-entity" data-entity="{i}" cx="{_num(X(x))}" cy="{_num(Y(y))}" r="4.5" fill="#1f77b4" '
+              f'data-x="{_num(x)}" data-y="{_num(y)}"/>')
         if i in p["highlight"]:
             s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="9" fill="none" stroke="#d62728" stroke-width="2"/>'
         s += f'<text x="{_num(X(x) + 7)}" y="{_num(Y(y) - 6)}" font-size="11">{_esc(p["labels"][i])}</text>'
@@ -160,12 +168,14 @@ def arena(p: dict) -> str:
     def R(r: float) -> float:
         return (r / (2 * lim)) * size
 
-    s = f'<svg class="ax-panel ax-arena" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{_esc(p["title"])}">'
+    s = (f'<svg class="ax-panel ax-arena" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+         f'aria-label="{_esc(p["title"])}" data-square="{_square_data(left, top, size, lim)}">')
     s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="#fafafa" stroke="#444"/>'
     for i, (x, y) in enumerate(p["xy"]):
         r = p["radius"][i]
-        s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r))}" fill="{_esc(p["colors"][i])}" fill-opacity="0.85"/>'
+        s += (f'<circle class="ax-entity" data-entity="{i}" cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r))}" '
+              f'fill="{_esc(p["colors"][i])}" fill-opacity="0.85"/>')
         if p["emphasis"][i] > 0:
             s += (f'<circle class="ax-emphasis" cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r + 0.04))}" fill="none" '
                   f'stroke="#d62728" stroke-width="3" stroke-opacity="{_num(p["emphasis"][i])}"/>')

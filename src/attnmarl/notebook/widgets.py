@@ -12,7 +12,9 @@ controls that choose its arguments. The same call shows
 - or, for an explorer whose model is small enough to run in the browser (a :class:`PageModel`), the
   **in-page face** instead of the precomputed one: the model's weights and inputs are embedded, and
   ``static/live.js`` computes every frame in the page, for any setting, continuous controls
-  (:class:`Range`) included; a twin of ``frame_fn`` in JavaScript, held to it by tests in Chromium.
+  (:class:`Range`) included; a twin of ``frame_fn`` in JavaScript, held to it by tests in Chromium. There the
+  figure is a control too: the reader drags an entity or moves it with the keyboard (``static/drag.js``), and the
+  controls follow.
 
 The book build selects the static face on its own: the Sphinx extension
 :mod:`attnmarl.site.sphinxext` sets ``ATTNMARL_STATIC=1``, which the executing kernels inherit.
@@ -305,7 +307,8 @@ class Explorer:
         """The in-page face: the model's data and the controls over their whole ranges, computed by live.js."""
         spec = {"title": self.title, "model": self.page.name, "note": self.page.note, "data": self.page.data(),
                 "controls": [_page_control_json(c) for c in self.controls]}
-        return _embed(spec, "attnmarl-explorer ax-live", ["explorer.js", *self.page.scripts, "live.js"], "attnmarlLive")
+        scripts = ["explorer.js", "drag.js", *self.page.scripts, "live.js"]
+        return _embed(spec, "attnmarl-explorer ax-live", scripts, "attnmarlLive")
 
     def show(self):
         """Display the face that fits where this runs and return it."""

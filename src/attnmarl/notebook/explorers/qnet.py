@@ -9,7 +9,7 @@
 - :func:`force_response` sweeps one agent's force over a grid, the others' actions fixed, and
   returns how q_hat^i changes;
 - :func:`q_episode_explorer` steps through an episode: the arena ringed by alpha^i, alpha^i per head,
-  and q_hat^i over agent j's force.
+  and q_hat^i over agent j's force; a force clicked in that grid is set as j's action (:func:`set_force`).
 """
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ from ...checkpoints import shipped_checkpoint, shipped_curve, shipped_runs, ship
 from ...checks import check_index, check_real
 from ...nets import AttentionQ
 from ..viz import Frame, Heatmap, Text, frame_spec
-from ..widgets import Dropdown, Explorer, PageModel, Slider
+from ..widgets import Dropdown, Explorer, PageModel, Range, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label
 from .value import trained_episode
 
 __all__ = ["qnet_runs", "qnet_curve", "qnet_checkpoint", "tag_versus", "q_alpha", "FORCE_GRID", "force_response",
-           "change_scale", "q_episode_frame", "q_page_data", "q_episode_explorer", "FINE_FORCE_GRID"]
+           "change_scale", "set_force", "q_episode_frame", "q_page_data", "q_episode_explorer", "FINE_FORCE_GRID"]
 
 FORCE_GRID = np.linspace(-1.0, 1.0, 5)
 """The forces F_x, F_y the explorer tries for agent j (F^j in [-1, 1]^2, the book's notation; mpe2 scales it by the
@@ -39,6 +39,10 @@ agent's sensitivity)."""
 
 FINE_FORCE_GRID = np.round(np.linspace(-1.0, 1.0, 21), 10)
 """The landscape an explorer draws when it runs in the page (or in a kernel): agent j's force in steps of 0.1."""
+
+
+J_FORCE = ("as taken", "set to F_x, F_y")
+"""The explorer's choices for agent j's action: the one its actor took, or the force the reader set."""
 
 
 def qnet_runs() -> list[dict[str, Any]]:
@@ -125,21 +129,38 @@ def change_scale(change: np.ndarray, floor: float = 0.01) -> float:
     return float(next(k * power for k in (1, 2, 5, 10) if k * power >= largest * (1 - 1e-9)))
 
 
+def set_force(agent: MADDPGAgent, o: np.ndarray, a: np.ndarray, j: int, force: tuple[float, float]) -> tuple[
+        np.ndarray, np.ndarray]:
+    """The Q critic on one step (o (m, obs_dim), actions a (m, 5)) with agent j's action replaced by the one that
+    pushes with ``force`` (F_x, F_y in [-1, 1]): q_hat (m,) and the first block's alpha (l, m, m). What chapter 9's
+    explorer shows when the reader clicks a force in the grid."""
+    fx, fy = (check_real(name, v, -1.0, 1.0) for name, v in (("F_x", force[0]), ("F_y", force[1])))
+    actions = torch.from_numpy(np.asarray(a)).float().clone()
+    actions[j] = force_to_action(torch.tensor([fx, fy]))
+    with torch.no_grad():
+        q_hat, alphas = _attention_critic(agent).values_and_alpha(torch.from_numpy(o).float()[None], actions[None])
+    return q_hat[0].numpy(), alphas[0][0].numpy()
+
+
 def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alpha: np.ndarray, actions: np.ndarray,
-                    t: int = 0, i: int = 0, j: int = 1, grid: np.ndarray = FORCE_GRID) -> Frame:
+                    t: int = 0, i: int = 0, j: int = 1, grid: np.ndarray = FORCE_GRID,
+                    force: tuple[float, float] | None = None) -> Frame:
     """Step ``t`` of an episode seen by agent ``i``'s Q critic: the arena ringed by alpha^i (mean of the
     heads), alpha^i per head, and q_hat^i over ``grid`` x ``grid`` forces of agent ``j`` (the others' actions as
-    taken; the cells carry numbers up to a 7 x 7 grid)."""
+    taken; the cells carry numbers up to a 7 x 7 grid). With ``force`` (F_x, F_y), agent j pushes with that force
+    instead of its own action (:func:`set_force`): the rings, alpha^i and the values are the critic's then; the
+    grid still shows the change from q_hat^i with the actions taken."""
     t = check_step(episode, t)
     m = len(episode.agents)
     i, j = check_index("i", i, m, "agent index"), check_index("j", j, m, "agent index")
+    q_now, alpha_now = (q_hat[t], alpha[t]) if force is None else set_force(agent, episode.obs[t], actions[t], j, force)
     arena = arena_panel(episode, t, focus=i)
     names = list(arena.labels[:m])
-    weights = alpha[t].mean(0)[i]
+    weights = alpha_now.mean(0)[i]
     arena = replace(arena, emphasis=list(weights) + [0.0] * (len(arena.labels) - m),
                     title=f"t = {t}: rings = α of q̂ of {names[i]}")
     rows = [f"head {h + 1}" for h in range(alpha.shape[1])] + ["mean"]
-    per_head = Heatmap(np.vstack([alpha[t][:, i], weights]), rows, names, title=f"α of q̂ of {names[i]}",
+    per_head = Heatmap(np.vstack([alpha_now[:, i], weights]), rows, names, title=f"α of q̂ of {names[i]}",
                        xlabel="key: agent j", ylabel="head")
     response = force_response(agent, episode.obs[t], actions[t], i, j, grid)
     labels = [f"{f:+.1f}" for f in grid]
@@ -151,12 +172,15 @@ def q_episode_frame(agent: MADDPGAgent, episode: Episode, q_hat: np.ndarray, alp
                     xlabel=f"{names[j]}'s force F_x", ylabel="F_y", vmin=-reach, vmax=reach, cmap="RdBu_r",
                     annotate=len(grid) <= 7)
     spread = float(response.max() - response.min())
-    values = Text("\n".join(f"{'*' if k == i else ' '} q̂ of {n}: {v:7.2f}" for k, (n, v) in
-                            enumerate(zip(names, q_hat[t]))), title="q̂ with the actions taken")
+    lines = [f"{'*' if k == i else ' '} q̂ of {n}: {v:7.2f}" for k, (n, v) in enumerate(zip(names, q_now))]
+    values = Text("\n".join(lines),
+                  title="q̂ with the actions taken" if force is None else f"q̂ with {names[j]}'s force set")
+    pushed = (f"{names[j]} pushed with F = ({taken[0]:+.2f}, {taken[1]:+.2f})" if force is None else
+              f"{names[j]}'s force set to F = ({force[0]:+.2f}, {force[1]:+.2f}) (it pushed with "
+              f"({taken[0]:+.2f}, {taken[1]:+.2f}))")
     return Frame([arena, per_head, sweep, values],
-                 caption=f"step {t}: {names[j]} pushed with F = ({taken[0]:+.2f}, {taken[1]:+.2f}); over the grid of "
-                         f"its forces q̂ of {names[i]} spans {spread:.2f}; α of {names[i]} on {names[j]}: "
-                         f"{weights[j]:.2f} (uniform {1 / m:.2f})")
+                 caption=f"step {t}: {pushed}; over the grid of its forces q̂ of {names[i]} spans {spread:.2f}; "
+                         f"α of {names[i]} on {names[j]}: {weights[j]:.2f} (uniform {1 / m:.2f})")
 
 
 def _array(x: Any) -> list:
@@ -187,7 +211,8 @@ def q_page_data(agent: MADDPGAgent, episode: Episode, actions: np.ndarray, grid:
 def q_episode_explorer(agent: MADDPGAgent, config: MADDPGConfig, seed: int = 0) -> Explorer:
     """Step through one mpe2 episode of a trained MADDPG agent; choose agent i (whose q_hat) and agent j
     (whose force is varied). With one agent type the Q critic also runs in the page of the built book, over
-    :data:`FINE_FORCE_GRID`; otherwise the page shows frames precomputed over :data:`FORCE_GRID`."""
+    :data:`FINE_FORCE_GRID`, where a click on the grid sets j's force (the controls ``force``, ``fx``, ``fy``, which a
+    kernel offers too); otherwise it shows frames precomputed over :data:`FORCE_GRID`, with j's action as taken."""
     critic = _attention_critic(agent)
     episode = trained_episode(agent, config, seed)
     q_hat, alpha, actions = q_alpha(agent, episode)
@@ -195,13 +220,19 @@ def q_episode_explorer(agent: MADDPGAgent, config: MADDPGConfig, seed: int = 0) 
     in_page = len(set(critic.agent_types)) == 1
     grid = FINE_FORCE_GRID if in_page else FORCE_GRID
 
-    def frame(t: int = 0, i: str = agents[0], j: str = agents[1 % len(agents)]) -> Frame:
-        return q_episode_frame(agent, episode, q_hat, alpha, actions, t, agents.index(i), agents.index(j), grid)
+    def frame(t: int = 0, i: str = agents[0], j: str = agents[1 % len(agents)], force: str = J_FORCE[0],
+              fx: float = 0.0, fy: float = 0.0) -> Frame:
+        return q_episode_frame(agent, episode, q_hat, alpha, actions, t, agents.index(i), agents.index(j), grid,
+                               None if force == J_FORCE[0] else (fx, fy))
 
+    force = [Dropdown("force", list(J_FORCE), label="j's action (click the grid to set it)", static=[J_FORCE[0]]),
+             Range("fx", -1.0, 1.0, 0.1, default=0.0, label="F_x"),
+             Range("fy", -1.0, 1.0, 0.1, default=0.0, label="F_y")]
     return Explorer(frame, [
         Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
         Dropdown("i", agents, label="agent i (whose q̂)"),
         Dropdown("j", agents, default=agents[1 % len(agents)], label="agent j (force varied)"),
+        *(force if in_page else []),
     ], title=f"The self-attention Q critic over one mpe2 episode ({config.scenario}, seed {seed})",
         page=PageModel("qEpisode", lambda: q_page_data(agent, episode, actions, grid),
                        "the trained Q critic runs here, in JavaScript, on its exported weights, over a 21 x 21 grid of "

@@ -135,32 +135,41 @@ def alpha_explorer() -> Explorer:
         Range("x1_1", -2.5, 2.5, 0.01, default=0.0, label="x¹, 2nd coordinate", static=coarse),
     ], title="α explorer: single-head self-attention on points of the plane",
         page=PageModel("alpha", alpha_page_data, "the layer runs here, in JavaScript, on weights exported from "
-                       "attnmarl (held to PyTorch within 1e-5 by the book's tests); move x¹ anywhere."))
+                       "attnmarl (held to PyTorch within 1e-5 by the book's tests); drag x¹ anywhere, or move it "
+                       "with the arrow keys."))
 
 
 def heads_frame(heads: int = 2, m: int = 5, d_q: int = 2, scale: bool = False, seed: int = 0,
-                d_in: int = 4, d_out: int = 2) -> Frame:
-    """Multi-head self-attention: one alpha heatmap per head, side by side."""
+                d_in: int = 4, d_out: int = 2, x1_0: float = 1.5, x1_1: float = 0.0) -> Frame:
+    """Multi-head self-attention on m inputs in R^{d_in}, the first two coordinates of x^1 set to (x1_0, x1_1):
+    the inputs' first two coordinates (where x^1 can be moved), then one alpha heatmap per head, side by side."""
     layer = random_layer(seed, d_in, d_q, d_out, heads=heads, scale=scale)
     x = example_inputs(m, d_in, seed)
+    x[0, :2] = torch.tensor([x1_0, x1_1])
     with torch.no_grad():
         c, alpha = layer(x)
     names = [sup(i + 1) for i in range(m)]
-    panels = [Heatmap(alpha[h].numpy(), [f"q{n}" for n in names], [f"k{n}" for n in names],
-                      title=f"head {h + 1}", xlabel="key kʲ", ylabel="query qⁱ") for h in range(heads)]
+    inputs = Points(x[:, :2].numpy(), [f"x{n}" for n in names], title=f"inputs xⁱ, 1st and 2nd of {d_in} coordinates",
+                    highlight=[0])
+    panels = [inputs] + [Heatmap(alpha[h].numpy(), [f"q{n}" for n in names], [f"k{n}" for n in names],
+                                 title=f"head {h + 1}", xlabel="key kʲ", ylabel="query qⁱ") for h in range(heads)]
     return Frame(panels, caption=f"l = {heads} head(s), d_out = {d_out}: each cⁱ concatenates l × d_out = "
                                  f"{heads} × {d_out} = {tuple(c.shape)[-1]} numbers; parameters: "
                                  f"{sum(p.numel() for p in layer.parameters())}")
 
 
 def heads_explorer() -> Explorer:
-    """The per-head α explorer of "Multi-head self-attention"."""
+    """The per-head α explorer of "Multi-head self-attention": l, m, d_q, scaling, seed, and x^1's first two
+    coordinates (anywhere in the square: drag x¹ in the page)."""
     return Explorer(heads_frame, [
         Slider("heads", HEADS, default=4, label="l (heads)"),
         Slider("m", list(range(2, 9)), default=5, label="m (inputs)", static=[3, 5, 8]),
         Slider("d_q", HEADS_D_Q, default=2),
         Toggle("scale", default=False, label="scale by 1/√d_q"),
         Slider("seed", SEEDS, default=0, label="seed (weights, inputs)", static=[0, 1, 2]),
+        Range("x1_0", -2.5, 2.5, 0.01, default=1.5, label="x¹, 1st coordinate"),
+        Range("x1_1", -2.5, 2.5, 0.01, default=0.0, label="x¹, 2nd coordinate"),
     ], title="Per-head α explorer",
         page=PageModel("heads", heads_page_data, "the layer runs here, in JavaScript, on weights exported from "
-                       "attnmarl (held to PyTorch within 1e-5 by the book's tests); every setting, not a grid."))
+                       "attnmarl (held to PyTorch within 1e-5 by the book's tests); every setting, not a grid: "
+                       "drag x¹, or move it with the arrow keys."))

@@ -79,7 +79,8 @@ if (typeof window.attnmarlExplorer === "undefined") {
       const [head, nLines] = title(p.title, left + size / 2, w);
       const top = 10 + 16 * nLines, h = top + size + 40;
       const [X, Y] = square(lim, left, top, size);
-      let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${esc(p.title)}">`;
+      let s = `<svg class="ax-panel ax-points" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" ` +
+        `aria-label="${esc(p.title)}" data-square="${[left, top, size, lim].join(",")}">`;
       s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="none" stroke="#444"/>`;
       for (let t = Math.ceil(-lim); t <= lim; t++) {
@@ -89,7 +90,8 @@ if (typeof window.attnmarlExplorer === "undefined") {
           `<text x="${left - 4}" y="${Y(t) + 3}" text-anchor="end" font-size="10">${t}</text>`;
       }
       p.xy.forEach(([x, y], i) => {
-        s += `<circle cx="${X(x)}" cy="${Y(y)}" r="4.5" fill="#1f77b4" data-x="${x}" data-y="${y}"/>`;
+        s += `<circle class="ax-entity" data-entity="${i}" cx="${X(x)}" cy="${Y(y)}" r="4.5" fill="#1f77b4" ` +
+          `data-x="${x}" data-y="${y}"/>`;
         if (p.highlight.includes(i)) s += `<circle cx="${X(x)}" cy="${Y(y)}" r="9" fill="none" stroke="#d62728" stroke-width="2"/>`;
         s += `<text x="${X(x) + 7}" y="${Y(y) - 6}" font-size="11">${esc(p.labels[i])}</text>`;
       });
@@ -104,12 +106,14 @@ if (typeof window.attnmarlExplorer === "undefined") {
       const top = 10 + 16 * nLines, h = top + size + 30;
       const [X, Y] = square(lim, left, top, size);
       const R = (r) => (r / (2 * lim)) * size;
-      let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${esc(p.title)}">`;
+      let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" ` +
+        `aria-label="${esc(p.title)}" data-square="${[left, top, size, lim].join(",")}">`;
       s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="#fafafa" stroke="#444"/>`;
       p.xy.forEach(([x, y], i) => {
         const r = p.radius[i];
-        s += `<circle cx="${X(x)}" cy="${Y(y)}" r="${R(r)}" fill="${esc(p.colors[i])}" fill-opacity="0.85"/>`;
+        s += `<circle class="ax-entity" data-entity="${i}" cx="${X(x)}" cy="${Y(y)}" r="${R(r)}" ` +
+          `fill="${esc(p.colors[i])}" fill-opacity="0.85"/>`;
         if (p.emphasis[i] > 0) s += `<circle class="ax-emphasis" cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.04)}" fill="none" ` +
           `stroke="#d62728" stroke-width="3" stroke-opacity="${p.emphasis[i]}"/>`;
         if (i === p.focus) s += `<circle cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;

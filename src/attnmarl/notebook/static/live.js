@@ -6,7 +6,9 @@
  *
  * Each model is a twin of a Python frame function (named beside it) and returns the same frame data as
  * attnmarl.notebook.viz.frame_spec of that function's Frame; tests/test_live_explorers.py holds every number to
- * PyTorch's within 1e-5 in Chromium. Needs explorer.js (attnmarlRenderPanels, attnmarlLoad) loaded first. */
+ * PyTorch's within 1e-5 in Chromium. Needs explorer.js (attnmarlRenderPanels, attnmarlLoad) and drag.js (attnmarlDrag)
+ * loaded first. The reader moves a model's figure directly (HANDLES): every change goes through the same
+ * settings as the controls, which follow it. */
 if (typeof window.attnmarlLive === "undefined") {
   (function () {
     const SUP = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
@@ -79,34 +81,38 @@ if (typeof window.attnmarlLive === "undefined") {
       return [1, 2, 5, 10].map((k) => k * power).find((v) => v >= largest * (1 - 1e-9));
     }
     const forceToAction = ([fx, fy]) => [0, Math.max(-fx, 0), Math.max(fx, 0), Math.max(-fy, 0), Math.max(fy, 0)];
+    const FORCE_TAKEN = "as taken"; // attnmarl.notebook.explorers.qnet.J_FORCE[0]
     const oneDecimal = (v) => (v >= 0 ? "+" : "-") + Math.abs(v).toFixed(1); // Python's f"{v:+.1f}"
 
     const MODELS = {
       // attnmarl.notebook.explorers.qnet.q_episode_frame: chapter 9's Q critic at step t of a recorded episode, q^i over
-      // a grid of agent j's forces, the others' actions as taken.
+      // a grid of agent j's forces, the others' actions as taken; unless set.force is FORCE_TAKEN, j pushes with (set.fx, set.fy).
       qEpisode(set, d) {
         const t = set.t, i = d.choices.indexOf(set.i), j = d.choices.indexOf(set.j), o = d.obs[t], a = d.actions[t];
         const m = o.length, names = d.arenas[t].labels.slice(0, m);
         const q = (actions) => attentionCritic(o.map((x, k) => x.concat(actions[k])), d);
-        const taken = q(a), weights = taken.alpha[0][i].map((_, k) => taken.alpha.reduce((s, head) => s + head[i][k], 0) / taken.alpha.length);
+        const pushed = set.force !== FORCE_TAKEN;
+        const taken = q(a), now = pushed ? q(a.map((ak, k) => (k === j ? forceToAction([set.fx, set.fy]) : ak))) : taken;
+        const weights = now.alpha[0][i].map((_, k) => now.alpha.reduce((s, head) => s + head[i][k], 0) / now.alpha.length);
         const response = d.grid.slice().reverse().map((fy) => d.grid.map((fx) =>
           q(a.map((ak, k) => (k === j ? forceToAction([fx, fy]) : ak))).v[i]));
         const change = response.map((row) => row.map((v) => v - taken.v[i])), reach = changeScale(change);
-        const labels = d.grid.map(oneDecimal), flat = response.flat();
+        const labels = d.grid.map(oneDecimal), flat = response.flat(), took = `(${signed(a[j][2] - a[j][1])}, ${signed(a[j][4] - a[j][3])})`;
         return {
           panels: [
             { ...d.arenas[t], focus: i, emphasis: d.arenas[t].xy.map((_, k) => (k < m ? weights[k] : 0)),
               title: `t = ${t}: rings = α of q̂ of ${names[i]}` },
-            { type: "heatmap", values: [...taken.alpha.map((head) => head[i]), weights],
-              rows: [...taken.alpha.map((_, h) => `head ${h + 1}`), "mean"], cols: names, title: `α of q̂ of ${names[i]}`,
+            { type: "heatmap", values: [...now.alpha.map((head) => head[i]), weights],
+              rows: [...now.alpha.map((_, h) => `head ${h + 1}`), "mean"], cols: names, title: `α of q̂ of ${names[i]}`,
               xlabel: "key: agent j", ylabel: "head", vmin: 0, vmax: 1, cmap: "viridis", annotate: true },
             { type: "heatmap", values: change, rows: labels.slice().reverse(), cols: labels,
               title: `q̂ of ${names[i]} − as taken, ${names[j]}'s force varied`, xlabel: `${names[j]}'s force F_x`,
               ylabel: "F_y", vmin: -reach, vmax: reach, cmap: "RdBu_r", annotate: d.grid.length <= 7 },
-            { type: "text", text: names.map((n, k) => `${k === i ? "*" : " "} q̂ of ${n}: ${taken.v[k].toFixed(2).padStart(7)}`).join("\n"),
-              title: "q̂ with the actions taken" },
+            { type: "text", text: names.map((n, k) => `${k === i ? "*" : " "} q̂ of ${n}: ${now.v[k].toFixed(2).padStart(7)}`).join("\n"),
+              title: pushed ? `q̂ with ${names[j]}'s force set` : "q̂ with the actions taken" },
           ],
-          caption: `step ${t}: ${names[j]} pushed with F = (${signed(a[j][2] - a[j][1])}, ${signed(a[j][4] - a[j][3])}); over ` +
+          caption: `step ${t}: ${pushed ? `${names[j]}'s force set to F = (${signed(set.fx)}, ${signed(set.fy)}) (it pushed with ${took})`
+            : `${names[j]} pushed with F = ${took}`}; over ` +
             `the grid of its forces q̂ of ${names[i]} spans ${(Math.max(...flat) - Math.min(...flat)).toFixed(2)}; ` +
             `α of ${names[i]} on ${names[j]}: ${weights[j].toFixed(2)} (uniform ${(1 / m).toFixed(2)})`,
         };
@@ -200,61 +206,234 @@ if (typeof window.attnmarlLive === "undefined") {
             `largest weight: ${largest.toFixed(3)}`,
         };
       },
-      // attnmarl.notebook.explorers.self_attention.heads_frame: l heads side by side, d_in = 4, d_out = 2.
+      // attnmarl.notebook.explorers.self_attention.heads_frame: l heads side by side, d_in = 4, d_out = 2, the first two
+      // coordinates of x^1 movable.
       heads(set, data) {
         const layer = data.layers[`${set.seed},${set.heads},${set.d_q}`], m = set.m;
-        const x = data.inputs[set.seed].slice(0, m);
+        const x = data.inputs[set.seed].slice(0, m).map((p) => p.slice());
+        x[0][0] = set.x1_0; x[0][1] = set.x1_1;
         const names = Array.from({ length: m }, (_, i) => sup(i + 1));
-        const panels = layer.W_q.map((Wq, h) => ({
+        const inputs = { type: "points", xy: x.map((p) => p.slice(0, 2)), labels: names.map((n) => `x${n}`),
+          title: "inputs xⁱ, 1st and 2nd of 4 coordinates", highlight: [0], lim: 3.0, xlabel: "1st coordinate",
+          ylabel: "2nd coordinate" };
+        const heads = layer.W_q.map((Wq, h) => ({
           type: "heatmap", values: attend(x, Wq, layer.W_k[h], layer.W_v[h], set.scale).alpha,
           rows: names.map((n) => `q${n}`), cols: names.map((n) => `k${n}`), title: `head ${h + 1}`,
           xlabel: "key kʲ", ylabel: "query qⁱ", vmin: 0, vmax: 1, cmap: "viridis", annotate: true,
         }));
         const params = set.heads * (2 * set.d_q * 4 + 2 * 4);
         return {
-          panels,
+          panels: [inputs, ...heads],
           caption: `l = ${set.heads} head(s), d_out = 2: each cⁱ concatenates l × d_out = ${set.heads} × 2 = ` +
             `${2 * set.heads} numbers; parameters: ${params}`,
         };
       },
     };
 
+    /* What the reader can move in each model's figure, for the settings `set`: entity handles (an entity
+     * `entity` of panel `panel`, named `label`; moving it applies the settings `pick` and sends its position to
+     * the range controls `x` and `y`; Enter or Space applies `enter`, described by `enterLabel`) and grids (the
+     * cells of heatmap panel `panel` are the forces `values` along x and y: a click sets the range controls `x`
+     * and `y` and the control `on` to `set`; Enter or Space switches `on` between `set` and `off`). */
+    const HANDLES = {
+      alpha: () => [{ panel: 0, entity: 0, label: "input x¹", x: "x1_0", y: "x1_1" }],
+      heads: () => [{ panel: 0, entity: 0, label: "input x¹", x: "x1_0", y: "x1_1" }],
+      probe: (set, d) => d.choices.map((c, k) => ({ panel: 0, entity: k, label: `agent ${d.names[k]}`, pick: { moved: c },
+        x: "x", y: "y", enter: { query: c }, enterLabel: "rings for its value" })),
+      policyProbe: (set, d) => d.choices.map((c, k) => {
+        const agent = k < d.pos.length;
+        return { panel: 0, entity: k, label: `${agent ? "agent" : "landmark"} ${d.arena.labels[k]}`, pick: { moved: c },
+          x: "x", y: "y", enter: agent ? { query: c } : null, enterLabel: "rings for this agent" };
+      }),
+      qEpisode: (set, d) => [{ panel: 2, grid: d.grid, x: "fx", y: "fy", on: "force", set: "set to F_x, F_y", off: FORCE_TAKEN,
+        label: `${set.j}'s force: the arrow keys choose one, Enter sets it or goes back to the action taken` }],
+    };
+
     const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    const D = () => window.attnmarlDrag;
+
+    // A range control's value for v: within its bounds, on its steps (what its own slider would give).
+    function onSteps(c, v) {
+      const k = Math.round((Math.min(c.max, Math.max(c.min, v)) - c.min) / c.step);
+      return Number((c.min + k * c.step).toFixed(10));
+    }
+
+    // The markup of one control (values shown beside sliders; every input named for assistive technology).
+    function controlHtml(c, k) {
+      const name = `<span>${esc(c.label)}</span>`, aria = `data-k="${k}" aria-label="${esc(c.label)}"`;
+      if (c.kind === "range") return `<label>${name}<input type="range" ${aria} min="${c.min}" max="${c.max}" step="${c.step}" value="${c.default}"><span class="ax-value">${c.default.toFixed(2)}</span></label>`;
+      if (c.kind === "slider") return `<label>${name}<input type="range" ${aria} min="0" max="${c.values.length - 1}" step="1" value="${c.default}"><span class="ax-value">${esc(c.values[c.default])}</span></label>`;
+      if (c.kind === "select") return `<label>${name}<select ${aria}>${c.values.map((v, i) => `<option value="${i}"${i === c.default ? " selected" : ""}>${esc(v)}</option>`).join("")}</select></label>`;
+      return `<label><input type="checkbox" ${aria}${c.default ? " checked" : ""}>${name}</label>`;
+    }
+
+    /* One explorer in the page: its controls, its figure (computed by MODELS[spec.model] for every change), and the
+     * figure's own handles (HANDLES): drag an entity, or Tab to it and move it with the arrow keys; click a grid.
+     * Every change, whatever made it, goes through change(), which sets the controls' inputs and redraws. */
+    class LiveExplorer {
+      constructor(root, spec) {
+        this.root = root; this.spec = spec; this.model = MODELS[spec.model];
+        this.handlesOf = HANDLES[spec.model] || (() => []);
+        this.settings = {};
+        spec.controls.forEach((c) => { this.settings[c.name] = c.kind === "slider" || c.kind === "select" ? c.values[c.default] : c.default; });
+        root.innerHTML = (spec.title ? `<div class="ax-title">${esc(spec.title)}</div>` : "") +
+          `<div class="ax-controls">${spec.controls.map(controlHtml).join("")}</div><div class="ax-panels"></div>` +
+          `<div class="ax-caption"></div><div class="ax-note">Live in this page: ${esc(spec.note)}</div>`;
+        this.box = root.querySelector(".ax-panels"); this.caption = root.querySelector(".ax-caption");
+        this.inputs = {};
+        root.querySelectorAll("[data-k]").forEach((input) => {
+          const c = spec.controls[Number(input.dataset.k)];
+          this.inputs[c.name] = input;
+          input.addEventListener(c.kind === "toggle" || c.kind === "select" ? "change" : "input", () => this.change({ [c.name]: this.read(c, input) }));
+        });
+        D().attach(this.box, { handles: ".ax-handle", grab: (target, at) => this.grab(target, at), move: (at) => this.moveTo(this.held, at) });
+        this.box.addEventListener("keydown", (e) => this.key(e));
+        this.box.addEventListener("click", (e) => this.clickGrid(e));
+        this.reserveHeight();
+        this.render();
+        let resized = null; // the panels wrap anew at another width: measure again once the resizing stops
+        window.addEventListener("resize", () => {
+          clearTimeout(resized);
+          resized = setTimeout(() => { this.reserveHeight(); this.render(); }, 200);
+        });
+      }
+
+      read(c, input) {
+        if (c.kind === "toggle") return input.checked;
+        if (c.kind === "range") return Number(input.value);
+        return c.values[Number(input.value)];
+      }
+
+      // Control `name` to `value`, its input and its shown value too (a range's value kept on its steps).
+      setValue(name, value) {
+        const c = this.spec.controls.find((control) => control.name === name), input = this.inputs[name];
+        if (c.kind === "range") value = onSteps(c, value);
+        if (c.kind === "toggle") input.checked = value;
+        else input.value = String(c.kind === "range" ? value : c.values.indexOf(value));
+        if (c.kind === "range" || c.kind === "slider") input.nextElementSibling.textContent = c.kind === "range" ? value.toFixed(2) : String(value);
+        this.settings[name] = value;
+      }
+
+      change(values) {
+        Object.entries(values).forEach(([name, value]) => this.setValue(name, value));
+        this.render();
+      }
+
+      render() {
+        const focused = this.box.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+        this.frame = this.model(this.settings, this.spec.data);
+        this.box.innerHTML = window.attnmarlRenderPanels(this.frame);
+        this.caption.textContent = this.frame.caption;
+        this.handles = this.handlesOf(this.settings, this.spec.data);
+        this.handles.forEach((h, k) => (h.grid ? this.markGrid(h, k) : this.markEntity(h, k)));
+        D().refocus(this.box, focused && `[data-key="${focused}"]`);
+      }
+
+      // An entity the reader can move: focusable, named, touch-action: none (explorer.css).
+      markEntity(h, k) {
+        const svg = this.box.children[h.panel], el = svg.querySelector(`.ax-entity[data-entity="${h.entity}"]`);
+        const [x, y] = this.frame.panels[h.panel].xy[h.entity];
+        svg.setAttribute("role", "group");
+        el.classList.add("ax-handle");
+        Object.entries({ tabindex: "0", role: "button", "data-key": String(k),
+          "aria-label": `${h.label} at (${x.toFixed(2)}, ${y.toFixed(2)}): drag it, or move it with the arrow keys` +
+            `${h.enter ? `; Enter: ${h.enterLabel}` : ""}` }).forEach(([name, v]) => el.setAttribute(name, v));
+      }
+
+      // A grid of forces: one tab stop; the chosen cell outlined while it is set.
+      markGrid(h, k) {
+        const svg = this.box.children[h.panel];
+        svg.classList.add("ax-handle-grid");
+        Object.entries({ tabindex: "0", role: "group", "data-key": String(k), "aria-label": h.label }).forEach(([name, v]) => svg.setAttribute(name, v));
+        if (this.settings[h.on] !== h.set) return;
+        const n = h.grid.length, [ix, iy] = this.gridIndex(h), cell = svg.querySelectorAll("rect[data-value]")[(n - 1 - iy) * n + ix];
+        cell.classList.add("ax-chosen");
+      }
+
+      gridIndex(h) {
+        const nearest = (v) => h.grid.reduce((best, g, i) => (Math.abs(g - v) < Math.abs(h.grid[best] - v) ? i : best), 0);
+        return [nearest(this.settings[h.x]), nearest(this.settings[h.y])];
+      }
+
+      // The handle a pointer grabs (the entity it is on, else the nearest within 12 px), its world position; or null.
+      grab(target, at) {
+        const svg = target.closest("svg"), [, , size, lim] = svg.dataset.square.split(",").map(Number), on = target.closest(".ax-handle");
+        let best = on ? this.handles[Number(on.dataset.key)] : null, reach = (12 * 2 * lim) / size;
+        if (!best) {
+          this.handles.forEach((h) => {
+            if (h.grid || this.box.children[h.panel] !== svg) return;
+            const [x, y] = this.frame.panels[h.panel].xy[h.entity], d = Math.hypot(x - at[0], y - at[1]);
+            if (d < reach) { best = h; reach = d; }
+          });
+        }
+        this.held = best;
+        if (!best) return null;
+        svg.querySelector(`[data-key="${this.handles.indexOf(best)}"]`).focus({ preventScroll: true });
+        return this.frame.panels[best.panel].xy[best.entity];
+      }
+
+      moveTo(h, [x, y]) {
+        this.change({ ...(h.pick || {}), [h.x]: x, [h.y]: y });
+      }
+
+      key(e) {
+        const h = this.handles[Number(e.target.dataset.key)];
+        if (!h || !e.target.dataset.key) return;
+        if (h.grid) { this.keyGrid(e, h); return; }
+        const step = 5 * this.spec.controls.find((c) => c.name === h.x).step, d = D().arrow(e, step);
+        if (d) {
+          const [x, y] = this.frame.panels[h.panel].xy[h.entity];
+          this.moveTo(h, [x + d[0], y + d[1]]);
+        } else if (D().activates(e) && h.enter) this.change(h.enter);
+        else return;
+        e.preventDefault();
+      }
+
+      keyGrid(e, h) {
+        const d = D().arrow(e, 1), n = h.grid.length;
+        if (d) {
+          const [ix, iy] = this.gridIndex(h), clamp = (i) => Math.max(0, Math.min(n - 1, i));
+          this.change({ [h.on]: h.set, [h.x]: h.grid[clamp(ix + Math.sign(d[0]))], [h.y]: h.grid[clamp(iy + Math.sign(d[1]))] });
+        } else if (D().activates(e)) this.change({ [h.on]: this.settings[h.on] === h.set ? h.off : h.set });
+        else return;
+        e.preventDefault();
+      }
+
+      // A click on a cell of a grid of forces sets that force.
+      clickGrid(e) {
+        const cell = e.target.closest("rect[data-value]"), svg = cell && cell.closest(".ax-handle-grid");
+        if (!svg) return;
+        const h = this.handles[Number(svg.dataset.key)], n = h.grid.length;
+        const k = Array.from(svg.querySelectorAll("rect[data-value]")).indexOf(cell);
+        this.change({ [h.on]: h.set, [h.x]: h.grid[k % n], [h.y]: h.grid[n - 1 - Math.floor(k / n)] });
+        svg.focus({ preventScroll: true });
+      }
+
+      /* The panels and the caption keep one height whatever the controls say (no jump of the page under the
+       * reader): the tallest of the figures at the defaults and at each control's extremes, drawn once. */
+      reserveHeight() {
+        const tries = [{}];
+        this.spec.controls.forEach((c) => {
+          if (c.kind === "slider" || c.kind === "select") tries.push({ [c.name]: c.values[0] }, { [c.name]: c.values[c.values.length - 1] });
+          else if (c.kind === "toggle") tries.push({ [c.name]: !this.settings[c.name] });
+        });
+        this.box.style.minHeight = this.caption.style.minHeight = "";
+        let panels = 0, caption = 0;
+        tries.forEach((t) => {
+          const frame = this.model({ ...this.settings, ...t }, this.spec.data);
+          this.box.innerHTML = window.attnmarlRenderPanels(frame);
+          this.caption.textContent = frame.caption;
+          panels = Math.max(panels, this.box.offsetHeight); caption = Math.max(caption, this.caption.offsetHeight);
+        });
+        this.box.style.minHeight = `${panels}px`; this.caption.style.minHeight = `${caption}px`;
+      }
+    }
 
     window.attnmarlLiveModels = MODELS;
     window.attnmarlLive = async function (id) {
       const root = document.getElementById(id);
-      const spec = await window.attnmarlLoad(id);
-      const settings = {};
-      let controls = "";
-      spec.controls.forEach((c, k) => {
-        const name = `<span>${esc(c.label)}</span>`;
-        settings[c.name] = c.kind === "slider" || c.kind === "select" ? c.values[c.default] : c.default;
-        if (c.kind === "range") controls += `<label>${name}<input type="range" data-k="${k}" min="${c.min}" max="${c.max}" step="${c.step}" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${c.default.toFixed(2)}</span></label>`;
-        else if (c.kind === "slider") controls += `<label>${name}<input type="range" data-k="${k}" min="0" max="${c.values.length - 1}" step="1" value="${c.default}" aria-label="${esc(c.label)}"><span class="ax-value">${esc(c.values[c.default])}</span></label>`;
-        else if (c.kind === "select") controls += `<label>${name}<select data-k="${k}" aria-label="${esc(c.label)}">${c.values.map((v, i) => `<option value="${i}"${i === c.default ? " selected" : ""}>${esc(v)}</option>`).join("")}</select></label>`;
-        else controls += `<label><input type="checkbox" data-k="${k}"${c.default ? " checked" : ""} aria-label="${esc(c.label)}">${name}</label>`;
-      });
-      root.innerHTML = (spec.title ? `<div class="ax-title">${esc(spec.title)}</div>` : "") +
-        `<div class="ax-controls">${controls}</div><div class="ax-panels"></div><div class="ax-caption"></div>` +
-        `<div class="ax-note">Live in this page: ${esc(spec.note)}</div>`;
-      function render() {
-        const frame = MODELS[spec.model](settings, spec.data);
-        root.querySelector(".ax-panels").innerHTML = window.attnmarlRenderPanels(frame);
-        root.querySelector(".ax-caption").textContent = frame.caption;
-      }
-      root.querySelectorAll("[data-k]").forEach((input) => {
-        const c = spec.controls[Number(input.dataset.k)];
-        input.addEventListener(c.kind === "toggle" || c.kind === "select" ? "change" : "input", () => {
-          if (c.kind === "toggle") settings[c.name] = input.checked;
-          else if (c.kind === "select") settings[c.name] = c.values[Number(input.value)];
-          else if (c.kind === "range") settings[c.name] = Number(input.value);
-          else settings[c.name] = c.values[Number(input.value)];
-          if (c.kind === "range" || c.kind === "slider") input.nextElementSibling.textContent = c.kind === "range" ? settings[c.name].toFixed(2) : String(settings[c.name]);
-          render();
-        });
-      });
-      render();
+      root.explorer = new LiveExplorer(root, await window.attnmarlLoad(id));
+      return root.explorer;
     };
   })();
 }
