@@ -137,25 +137,26 @@ TRAINED_WEIGHT_BYTES = 16
 """Bytes a float32 weight takes in training: itself, its gradient and Adam's two moments."""
 
 
-def check_layers(count: int, d_in: int, d_out: int, what: str, remedy: str) -> None:
+def check_layers(count: int, d_in: int, d_out: int, what: str, remedy: str, each: str = "") -> None:
     """Refuse ``count`` (d_out x d_in) layers whose orthogonal initialisation is estimated to take minutes (its QR
     factorisation is cubic: one 8,000 x 8,000 layer, about 100 s), or whose weights, trained with Adam, would take
-    more than the memory budget (:func:`attnmarl.costs.check_cost`)."""
+    more than the memory budget (:func:`attnmarl.costs.check_cost`); ``each`` says what the initialisations are."""
     count, d_in, d_out = int(count), int(d_in), int(d_out)  # numpy's integers would overflow in the products
     rows, cols = max(d_in, d_out), min(d_in, d_out)
     seconds = count * (INIT_CALL_SECONDS + INIT_FLOP_SECONDS * rows * cols**2)
     weights = count * d_in * d_out
     check_cost(what, seconds, TRAINED_WEIGHT_BYTES * weights,
-               basis=f"{count:,} orthogonal initialisation(s), {INIT_CALL_SECONDS:g} s each plus "
-                     f"{INIT_FLOP_SECONDS:g} s per multiply-add of the QR factorisation; {weights:,} weights of "
-                     f"{TRAINED_WEIGHT_BYTES} bytes each in training, with their gradients and Adam's moments",
+               basis=f"{count:,} orthogonal initialisation{'s' if count != 1 else ''}{each}, {INIT_CALL_SECONDS:g} s "
+                     f"each plus {INIT_FLOP_SECONDS:g} s per multiply-add of their QR factorisations; {weights:,} "
+                     f"weights of {TRAINED_WEIGHT_BYTES} bytes each in training, with gradients and Adam's moments",
                remedy=remedy)
 
 
 def check_agent_layers(m: int, d_in: int, d_out: int) -> None:
     """:func:`check_layers` for m unshared (d_out x d_in) layers, one per agent."""
     check_layers(m, d_in, d_out, f"m = {int(m):,} unshared layers of {int(d_out):,} x {int(d_in):,} weights",
-                 remedy="fewer agents, or an attention network or the entity actor, whose weights do not grow with m")
+                 remedy="fewer agents, or an attention network or the entity actor, whose weights do not grow with m",
+                 each=", one per agent")
 
 
 class AgentLinear(nn.Module):
