@@ -15,15 +15,15 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
 
 
 @contextlib.contextmanager
-def offline_page() -> Iterator:
-    """A Chromium page that refuses every request that is not a local file."""
+def offline_page(touch: bool = False) -> Iterator:
+    """A Chromium page that refuses every request that is not a local file (with a touch screen if ``touch``)."""
     if not shutil.which(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make test does it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page()
+        page = browser.new_page(has_touch=touch)
         blocked: list[str] = []
 
         def route(r):
@@ -69,15 +69,15 @@ window.ready = attnmarlPlayground.loadSpec(
 
 
 @contextlib.contextmanager
-def playground_page(folder: Path, markup: str) -> Iterator:
+def playground_page(folder: Path, markup: str, touch: bool = False) -> Iterator:
     """An offline Chromium page with one playground's HTML (attnmarl.notebook.playground.playground_html) as the book
     embeds it, paused, so that only the tests step it; the twins' inputs are globals: for simple_spread SPEC (the
     task's data, weights inflated) and W (its decoded weights), for collect_treasure TSPEC and TW (TW.entity: one
     network per agent type), for messages MSPEC and MW (MW.comm: one communicating actor per policy). Checks at
-    the end that the page neither asked the network for anything nor threw."""
+    the end that the page neither asked the network for anything nor threw. ``touch``: a touch screen."""
     path = folder / "playground.html"
     path.write_text(f"<!doctype html><meta charset='utf-8'><body>{markup}<script>{_PLAYGROUND_GLOBALS}</script></body>")
-    with offline_page() as page:
+    with offline_page(touch) as page:
         page.set_viewport_size({"width": 1200, "height": 900})
         page.goto(path.as_uri())
         page.wait_for_selector(".attnmarl-playground .pg-arena circle")
@@ -86,6 +86,20 @@ def playground_page(folder: Path, markup: str) -> Iterator:
                       " pg.touched = true; pg.setRunning(false); }")
         yield page
         assert not page.blocked and not page.errors
+
+
+def touch_drag(page, start: tuple[float, float], end: tuple[float, float], steps: int = 6) -> None:
+    """A finger put down at screen point ``start``, drawn to ``end`` and lifted, as the touch screen reports it
+    (CDP's Input.dispatchTouchEvent on a ``touch`` page): the browser decides, by touch-action, whether the page
+    scrolls or the page's scripts get the pointer events."""
+    cdp = page.context.new_cdp_session(page)
+    for k in range(steps + 1):
+        x, y = (start[i] + (end[i] - start[i]) * k / steps for i in (0, 1))
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchStart" if k == 0 else "touchMove",
+                                              "touchPoints": [{"x": x, "y": y}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    page.wait_for_timeout(300)  # a scroll the drag started settles
+    cdp.detach()
 
 
 _JS_LABEL_BOXES = """() => Array.from(document.querySelectorAll('.pg-arena text'))

@@ -452,3 +452,41 @@ def test_at_390_px_the_playground_fits_the_screen_and_a_swipe_scrolls_the_page(p
         assert np.abs(np.array(moved) - target).max() < 2 * 2 * _lim(page) / wide[2]  # two drawn pixels
     finally:
         page.set_viewport_size({"width": 1200, "height": 900})
+
+
+def test_the_keyboard_selects_moves_hides_and_steps_as_the_pointer_does(page):
+    """Issue 43: Tab reaches every agent and landmark (each named for assistive technology), focusing an agent
+    selects it, the arrow keys move the focused entity by 0.05 in every team's world (the entity actor's α follows,
+    as the Python reference computes it), Enter hides a landmark's token from the selected agent, p plays and
+    pauses, s steps."""
+    pg = page.locator(".attnmarl-playground")
+    pg.locator('[data-act="task"]').select_option("simple_spread")
+    pg.locator('[data-act="policy"]').select_option("entity")
+    pg.locator('[data-act="reset"]').click()
+    pg.locator('[data-act="unhide"]').focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # a1, then a2: selected, and still focused after the arena is redrawn for it
+    assert page.evaluate("document.activeElement.dataset.name") == "a2" and pg.get_attribute("data-focus") == "1"
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')").startswith("agent a2")
+    before = page.evaluate(_JS_STATE, "entity")
+    pg.locator('.pg-arena circle[data-name="L2"]').focus()
+    for key in ("ArrowRight", "ArrowRight", "ArrowDown"):
+        page.keyboard.press(key)
+    for policy in ("entity", "flat", "greedy"):
+        moved = page.evaluate(_JS_STATE, policy)["landmarks"]
+        np.testing.assert_allclose(moved[2:4], np.add(before["landmarks"][2:4], [0.1, -0.05]), atol=1e-12)
+        assert moved[:2] == before["landmarks"][:2]
+    state = page.evaluate(_JS_STATE, "entity")
+    assert np.abs(_page_alpha(page) - _python_step(state, "entity")["alpha"]).max() <= TOL
+    page.keyboard.press("Enter")  # hide L2 from a2
+    state = page.evaluate(_JS_STATE, "entity")
+    assert state["masks"] is not None and page.evaluate("document.activeElement.dataset.name") == "L2"
+    assert np.abs(_page_alpha(page) - _python_step(state, "entity")["alpha"]).max() <= TOL
+    page.keyboard.press("s")
+    assert page.evaluate(_JS_STATE, "entity")["t"] == state["t"] + 1
+    page.keyboard.press("p")
+    assert pg.locator('[data-act="play"]').inner_text() == "pause"
+    page.keyboard.press("p")
+    assert pg.locator('[data-act="play"]').inner_text() == "play"
+    page.keyboard.press("Enter")  # L2 shown again
+    assert page.evaluate(_JS_STATE, "entity")["masks"] is None

@@ -381,7 +381,7 @@ def playground_html(m: int = 6, seed: int = 0, policy: str | None = None,
         f'<div class="attnmarl-playground" id="{html.escape(ident)}">'
         "<noscript>The playground needs JavaScript.</noscript></div>\n"
         f'<script type="application/json" id="{ident}-data">{json.dumps(spec, separators=(",", ":"))}</script>\n'
-        f"<script>{page_script('playground.js')}</script>\n"
+        f"<script>{page_script('drag.js')}\n{page_script('playground.js')}</script>\n"
         f"<script>attnmarlPlayground.mount({json.dumps(ident)});</script>"
     )
 

@@ -6,8 +6,9 @@
  * their points and arena panels; the playground's arena writes its own). The page may scale the drawing (its
  * viewBox stays), so pointer positions go through the drawing's screen transform.
  *
- * Touch: entities are touch-action: none (explorer.css, playground.css), so a finger that starts on one drags
- * it; a finger that starts on the empty arena is left to the browser, which scrolls the page. */
+ * Touch: a finger that starts on an entity drags it (entities are touch-action: none in explorer.css and
+ * playground.css, and their touchstart is cancelled); a finger that starts on the empty arena is left to the
+ * browser, which scrolls the page. */
 if (typeof window.attnmarlDrag === "undefined") {
   (function () {
     // The world position (x, y) under the pointer of event e, over the drawing svg (see the header).
@@ -39,6 +40,9 @@ if (typeof window.attnmarlDrag === "undefined") {
         const [x, y] = toWorld(drawings()[drag.drawing] || box, e); // the drawing may have been redrawn
         move([x + drag.dx, y + drag.dy]);
       });
+      // touch-action: none is not honoured on SVG shapes everywhere: a touch that starts on a handle also cancels
+      // its own scrolling (the pointer events go on); any other touch is left to the browser
+      box.addEventListener("touchstart", (e) => { if (e.target.closest(handles)) e.preventDefault(); }, { passive: false });
       const stop = () => {
         if (!drag) return;
         drag = null;

@@ -899,16 +899,16 @@ if (typeof window.attnmarlPlayground === "undefined") {
           `<div class="pg-title"></div>` +
           `<div class="pg-controls">` +
           (this.spec.tasks.length > 1 ? `<label>task <select data-act="task" aria-label="task">${tasks}</select></label>` : "") +
-          `<button data-act="play" aria-label="play or pause">play</button><button data-act="step">step</button>` +
-          `<button data-act="reset">new episode</button>` +
+          `<button data-act="play" aria-label="play or pause" aria-keyshortcuts="p">play</button>` +
+          `<button data-act="step" aria-keyshortcuts="s">step</button><button data-act="reset">new episode</button>` +
           `<label>m <input type="range" data-act="m" step="1" value="${this.m}" aria-label="number of agents m">` +
           `<span class="pg-m"></span></label>` +
           `<label class="pg-policy">policy <select data-act="policy" aria-label="policy"></select></label>` +
           `<label>speed <select data-act="speed" aria-label="speed">${speeds}</select></label>` +
           `<button data-act="unhide">show all tokens</button></div>` +
           `<div class="pg-note"></div>` +
-          `<div class="pg-panels"><svg class="pg-arena" viewBox="0 0 ${SIZE} ${SIZE}" role="img" ` +
-          `aria-label="the arena"></svg><div class="pg-side"><div class="pg-returns"></div><div class="pg-alpha"></div></div></div>` +
+          `<div class="pg-panels"><svg class="pg-arena" viewBox="0 0 ${SIZE} ${SIZE}" role="group" tabindex="-1" ` +
+          `aria-label="the arena: Tab to an agent or a landmark, move it with the arrow keys"></svg><div class="pg-side"><div class="pg-returns"></div><div class="pg-alpha"></div></div></div>` +
           `<div class="pg-help"></div>`;
         this.svg = this.root.querySelector(".pg-arena");
         const on = (act, ev, fn) => { const el = this.root.querySelector(`[data-act="${act}"]`); if (el) el.addEventListener(ev, fn); };
@@ -920,10 +920,11 @@ if (typeof window.attnmarlPlayground === "undefined") {
         on("policy", "change", (e) => this.setPolicy(e.target.value));
         on("speed", "change", (e) => { this.speed = Number(e.target.value); });
         on("unhide", "click", () => { this.hidden.clear(); this.decide(); this.draw(); });
-        this.svg.addEventListener("pointerdown", (e) => this.pointerDown(e));
-        this.svg.addEventListener("pointermove", (e) => this.pointerMove(e));
-        const up = () => { this.drag = null; };
-        this.svg.addEventListener("pointerup", up); this.svg.addEventListener("pointercancel", up);
+        window.attnmarlDrag.attach(this.svg, { handles: ".pg-agent, .pg-landmark", grab: (target, at) => this.grab(at),
+          move: ([x, y]) => this.moveTo(x, y), end: () => { this.drag = null; } });
+        this.svg.addEventListener("keydown", (e) => this.key(e));
+        this.svg.addEventListener("focusin", (e) => this.select(e.target));
+        this.root.addEventListener("keydown", (e) => this.shortcut(e));
         const alphaBox = this.root.querySelector(".pg-alpha");
         alphaBox.addEventListener("mouseover", (e) => {
           const cell = e.target.closest("rect[data-token]");
@@ -931,12 +932,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
         });
         alphaBox.addEventListener("mouseleave", () => { this.hover = null; this.updateAlpha(); });
         alphaBox.addEventListener("click", (e) => {
-          if (this.task.comm) return; // messages: nothing to hide
           const cell = e.target.closest("[data-token]");
-          if (!cell || cell.dataset.token === "0") return;
-          const key = `${this.focus}:${cell.dataset.name}`;
-          if (this.hidden.has(key)) this.hidden.delete(key); else this.hidden.add(key);
-          this.decide(); this.draw();
+          if (cell && cell.dataset.token !== "0") this.toggleToken(cell.dataset.name);
         });
       }
 
@@ -1031,40 +1028,29 @@ if (typeof window.attnmarlPlayground === "undefined") {
         }
       }
 
-      // ---- dragging: the pointer's world position moves the grabbed entity in every world
-      world(e) { // the arena scales with the page (at most SIZE pixels wide): read the pointer in its drawn size
-        const box = this.svg.getBoundingClientRect();
-        const lim = this.lim;
-        return [((e.clientX - box.left) / box.width) * 2 * lim - lim, lim - ((e.clientY - box.top) / box.height) * 2 * lim];
-      }
+      // ---- dragging (drag.js): the pointer's world position moves the grabbed entity in every world
 
-      // Grab the entity under the pointer: of those within reach, the topmost layer's nearest (a landmark or a
-      // treasure before an agent).
-      pointerDown(e) {
-        const [x, y] = this.world(e);
+      // Grab the entity under the pointer at world (x, y): of those within reach, the topmost layer's nearest (a
+      // landmark or a treasure before an agent); returns its position, or null when there is none.
+      grab([x, y]) {
         let best = null, bestKey = null;
         this.worlds[this.policy].entities().forEach((ent) => {
           const d = Math.hypot(ent.x - x, ent.y - y);
           if (!ent.visible || d >= ent.grab) return;
           if (!best || ent.layer > bestKey[0] || (ent.layer === bestKey[0] && d < bestKey[1])) { best = ent; bestKey = [ent.layer, d]; }
         });
-        if (!best) return;
+        if (!best) return null;
         if (best.agent !== null) this.focus = best.agent; // a click selects an agent; only a move drags it
-        this.drag = { name: best.name, ox: best.x - x, oy: best.y - y, x: null, y: null };
-        this.svg.setPointerCapture(e.pointerId);
+        this.drag = { name: best.name, x: null, y: null };
         this.draw();
+        return [best.x, best.y];
       }
 
-      pointerMove(e) {
-        if (!this.drag) return;
-        const [x, y] = this.world(e), { ox, oy } = this.drag;
-        const edge = this.lim - 0.25; // inside the view, so that dragging never rescales it
-        this.moveTo(Math.max(-edge, Math.min(edge, x + ox)), Math.max(-edge, Math.min(edge, y + oy)));
-      }
-
-      // Put the dragged entity at (x, y) in every world (an agent held there is at rest), then redecide.
+      // Put the dragged entity at (x, y) in every world (an agent held there is at rest; inside the view, so that
+      // dragging never rescales it), then redecide.
       moveTo(x, y) {
-        Object.assign(this.drag, { x, y });
+        const edge = this.lim - 0.25;
+        Object.assign(this.drag, { x: Math.max(-edge, Math.min(edge, x)), y: Math.max(-edge, Math.min(edge, y)) });
         Object.values(this.worlds).forEach((w) => this.hold(w));
         this.decide(); this.draw();
       }
@@ -1075,12 +1061,51 @@ if (typeof window.attnmarlPlayground === "undefined") {
         if (!w.place(this.drag.name, this.drag.x, this.drag.y)) this.drag = null;
       }
 
+      // ---- the keyboard: Tab reaches every entity (focusing an agent selects it), the arrow keys move the focused
+      // one as a drag would (Shift: farther), Enter or Space hides a landmark's token from the selected agent (and
+      // shows it again); p plays or pauses, s steps, anywhere in the playground but a list or a slider.
+      select(el) {
+        const i = el.dataset.i;
+        if (i === undefined || Number(i) === this.focus) return;
+        this.focus = Number(i); this.draw();
+      }
+
+      key(e) {
+        const name = e.target.dataset.name, d = name && window.attnmarlDrag.arrow(e, 0.05);
+        if (d) {
+          const [x, y] = this.worlds[this.policy].position(name);
+          this.drag = { name, x: null, y: null };
+          this.moveTo(x + d[0], y + d[1]);
+          this.drag = null;
+        } else if (name && window.attnmarlDrag.activates(e) && e.target.dataset.i === undefined) this.toggleToken(name);
+        else return;
+        e.preventDefault(); e.stopPropagation();
+      }
+
+      shortcut(e) {
+        if (e.target.closest("select, input") || e.ctrlKey || e.metaKey || e.altKey) return;
+        if (e.key === "p") this.setRunning(!this.running);
+        else if (e.key === "s") { this.setRunning(false); this.tick(); }
+      }
+
+      // Hide the token of entity `name` from the selected agent, or show it again (the entity actor's teams only).
+      toggleToken(name) {
+        if (this.task.comm) return; // messages: nothing to hide
+        const key = `${this.focus}:${name}`;
+        if (this.hidden.has(key)) this.hidden.delete(key); else this.hidden.add(key);
+        this.decide(); this.draw();
+      }
+
       // ---- drawing. The markup is rebuilt only when what is drawn changes (the task, m, the policy shown, the
       // focused agent, the hidden tokens, the view); each step then only moves and recolours its elements.
       draw() {
         this.fitView();
         const key = [this.taskName, this.m, this.policy, this.focus, [...this.hidden].sort().join(), this.lim].join("|");
-        if (key !== this.drawn) { this.buildArena(); this.buildReturns(); this.buildAlpha(); this.drawn = key; }
+        if (key !== this.drawn) {
+          const focused = this.svg.contains(document.activeElement) ? document.activeElement.dataset.name : null;
+          this.buildArena(); this.buildReturns(); this.buildAlpha(); this.drawn = key;
+          window.attnmarlDrag.refocus(this.svg, focused && `[data-name="${focused}"]`);
+        }
         this.updateArena(); this.updateReturns(); this.updateAlpha();
         const r = this.root.dataset, t = String(this.worlds[this.lead].steps);
         if (r.m !== String(this.m)) r.m = String(this.m);
@@ -1101,6 +1126,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         if (lim !== this.lim) {
           this.lim = lim;
           this.X = (x) => ((x + lim) / (2 * lim)) * SIZE; this.Y = (y) => ((lim - y) / (2 * lim)) * SIZE;
+          this.svg.dataset.square = `0,0,${SIZE},${lim}`; // for drag.js
           this.R = (r) => (r / (2 * lim)) * SIZE;
         }
       }
@@ -1117,8 +1143,11 @@ if (typeof window.attnmarlPlayground === "undefined") {
           s += `<circle class="pg-sight" r="${R(this.weights.comm[this.policy].rho)}" fill="${SIGHT_FILL}" stroke="#9fb3c8"/>`;
         }
         const faded = (name) => this.policy === "entity" && this.hidden.has(`${this.focus}:${name}`); // hidden from the focus
+        const hides = this.policy === "entity" ? `; Enter hides it from ${w.agentName(this.focus)}'s actor` : "";
         const circles = (agents) => ents.filter((e) => (e.agent !== null) === agents).map((e) =>
           `<circle class="${agents ? "pg-agent" : "pg-landmark"}" data-name="${e.name}"${agents ? ` data-i="${e.agent}"` : ""} ` +
+          `tabindex="0" role="button" aria-label="${agents ? "agent" : "landmark"} ${e.name}: drag it or move it with the arrow keys` +
+          `${agents ? "; focus selects it" : hides}" ` +
           `r="${R(e.r)}"${e.stroke ? ` stroke="${e.stroke}"` : ""} fill-opacity="${faded(e.name) ? 0.3 : 0.85}"/>` +
           (e.agent === this.focus ? `<circle class="pg-ring" r="${R(e.r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>` : "")).join("");
         s += circles(true); // the agents, then the focused agent's alpha (one line per head and token, or per sender), then the small
