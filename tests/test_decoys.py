@@ -237,10 +237,13 @@ def test_target_view_is_simple_spreads_observation_of_the_targets() -> None:
 
 def test_shipped_baselines() -> None:
     """Every (m, d) of the book measured; greedy well above random; d = 0 is chapter 6's simple_spread range
-    (DESIGN §5: N = 3 random −27.1, greedy −9.1; N = 6 −39.0 and −14.2); a few greedy episodes agree."""
+    (DESIGN §5: N = 3 random −27.1, greedy −9.1; N = 6 −39.0 and −14.2), and so is every d: neither baseline
+    reacts to decoys, which are drawn after the agents and targets, so each d replays d = 0's episodes."""
     document = json.loads(BASELINES_PATH.read_text())
     rows = {(row["m"], row["d"]): row for row in document["rows"]}
     assert set(rows) == {(m, d) for m in (3, 6, 12) for d in (0, 1, 3)} and document["episodes"] == 200
+    for (m, _), row in rows.items():
+        assert (row["random"], row["greedy"]) == (rows[m, 0]["random"], rows[m, 0]["greedy"])
     assert all(row["greedy"][0] > row["random"][0] + 5 for row in rows.values())
     assert rows[3, 0]["random"][0] == pytest.approx(-27.1, abs=0.05) and rows[3, 0]["greedy"][0] == pytest.approx(
         -9.1, abs=0.05)

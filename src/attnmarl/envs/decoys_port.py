@@ -208,7 +208,12 @@ def baseline_scores(ms: tuple[int, ...] = (3, 6, 12), ds: tuple[int, ...] = (0, 
     """The random → greedy range on the reference for each team size m and decoys per agent d, measured as
     chapter 6 measures simple_spread's (:func:`attnmarl.envs.evaluate`: the mean over agents of the 25-step
     episode return, episodes seeded 0 … episodes − 1, discrete actions): one row per (m, d) with
-    ``random`` and ``greedy`` as ``[mean, sem]`` and the CPU seconds the row took."""
+    ``random`` and ``greedy`` as ``[mean, sem]`` and the CPU seconds the row took.
+
+    Neither baseline reacts to the decoys (random actions ignore every observation; the greedy one reads the
+    targets alone), and the decoys are drawn after the agents and targets, so each d replays d = 0's episodes:
+    at a fixed m the range is simple_spread's for every d. A trained actor is judged by the share of it it
+    closes, as on simple_spread."""
     rows = []
     for m in ms:
         for d in ds:
