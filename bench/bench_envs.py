@@ -4,8 +4,9 @@ An env-step is one step of one environment (all its agents). mpe2 steps one envi
 in Python, so its rate per environment does not depend on how many environments one runs: it is
 measured once per configuration (through the parallel API, random actions, resets included) and
 compared with the port at 1, 64 and 1024 environments (simple_spread, N = 3, 6, 12), then at 1 and
-1024 environments for the default simple_tag and collect_treasure. Each cell runs for a fixed
-wall-time budget.
+1024 environments for the default simple_tag and collect_treasure, and for simple_spread with d decoys
+per agent (chapter 12's reference environment, :mod:`attnmarl.envs.decoys`, and its port). Each cell runs
+for a fixed wall-time budget.
 
     .venv/bin/python bench/bench_envs.py [--budget SECONDS]
 """
@@ -17,10 +18,13 @@ import time
 import numpy as np
 
 from attnmarl.envs import make_batched, make_reference
+from attnmarl.envs.decoys import NAME as DECOYS
 
 AGENT_COUNTS = (3, 6, 12)
 ENV_COUNTS = (1, 64, 1024)
 OTHER_SCENARIOS = ("simple_tag", "collect_treasure")
+DECOY_TEAMS = ((3, 1), (3, 3), (6, 3), (12, 3))
+"""(N agents, d decoys per agent) of the decoy section: the book's d = 1 and 3, up to 12 agents and 36 decoys."""
 
 
 def mpe2_rate(scenario: str, budget: float, **kwargs: int) -> float:
@@ -78,6 +82,14 @@ def main() -> None:
         for num_envs in (1, 1024):
             port = port_rate(scenario, num_envs, budget)
             print(row(scenario, num_envs, reference, port), flush=True)
+    print("\nsimple_spread with d decoys per agent (N targets, d·N decoys)\n")
+    print("| N, d | envs | mpe2 | port (numpy) | port / mpe2 |")
+    print("|---|---:|---:|---:|---:|")
+    for n_agents, decoys in DECOY_TEAMS:
+        reference = mpe2_rate(DECOYS, budget, N=n_agents, decoys=decoys)
+        for num_envs in ENV_COUNTS:
+            port = port_rate(DECOYS, num_envs, budget, N=n_agents, decoys=decoys)
+            print(row(f"{n_agents}, {decoys}", num_envs, reference, port), flush=True)
 
 
 if __name__ == "__main__":

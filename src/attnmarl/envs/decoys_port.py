@@ -74,13 +74,12 @@ class BatchedDecoySpread(BatchedSpread):
         if not self.n_decoys:
             return obs
         n, layout = self.n_agents, self.layout
-        others = obs[..., 4 + 2 * n : 6 * n].copy()  # other agents' positions and (silent) communication
-        obs[..., layout.agent_start :] = others
+        obs[..., layout.agent_start :] = obs[..., 4 + 2 * n : 6 * n].copy()  # other agents, (silent) communication
         every_landmark = np.concatenate([self.landmark_pos, self.decoy_pos], axis=1)  # (E, m + k, 2)
-        shown = np.take_along_axis(every_landmark[:, None], self.landmark_order[..., None], axis=2)  # (E, m, m+k, 2)
-        is_target = (self.landmark_order < layout.n_targets)[..., None]
-        entries = np.concatenate([shown - self.agent_pos[:, :, None], is_target], axis=-1)
-        obs[..., 4 : layout.agent_start] = entries.reshape(self.num_envs, n, -1)
+        for c in (0, 1):  # x and y planes (E, m, m + k): several times faster than a trailing axis of 2
+            relative = every_landmark[:, None, :, c] - self.agent_pos[:, :, None, c]
+            obs[..., 4 + c : layout.agent_start : 3] = np.take_along_axis(relative, self.landmark_order, axis=2)
+        obs[..., 6 : layout.agent_start : 3] = self.landmark_order < layout.n_targets
         return obs
 
     def _load_scenario_state(self, slot: int, raw_env: Any) -> None:
