@@ -215,7 +215,7 @@ def test_tokens_oracle_mask_and_no_bit() -> None:
         np.testing.assert_array_equal(blind.by_kind("landmark")[:, 2], 0.0)
         np.testing.assert_array_equal(blind.by_kind("landmark")[:, :2], landmarks[:, :2])
         np.testing.assert_array_equal(blind.by_kind("agent"), tokens.by_kind("agent"))
-        assert blind_mask.all()
+        assert blind_mask.all() and obs[agent][6:42:3].sum() == 3  # the observation itself keeps its bits
     batch = make_batched(NAME, 7, N=3, decoys=1).observe()
     _, masks = decoy_tokens(batch[:, 1], 1, oracle=True, N=3, decoys=1)
     assert masks.shape == (7, 9) and np.all(masks.sum(axis=-1) == 9 - 3)
@@ -288,3 +288,5 @@ def test_bad_input_elsewhere_is_refused() -> None:
         decoy_tokens(np.zeros(24), 0, N=3, decoys=1)
     with pytest.raises(ValueError, match="agent"):
         decoy_tokens(np.zeros(30), 3, N=3, decoys=1)
+    with pytest.raises(ValueError, match="oracle must be True or False"):
+        decoy_tokens(np.zeros(30), 0, oracle="no", N=3, decoys=1)

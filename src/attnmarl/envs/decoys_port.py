@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import cli_episodes
+from ..checks import check_bool, cli_episodes
 from ..files.atomic import save_result
 from .baselines import greedy_assignment_policy, random_policy
 from .decoys import NAME, ObservationLayout, observation_layout
@@ -142,11 +142,12 @@ def decoy_tokens(obs: np.ndarray, agent: str | int, oracle: bool = False, no_bit
     — the no-bit control, where decoys cannot be told from targets (the oracle mask, if asked for, still
     follows the true bit). Without decoys there is no bit and nothing to hide: the tokens are simple_spread's.
     """
+    oracle, no_bit = check_bool("oracle", oracle), check_bool("no_bit", no_bit)
     layout = decoy_token_layout(agent, **scenario_kwargs)
     obs = np.asarray(obs)
     if obs.ndim < 1 or obs.shape[-1] != layout.obs_dim:
         raise ValueError(f"obs of agent {agent!r} must end in {layout.obs_dim} numbers, got shape {obs.shape}")
-    tokens = [obs[..., list(columns)] for columns in layout.columns]
+    tokens = [obs[..., list(columns)] for columns in layout.columns]  # copies (fancy indexing): no_bit may write
     mask = np.ones(obs.shape[:-1] + (len(tokens),), dtype=bool)
     for t, features in enumerate(layout.features):
         if "is_target" in features:
@@ -154,7 +155,6 @@ def decoy_tokens(obs: np.ndarray, agent: str | int, oracle: bool = False, no_bit
             if oracle:
                 mask[..., t] = tokens[t][..., bit] == 1.0
             if no_bit:
-                tokens[t] = tokens[t].copy()
                 tokens[t][..., bit] = 0.0
     return EntityTokens(layout, tuple(tokens)), mask
 
