@@ -324,6 +324,9 @@ if (typeof window.attnmarlLive === "undefined") {
         this.frame = this.model(this.settings, this.spec.data);
         this.box.innerHTML = window.attnmarlRenderPanels(this.frame);
         this.caption.textContent = this.frame.caption;
+        [this.box, this.caption].forEach((el) => {
+          if (el.offsetHeight > parseFloat(el.style.minHeight || 0)) el.style.minHeight = `${el.offsetHeight}px`;
+        });
         this.handles = this.handlesOf(this.settings, this.spec.data);
         this.handles.forEach((h, k) => (h.grid ? this.markGrid(h, k) : this.markEntity(h, k)));
         D().refocus(this.box, focused && `[data-key="${focused}"]`);
@@ -410,13 +413,16 @@ if (typeof window.attnmarlLive === "undefined") {
       }
 
       /* The panels and the caption keep one height whatever the controls say (no jump of the page under the
-       * reader): the tallest of the figures at the defaults and at each control's extremes, drawn once. */
+       * reader): the tallest of the figures now, at each control's extremes, and at every list's first or every
+       * list's last values together (the most heads and the most inputs), drawn once; render() raises it if a
+       * setting draws taller still. */
       reserveHeight() {
-        const tries = [{}];
-        this.spec.controls.forEach((c) => {
-          if (c.kind === "slider" || c.kind === "select") tries.push({ [c.name]: c.values[0] }, { [c.name]: c.values[c.values.length - 1] });
-          else if (c.kind === "toggle") tries.push({ [c.name]: !this.settings[c.name] });
-        });
+        const lists = this.spec.controls.filter((c) => c.kind === "slider" || c.kind === "select");
+        const ends = (k) => Object.fromEntries(lists.map((c) => [c.name, c.values[k(c)]]));
+        const first = () => 0, last = (c) => c.values.length - 1;
+        const tries = [{}, ends(first), ends(last)];
+        lists.forEach((c) => tries.push({ [c.name]: c.values[0] }, { [c.name]: c.values[last(c)] }));
+        this.spec.controls.forEach((c) => { if (c.kind === "toggle") tries.push({ [c.name]: !this.settings[c.name] }); });
         this.box.style.minHeight = this.caption.style.minHeight = "";
         let panels = 0, caption = 0;
         tries.forEach((t) => {
