@@ -9,6 +9,10 @@ checked by parity tests that copy an mpe2 state into a port (``load_state``) and
 episodes. ``entity_tokens`` cuts an observation into the per-entity vectors self-attention reads, and
 ``apply_sight`` limits what it shows to a radius (chapter 11's limited sight, :mod:`attnmarl.envs.sight`).
 
+The book's own scenario, simple_spread with decoys (``"simple_spread_decoys"``, chapter 12), is built on
+mpe2's machinery as a reference (:mod:`attnmarl.envs.decoys`) with its port and tokens beside it
+(:mod:`attnmarl.envs.decoys_port`).
+
 Typical use::
 
     env = make_batched("simple_spread", num_envs=1024, N=3)
@@ -28,6 +32,7 @@ from .baselines import (
     treasure_hunter_policy,
 )
 from .batched import BatchedEnv
+from .decoys_port import BatchedDecoySpread
 from .evaluate import cross_play, episode_returns, evaluate
 from .reference import (
     Policy,
@@ -47,7 +52,7 @@ from .tokens import EntityTokens, TokenLayout, entity_tokens, token_layout
 from .treasure import BatchedCollectTreasure
 
 PORTS: dict[str, type[BatchedEnv]] = {
-    port.scenario: port for port in (BatchedSpread, BatchedTag, BatchedCollectTreasure)
+    port.scenario: port for port in (BatchedSpread, BatchedTag, BatchedCollectTreasure, BatchedDecoySpread)
 }
 """Scenario name → batched port class."""
 
@@ -70,6 +75,7 @@ __all__ = [
     "visibility",
     "visible_fraction",
     "BatchedCollectTreasure",
+    "BatchedDecoySpread",
     "BatchedEnv",
     "BatchedSpread",
     "BatchedTag",

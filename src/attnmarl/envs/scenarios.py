@@ -23,10 +23,14 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 from mpe2.all_modules import mpe_environments  # noqa: E402
 
+from . import decoys  # noqa: E402
+
 MPE2_MODULES: dict[str, ModuleType] = {
-    re.sub(r"_v\d+$", "", key.split("/")[-1]): module for key, module in mpe_environments.items()
+    **{re.sub(r"_v\d+$", "", key.split("/")[-1]): module for key, module in mpe_environments.items()},
+    decoys.NAME: decoys,
 }
-"""Scenario name without version (``"simple_spread"``) → the versioned mpe2 module (``simple_spread_v3``)."""
+"""Scenario name without version (``"simple_spread"``) → the versioned mpe2 module (``simple_spread_v3``), and
+the book's own scenario on mpe2's machinery, simple_spread with decoys (:mod:`attnmarl.envs.decoys`)."""
 
 PORT_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "simple_spread": ("N", "local_ratio", "max_cycles", "continuous_actions", "terminate_on_success"),
@@ -39,6 +43,7 @@ PORT_ARGUMENTS: dict[str, tuple[str, ...]] = {
         "terminate_on_success",
     ),
     "collect_treasure": ("num_collectors", "num_deposits", "num_treasures", "max_cycles", "continuous_actions"),
+    decoys.NAME: ("N", "decoys", "local_ratio", "max_cycles", "continuous_actions", "terminate_on_success"),
 }
 """The mpe2 arguments each batched port implements (the others, e.g. curriculum or partial
 observability, are refused by :func:`port_kwargs` rather than silently ignored)."""
@@ -81,6 +86,8 @@ def _counts(resolved: dict[str, Any]) -> dict[str, int]:
 def world_entities(name: str, resolved: dict[str, Any]) -> int:
     """How many entities (agents, landmarks, obstacles, food, forests) the mpe2 world ``name`` has with the
     checked arguments ``resolved``: ``len(world.entities)``, computed without building the world."""
+    if name == decoys.NAME:
+        return (2 + resolved["decoys"]) * resolved["N"]
     per = _ENTITIES_PER_COUNT.get(name, {})
     return _FIXED_ENTITIES.get(name, 0) + sum(per.get(key, 1) * value for key, value in _counts(resolved).items())
 
