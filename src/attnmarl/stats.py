@@ -55,7 +55,7 @@ STATISTICS = ("mean", "iqm")
 @dataclass(frozen=True)
 class Interval:
     """A difference between two designs: the statistic of the scores as measured (``estimate``) and the
-    bounds of its ``level`` bootstrap interval; ``n_a`` and ``n_b`` seeds went in."""
+    bounds of its ``level`` interval (``method``: Welch's t, or a bootstrap); ``n_a`` and ``n_b`` seeds went in."""
 
     estimate: float
     low: float
