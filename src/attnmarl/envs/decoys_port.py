@@ -7,11 +7,12 @@ which the reference must not (it sits in the scenario registry that the rest imp
 - :class:`BatchedDecoySpread` — the batched numpy port, :class:`~attnmarl.envs.spread.BatchedSpread` (physics,
   spread reward, collisions, success: all on agents and targets) plus the decoys' positions and each agent's
   landmark order, which only the observation reads; held to the reference step by step in the parity tests;
-- :func:`decoy_tokens` — an observation cut into entity tokens: self ``[v, p]``, one token per landmark slot
-  ``[dx, dy, is_target]``, one per other agent ``[dx, dy, c_0, c_1]``; with d = 0 exactly simple_spread's
-  tokens (:func:`attnmarl.envs.tokens.entity_tokens`). Two controls of chapter 12: ``oracle`` (a key mask
-  that hides the decoys: the upper bound) and ``no_bit`` (the ``is_target`` bit zeroed: decoys look like
-  targets, where every design should fall to);
+- :func:`decoy_tokens` — an observation cut into entity tokens (the layout lives in
+  :func:`attnmarl.envs.tokens.token_layout`: self ``[v, p]``, one token per landmark slot ``[dx, dy, is_target]``,
+  one per other agent ``[dx, dy, c_0, c_1]``; with d = 0 exactly simple_spread's tokens) and a key mask. Two
+  controls of chapter 12: ``oracle`` (a key mask that hides the decoys: the upper bound) and ``no_bit`` (the
+  ``is_target`` bit zeroed: decoys look like targets, where every design should fall to); the actors apply the
+  same controls inside their forward pass (:class:`attnmarl.nets.policies.DecoyView`);
 - :func:`target_greedy_policy` — chapter 6's centralized greedy assignment
   (:func:`attnmarl.envs.baselines.greedy_assignment_policy`) played on the targets alone, and
   :func:`baseline_scores`, the random → greedy range per (m, d), shipped in ``assets/decoys/baselines.json``
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,8 @@ from .baselines import greedy_assignment_policy, random_policy
 from .decoys import NAME, ObservationLayout, observation_layout
 from .evaluate import evaluate
 from .reference import Policy, describe, make_reference
-from .scenarios import port_kwargs
 from .spread import BatchedSpread
-from .tokens import EntityTokens, TokenLayout, token_layout
+from .tokens import EntityTokens, token_layout
 
 
 class BatchedDecoySpread(BatchedSpread):
@@ -97,45 +96,11 @@ class BatchedDecoySpread(BatchedSpread):
 # --------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=32)
-def _token_layout(agent: str | int, kwargs: tuple[tuple[str, Any], ...]) -> TokenLayout:
-    """The token layout of ``agent`` for these checked arguments: simple_spread's with d = 0, else the slots'."""
-    resolved = dict(kwargs)
-    spread_kwargs = {key: value for key, value in resolved.items() if key != "decoys"}
-    spread = token_layout("simple_spread", agent, **spread_kwargs)
-    if not resolved["decoys"]:
-        return spread
-    layout = observation_layout(resolved["N"], resolved["decoys"])
-    self_token = (spread.names[0], "self", spread.columns[0], spread.features[0])
-    slots = [(f"landmark slot {s}", "landmark", tuple(int(c) for c in columns), ("dx", "dy", "is_target"))
-             for s, columns in enumerate(layout.landmark_columns)]
-    first_other = 1 + layout.n_targets  # in simple_spread's layout: self, the targets, then the other agents
-    pos, comm = layout.agent_start, layout.agent_start + 2 * (layout.n_agents - 1)
-    others = [(name, "agent", (pos + 2 * j, pos + 2 * j + 1, comm + 2 * j, comm + 2 * j + 1), features)
-              for j, (name, features) in enumerate(zip(spread.names[first_other:], spread.features[first_other:]))]
-    names, kinds, columns, features = zip(self_token, *slots, *others)
-    return TokenLayout(names, kinds, columns, features, obs_dim=layout.obs_dim, padded_dim=layout.obs_dim)
-
-
-def decoy_token_layout(agent: str | int, **scenario_kwargs: Any) -> TokenLayout:
-    """Where ``agent``'s tokens sit in its decoy observation (arguments as :class:`BatchedDecoySpread` takes them).
-
-    Tokens: the agent itself (``vel_x, vel_y, pos_x, pos_y``), one per landmark *slot* (``landmark slot s``:
-    ``dx, dy, is_target``; named by slot, since which landmark fills a slot changes with every episode and
-    agent), one per other agent (its mpe2 name: ``dx, dy, c_0, c_1``). With d = 0 it is simple_spread's layout
-    (:func:`attnmarl.envs.tokens.token_layout`), landmarks named ``landmark l`` with ``dx, dy`` only.
-    """
-    if isinstance(agent, bool) or not isinstance(agent, (str, int, np.integer)):
-        raise ValueError(f"agent must be a name or an index, got {agent!r}")
-    kwargs = port_kwargs(NAME, **scenario_kwargs)
-    return _token_layout(agent if isinstance(agent, str) else int(agent), tuple(sorted(kwargs.items())))
-
-
 def decoy_tokens(obs: np.ndarray, agent: str | int, oracle: bool = False, no_bit: bool = False,
                  **scenario_kwargs: Any) -> tuple[EntityTokens, np.ndarray]:
-    """``agent``'s decoy observation ``obs`` ``(..., obs_dim)`` cut into tokens (:func:`decoy_token_layout`),
-    and the key mask ``(..., n_tokens)`` an attention layer reads (True = takes part, as in
-    :func:`attnmarl.attention.masked_softmax`).
+    """``agent``'s decoy observation ``obs`` ``(..., obs_dim)`` cut into tokens (the layout of
+    :func:`attnmarl.envs.tokens.token_layout` for ``"simple_spread_decoys"``), and the key mask ``(..., n_tokens)``
+    an attention layer reads (True = takes part, as in :func:`attnmarl.attention.masked_softmax`).
 
     The mask is all True unless ``oracle``: then the decoy slots (``is_target`` = 0) are False — the oracle
     control, which sees the targets only. ``no_bit`` zeroes the ``is_target`` feature of every landmark token
@@ -143,7 +108,7 @@ def decoy_tokens(obs: np.ndarray, agent: str | int, oracle: bool = False, no_bit
     follows the true bit). Without decoys there is no bit and nothing to hide: the tokens are simple_spread's.
     """
     oracle, no_bit = check_bool("oracle", oracle), check_bool("no_bit", no_bit)
-    layout = decoy_token_layout(agent, **scenario_kwargs)
+    layout = token_layout(NAME, agent, **scenario_kwargs)
     obs = np.asarray(obs)
     if obs.ndim < 1 or obs.shape[-1] != layout.obs_dim:
         raise ValueError(f"obs of agent {agent!r} must end in {layout.obs_dim} numbers, got shape {obs.shape}")

@@ -12,7 +12,11 @@ following how each scenario's ``observation`` builds the vector:
 - **collect_treasure**: ``self = [p, v, holding one-hot (collectors only)]``; then the other agents
   *sorted by distance* ``[p_j − p, v_j, deposit type, holding]`` and the treasures sorted by
   distance ``[p_t − p, type]`` (zeros for a picked-up treasure). Because mpe2 sorts them, these
-  tokens are named by rank (``nearest_agent_0`` is the closest), not by identity.
+  tokens are named by rank (``nearest_agent_0`` is the closest), not by identity;
+- **simple_spread_decoys** (chapter 12, :mod:`attnmarl.envs.decoys`): ``self = [v, p]``; one token per landmark
+  *slot* ``landmark slot s = [p_l − p, is_target]`` (targets and decoys in the agent's shuffled order, named by
+  slot, since which landmark fills a slot changes with every episode and agent); ``agent j = [p_j − p, c_j]``.
+  With no decoys it is simple_spread, and so are its tokens (the same layout, names included).
 
 Tokens of one kind have the same features, so ``EntityTokens.by_kind`` stacks them into the
 ``(..., n_entities, d)`` array an attention layer reads.
@@ -25,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from .decoys import NAME as DECOYS
+from .decoys import observation_layout
 from .reference import make_reference, obs_dims
 from .scenarios import PORTED, port_kwargs, scenario_name
 
@@ -142,7 +148,26 @@ def _treasure_layout(world: Any, observer: int) -> list[tuple[str, str, tuple[in
     return layout
 
 
-_LAYOUTS = {"simple_spread": _spread_layout, "simple_tag": _tag_layout, "collect_treasure": _treasure_layout}
+def _decoy_layout(world: Any, observer: int) -> list[tuple[str, str, tuple[int, ...], tuple[str, ...]]]:
+    """Tokens of ``DecoyScenario.observation`` (:mod:`attnmarl.envs.decoys`): simple_spread's self token, one token
+    per landmark slot at the columns of :func:`attnmarl.envs.decoys.observation_layout`, then simple_spread's other
+    agents (names and features) at the columns after the slots. Without decoys, simple_spread's layout."""
+    spread = _spread_layout(world, observer)
+    if not world.decoys:
+        return spread
+    m = len(world.agents)
+    layout = observation_layout(m, len(world.decoys) // m)
+    slots = [(f"landmark slot {s}", "landmark", tuple(int(c) for c in columns), ("dx", "dy", "is_target"))
+             for s, columns in enumerate(layout.landmark_columns)]
+    pos, comm = layout.agent_start, layout.agent_start + 2 * (m - 1)
+    dim_c = world.dim_c
+    others = [(name, kind, (pos + 2 * j, pos + 2 * j + 1) + tuple(range(comm + dim_c * j, comm + dim_c * (j + 1))),
+               features) for j, (name, kind, _, features) in enumerate(spread[1 + m:])]
+    return [spread[0], *slots, *others]
+
+
+_LAYOUTS = {"simple_spread": _spread_layout, "simple_tag": _tag_layout, "collect_treasure": _treasure_layout,
+            DECOYS: _decoy_layout}
 
 
 @lru_cache(maxsize=32)
