@@ -27,6 +27,8 @@
 
    Each line of the content is a target (a step marker or a function's name); the block renders as a
    collapsed ``<details>`` whose summary names the file and lines, with the code and its own line numbers.
+6. It says what each of the source's figures shows wherever a page refers to one it does not show
+   (:func:`describe_figure_links`).
 """
 from __future__ import annotations
 
@@ -53,6 +55,52 @@ file in the tests."""
 OFFLINE_SEARCH = 'if (location.protocol === "file:") { DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false; }'
 """Run after ``documentation_options.js``: from disk, the search page lists its results without fetching each
 page for a summary (see the module docstring)."""
+
+
+SOURCE_FIGURES = {
+    "17.1": "a layer that maps m inputs to m outputs",
+    "17.2": "query, key and value of every input, by three shared matrices",
+    "17.3": "one query scored against every key, then a softmax: the weights α",
+    "17.4": "the output, the values averaged with the weights α",
+    "17.5": "every output reads every input, with weight α",
+    "17.6": "multi-head self-attention, the heads' outputs concatenated",
+    "17.7": "the concatenation critic: every head reads all m features",
+    "17.8": "the self-attention critic: agents meet only in the attention layer",
+    "17.9": "the self-attention Q network: each token an observation and an action",
+}
+"""What each of the source's figures shows, in one line: the book draws them (:mod:`attnmarl.notebook.diagrams`, in
+chapters 3, 4, 7 and 9), and a reference to one from elsewhere says what it is (:func:`describe_figure_links`)."""
+
+FIGURE_TARGET = re.compile(r"#fig-(17)-(\d+)$")
+
+
+def describe_figure_links(doctree: nodes.document) -> None:
+    """Give every link to one of the source's figures (``fig. 17.N``) its one-line description
+    (:data:`SOURCE_FIGURES`) as a title (shown on hover, read by screen readers), and write it into the text after
+    the first link to each figure on a page that does not show that figure (a link within the page has a
+    ``refid``, not a ``refuri``), so that a reader who does not follow the link knows what it shows:
+    ``fig. 17.8 (the self-attention critic: ...)``, or ``(fig. 17.8, the self-attention critic: ...)`` where the
+    link closes a parenthesis."""
+    described: set[str] = set()
+    for link in list(doctree.findall(nodes.reference)):
+        uri = link.get("refuri") or "#" + link.get("refid", "")  # a link within its page has a refid only
+        match = FIGURE_TARGET.search(uri)
+        if not match:
+            continue
+        number = f"{match.group(1)}.{match.group(2)}"
+        description = SOURCE_FIGURES[number]
+        link["reftitle"] = f"Fig. {number}: {description}"
+        if uri.startswith("#") or number in described:
+            continue
+        described.add(number)
+        parent, after = link.parent, link.next_node(descend=False, siblings=True)
+        closes = isinstance(after, nodes.Text) and after.astext().startswith(")")
+        note = nodes.inline("", f", {description}" if closes else f" ({description})", classes=["figure-note"])
+        parent.insert(parent.index(link) + 1, note)
+
+
+def _figure_links(app: Any, doctree: nodes.document, docname: str) -> None:
+    describe_figure_links(doctree)
 
 
 def _local_mathjax(app: Any, config: Any) -> None:
@@ -162,6 +210,7 @@ def setup(app: Any) -> dict[str, Any]:
         app.connect("html-page-context", _without_mathjax, priority=900)
         app.connect("html-page-context", _unique_scripts, priority=900)
         app.connect("html-page-context", _without_unused_design, priority=900)
+        app.connect("doctree-resolved", _figure_links)
         app.add_directive("algocode", AlgoCode)
         app.add_js_file(None, body=OFFLINE_SEARCH, priority=250)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
