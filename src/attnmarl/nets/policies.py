@@ -15,6 +15,9 @@ distribution). What differs is what agent i's output may depend on:
 - :class:`EntityActor` — decentralized again, but agent i's observation is cut into entity tokens
   (itself, each landmark, each other agent; :mod:`attnmarl.envs.tokens`) and agent i attends over
   them: pi(a^i | tokens of o^i; theta). One set of weights for every agent of a type and for any m.
+- :class:`DecoyActor`, :class:`DecoyEntityActor` — the flat and the entity actor under chapter 12's controls on
+  simple_spread with decoys (:data:`DECOY_VIEWS`): the decoys hidden (the oracle) or the ``is_target`` bit
+  zeroed (no bit), applied inside the actor by :class:`DecoyView`.
 """
 from __future__ import annotations
 
@@ -29,12 +32,14 @@ from torch import Tensor, nn
 from ..attention import masked_softmax
 from ..checks import check_like, check_no_overflow, check_sizes, has_values, overflow_error
 from ..costs import check_numbers
+from ..envs.decoys import NAME as DECOYS
+from ..envs.scenarios import port_kwargs, scenario_name
 from ..envs.tokens import TokenLayout, token_layout
 from .central import AttentionNet, ConcatNet
 from .common import BufferList, check_obs, check_types, linear, mlp
 
 __all__ = ["Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention", "MIXINGS", "INTERVENTIONS",
-           "POLICY_OUT_GAIN"]
+           "POLICY_OUT_GAIN", "DECOY_VIEWS", "check_decoy_view", "DecoyView", "DecoyActor", "DecoyEntityActor"]
 
 POLICY_OUT_GAIN = 0.01
 """Initial scale of every policy's last layer: outputs start near 0, so every action starts about
@@ -52,6 +57,41 @@ INTERVENTIONS = (None, "uniform", "other-agent")
 keeps it; ``"uniform"`` gives every present token the same weight (the mean-pooling network on the trained
 weights); ``"other-agent"`` gives agent i the alpha that the next agent of its type, i + 1 (cyclically),
 computed from its own observation — a real alpha of another state, the same shape, not chosen for o^i."""
+
+
+DECOY_VIEWS = ("bit", "oracle", "no-bit")
+"""What an actor on simple_spread with decoys (chapter 12, :mod:`attnmarl.envs.decoys`) sees of them:
+
+- ``"bit"`` — the observation as it is, every landmark slot with its ``is_target`` bit: the designs compared;
+- ``"oracle"`` — the decoys hidden, the upper bound (selection done for the network): the entity actor's key mask
+  leaves out every slot whose bit is 0, so a decoy gets exactly zero attention weight and nothing about it reaches
+  y^i (REFIL's relevance mask, given rather than learned); the flat actor, which has no mask, reads the decoy
+  slots' entries ``[dx, dy, is_target]`` as zeros, the nearest thing an MLP has: the same information (which
+  slots hold targets, nothing about the decoys) in the same width and the same shuffled order, so it still has
+  to find its targets among the slots, as the masked entity actor does;
+- ``"no-bit"`` — every ``is_target`` bit zeroed: a decoy looks exactly like a target, where every design should
+  fall to (nothing in o^i can say which landmarks pay).
+
+The view is applied to the raw observation inside the actor's forward pass (:class:`DecoyView`), so a checkpoint
+plays the plain environment — the batched port and mpe2's reference alike — and still sees what it trained on.
+The centralized critic reads the full observations (CTDE), as under chapter 11's limited sight."""
+
+
+def check_decoy_view(view: str, scenario: str, scenario_kwargs: Mapping[str, Any]) -> None:
+    """``view`` must be one of :data:`DECOY_VIEWS`, and a control (``"oracle"``, ``"no-bit"``) needs decoys to act
+    on: simple_spread with decoys and ``decoys >= 1`` (without them there is no bit to zero and nothing to hide,
+    so the control would silently train the plain design). ``ValueError`` otherwise."""
+    if view not in DECOY_VIEWS:
+        raise ValueError(f"decoy_view must be one of {list(DECOY_VIEWS)}; got {view!r}")
+    if view == "bit":
+        return
+    if scenario_name(scenario) != DECOYS:
+        raise ValueError(f"decoy_view = {view!r} is a control of simple_spread with decoys ({DECOYS!r}); {scenario!r} "
+                         "has no decoys to hide and no is_target bit to zero (leave decoy_view at 'bit')")
+    if not port_kwargs(DECOYS, **scenario_kwargs)["decoys"]:
+        raise ValueError(f"decoy_view = {view!r} needs decoys, and {dict(scenario_kwargs)} has none (decoys = 0 is "
+                         "simple_spread: no is_target bit to zero, nothing to hide, so the control would train the "
+                         "plain design); use decoys >= 1, or decoy_view = 'bit'")
 
 
 class _TypeGroups(nn.Module):
@@ -422,17 +462,20 @@ class EntityActor(nn.Module):
         self.token_names = tuple(layout.names for layout in layouts)
         self._groups = _TypeGroups(self.agent_types)
         self.nets = nn.ModuleList()
-        gather, kind_gather = [], []
+        gather, kind_gather, kind_order = [], [], []
         for members in self._groups.members:
             group = [layouts[i] for i in members.tolist()]
             index = _token_index(group, obs_dim)  # (m_type, n, d_tokens)
             blocks = _kind_blocks(group[0])
+            kind_order.append(torch.tensor([n for tokens, _, _ in blocks for n in tokens]))
             self.nets.append(self._type_net(index.shape[-1], d_y, d, heads, d_ff, [w for _, _, w in blocks], mixing))
             gather.append(index)
             rows = members[:, None, None] * obs_dim  # where agent i's o^i starts in o.flatten(1)
             kind_gather.append(BufferList(_feature_major(rows + index[:, tokens, start:start + width])
                                           for tokens, start, width in blocks))
         self._gather = BufferList(gather)
+        self._kind_order = BufferList(kind_order)
+        """Per type: the tokens kind by kind (n,), the order in which :meth:`EntityAttention.folded` lists them."""
         """Per type: where each token feature sits in the extended observation [o^i; 0; 1], (m_type, n, d_tokens)."""
         self._kind_gather = nn.ModuleList(kind_gather)
         """Per type, per kind of token: the rows of o.flatten(1) :meth:`kind_tokens` gathers, (w_k, n_k, m_type)."""
@@ -464,8 +507,14 @@ class EntityActor(nn.Module):
         o = torch.cat([o, o.new_zeros(o.shape[:-1] + (1,)), o.new_ones(o.shape[:-1] + (1,))], dim=-1)
         return [o[:, members[:, None, None], index] for members, index in zip(self._groups.members, self._gather)]
 
+    def masks(self, o: Tensor) -> list[Tensor | None]:
+        """Each type's key mask (batch, m_type, n), True = the token takes part, or ``None``: here every token does.
+        An actor that hides tokens from itself (:class:`DecoyEntityActor`'s oracle) returns its mask, which
+        both forms apply (:meth:`outputs_and_alpha` and :meth:`forward`)."""
+        return [None] * len(self.nets)
+
     def outputs_and_alpha(self, o: Tensor) -> tuple[Tensor, Tensor | list[Tensor]]:
-        ys, alphas = zip(*(net(t) for net, t in zip(self.nets, self.tokens(o))))
+        ys, alphas = zip(*(net(t, mask) for net, t, mask in zip(self.nets, self.tokens(o), self.masks(o))))
         if len({a.shape[-1] for a in alphas}) == 1:
             return self._groups.join(ys), self._groups.join(alphas)
         return self._groups.join(ys), list(alphas)
@@ -488,8 +537,115 @@ class EntityActor(nn.Module):
 
     def forward(self, o: Tensor) -> Tensor:
         """Outputs (batch, m, d_y) by :meth:`EntityAttention.folded`: the same numbers as
-        :meth:`outputs_and_alpha`, without alpha, 2-3 times faster to train at m = 12."""
-        return self._groups.join([net.folded(parts) for net, parts in zip(self.nets, self.kind_tokens(o))])
+        :meth:`outputs_and_alpha`, without alpha, 2-3 times faster to train at m = 12. A key mask (:meth:`masks`)
+        is put in the folded form's token order, kind by kind (:attr:`_kind_order`)."""
+        folded_masks = [None if mask is None else mask[..., order].permute(2, 1, 0)
+                        for mask, order in zip(self.masks(o), self._kind_order)]
+        return self._groups.join([net.folded(parts, mask)
+                                  for net, parts, mask in zip(self.nets, self.kind_tokens(o), folded_masks)])
+
+
+class DecoyView(nn.Module):
+    """Chapter 12's controls (:data:`DECOY_VIEWS`) on the raw observations o (batch, m, obs_dim) of simple_spread
+    with decoys, inside an actor. Every agent's observation has the same layout
+    (:func:`attnmarl.envs.decoys.observation_layout`), read here from the token layout
+    (:func:`attnmarl.envs.tokens.token_layout`): the landmark slots are the tokens with an ``is_target`` feature.
+
+    - :meth:`seen` — what the actor reads: o, or with ``"no-bit"`` o with every ``is_target`` bit zeroed;
+    - :meth:`key_mask` — with ``"oracle"``, the entity actor's key mask (batch, m, n_tokens), False exactly on the
+      decoy slots (bit 0 in the true observation), True on every other token; ``None`` with ``"no-bit"``;
+    - :meth:`without_decoys` — the flat actor's oracle: the decoy slots' entries ``[dx, dy, is_target]`` zeroed.
+
+    The column and token indices are buffers (not in the state dict), so they move with the actor.
+    """
+
+    def __init__(self, view: str, scenario: str, scenario_kwargs: Mapping[str, Any], obs_dim: int) -> None:
+        super().__init__()
+        check_decoy_view(view, scenario, scenario_kwargs)
+        if view == "bit":
+            raise ValueError("decoy_view = 'bit' is the plain actor (Actor, EntityActor): there is no view to apply")
+        layout = token_layout(scenario, 0, **scenario_kwargs)
+        if layout.obs_dim != obs_dim:
+            raise ValueError(f"{scenario} {dict(scenario_kwargs)} has observations of width {layout.obs_dim}, not "
+                             f"obs_dim = {obs_dim}")
+        slots = [n for n, features in enumerate(layout.features) if "is_target" in features]
+        bit = layout.features[slots[0]].index("is_target")
+        self.view, self.n_tokens = view, len(layout.names)
+        self.register_buffer("slot_tokens", torch.tensor(slots), persistent=False)
+        """The landmark slots' places among the tokens (n_slots,)."""
+        self.register_buffer("slot_columns", torch.tensor([layout.columns[n] for n in slots]), persistent=False)
+        """Each slot's columns in o^i, ``[dx, dy, is_target]`` (n_slots, 3)."""
+        self.register_buffer("bit_columns", self.slot_columns[:, bit].clone(), persistent=False)
+        """Each slot's ``is_target`` column in o^i (n_slots,)."""
+
+    def is_target(self, o: Tensor) -> Tensor:
+        """Which slots hold a target, (batch, m, n_slots) bool: the true bits of o."""
+        return o.index_select(-1, self.bit_columns) == 1.0
+
+    def seen(self, o: Tensor) -> Tensor:
+        """The observations the actor reads: with ``"no-bit"`` every ``is_target`` bit zeroed, else ``o`` itself."""
+        return o.index_fill(-1, self.bit_columns, 0.0) if self.view == "no-bit" else o
+
+    def key_mask(self, o: Tensor) -> Tensor | None:
+        """With ``"oracle"``, the key mask (batch, m, n_tokens), True = takes part: every token but the decoy slots;
+        ``None`` (every token takes part) otherwise."""
+        if self.view != "oracle":
+            return None
+        mask = torch.ones(o.shape[:-1] + (self.n_tokens,), dtype=torch.bool, device=o.device)
+        return mask.index_copy(-1, self.slot_tokens, self.is_target(o))
+
+    def without_decoys(self, o: Tensor) -> Tensor:
+        """``o`` with every decoy slot's entries ``[dx, dy, is_target]`` zeroed (the flat actor's oracle)."""
+        kept = o[..., self.slot_columns] * self.is_target(o).unsqueeze(-1).to(o.dtype)  # (batch, m, n_slots, 3)
+        return o.index_copy(-1, self.slot_columns.flatten(), kept.flatten(-2))
+
+
+class DecoyActor(Actor):
+    """The flat actor (:class:`Actor`, the same weights and state dict) under a decoy control (:data:`DECOY_VIEWS`):
+    its MLP reads o^i with the bits zeroed (``"no-bit"``) or the decoy slots zeroed (``"oracle"``), applied to the
+    raw observations by :attr:`decoys` (:class:`DecoyView`). ``forward(o)`` (batch, m, obs_dim) -> (batch, m, d_y)."""
+
+    def __init__(self, scenario: str, scenario_kwargs: Mapping[str, Any], m: int, obs_dim: int, d_y: int, view: str,
+                 agent_types: Sequence[int] | None = None, d_hidden: int = 64) -> None:
+        super().__init__(m, obs_dim, d_y, agent_types, d_hidden)
+        self.decoys = DecoyView(view, scenario, scenario_kwargs, obs_dim)
+
+    def forward(self, o: Tensor) -> Tensor:
+        check_obs(o, self.m, self.obs_dim, self.pis[0][-1].weight)
+        return super().forward(self.decoys.without_decoys(o) if self.decoys.view == "oracle" else self.decoys.seen(o))
+
+
+class DecoyEntityActor(EntityActor):
+    """The entity actor (:class:`EntityActor`, the same weights and state dict, attention or mean pooling) under a
+    decoy control (:data:`DECOY_VIEWS`): its tokens are cut from :meth:`DecoyView.seen` (bits zeroed with
+    ``"no-bit"``), and with ``"oracle"`` its key mask (:meth:`masks`) hides the decoy slots, so alpha is exactly 0
+    on them — in both forms, :meth:`outputs_and_alpha` and the folded :meth:`forward`. Runs at any m and d >= 1."""
+
+    def __init__(self, scenario: str, scenario_kwargs: Mapping[str, Any], m: int, obs_dim: int, d_y: int, view: str,
+                 agent_types: Sequence[int] | None = None, d: int = 32, heads: int = 2, d_ff: int = 64,
+                 mixing: str = "attention") -> None:
+        check_decoy_view(view, scenario, scenario_kwargs)  # before the layouts: the scenario's own error first
+        super().__init__(scenario, dict(scenario_kwargs), m, obs_dim, d_y, agent_types, d, heads, d_ff, mixing=mixing)
+        self.decoys = DecoyView(view, scenario, scenario_kwargs, obs_dim)
+
+    def _seen(self, o: Tensor) -> Tensor:
+        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
+        return self.decoys.seen(o)
+
+    def tokens(self, o: Tensor) -> list[Tensor]:
+        """:meth:`EntityActor.tokens` of the observations the actor sees (:meth:`DecoyView.seen`)."""
+        return super().tokens(self._seen(o))
+
+    def kind_tokens(self, o: Tensor) -> list[list[Tensor]]:
+        """:meth:`EntityActor.kind_tokens` of the observations the actor sees (:meth:`DecoyView.seen`)."""
+        return super().kind_tokens(self._seen(o))
+
+    def masks(self, o: Tensor) -> list[Tensor | None]:
+        """Each type's oracle key mask (batch, m_type, n) from the true bits (:meth:`DecoyView.key_mask`), or
+        ``None`` without the oracle."""
+        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
+        mask = self.decoys.key_mask(o)
+        return [None if mask is None else mask[:, members] for members in self._groups.members]
 
 
 def _layout(scenario: str, scenario_kwargs: Mapping[str, Any], i: int, m: int) -> TokenLayout:
