@@ -1,4 +1,4 @@
-"""Checkpoints of trained MAPPO, MADDPG and MAAC agents, and the policies they become.
+"""Checkpoints of trained MAPPO, MADDPG, MAAC, value-decomposition and MAT agents, and the policies they become.
 
 A checkpoint is one ``.pt`` file holding plain data only, so it loads with
 ``torch.load(weights_only=True)`` (:mod:`attnmarl.files.checkpoint`)::
@@ -8,7 +8,8 @@ A checkpoint is one ``.pt`` file holding plain data only, so it loads with
      "checksum": "sha256:..."}
 
 or, for MADDPG (chapter 9), ``"format": "attnmarl.maddpg/1"`` with a :class:`MADDPGConfig` and the
-actor and Q critic, and for MAAC ``"format": "attnmarl.maac/1"`` with a :class:`MAACConfig`. The format
+actor and Q critic, for MAAC ``"format": "attnmarl.maac/1"`` with a :class:`MAACConfig`, and for the
+Multi-Agent Transformer (chapter 13) ``"format": "attnmarl.mat/1"`` with a :class:`MATConfig`. The format
 says which algorithm's config and agent the rest describes; the checksum covers the rest, so a file
 damaged after it was saved is refused instead of played.
 
@@ -16,7 +17,8 @@ damaged after it was saved is refused instead of played.
 :func:`attnmarl.envs.render_episode` take: each agent acts on its own observation with the
 decentralized actor pi(a^i | o^i; theta), greedily (argmax) or by sampling, as the checkpoint's
 config says (``eval_deterministic``) unless told otherwise (MADDPG's actor is deterministic: mu(o^i), or
-mu(o^i) plus exploration noise). The centralized critic is only needed
+mu(o^i) plus exploration noise). A centralized actor is given every agent's observation at once: MAT decodes
+the team's actions agent by agent from all of them. The centralized critic is only needed
 for training; :func:`load_agent` returns the whole agent, critic included, for inspecting v_hat and alpha.
 
 Checkpoints hold CPU tensors, wherever the agent trained, and are read onto the CPU; the loaders' ``device``
@@ -33,10 +35,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from .algos import maac, maddpg, mappo, qmix
+from .algos import maac, maddpg, mappo, mat, qmix
 from .algos.maac import MAACAgent, MAACConfig
 from .algos.maddpg import MADDPGAgent, MADDPGConfig
 from .algos.mappo import ACTOR_ARCHITECTURE, MAPPOAgent, MAPPOConfig, copy_actor, load_actor_from
+from .algos.mat import MATAgent, MATConfig
 from .algos.qmix import QMIXAgent, QMIXConfig
 from .checks import WeightsOverflowError, check_bool, check_seed
 from .devices import check_device, check_values, module_device
@@ -47,6 +50,7 @@ from .files.checkpoint import (
     FORMAT,
     MAAC_FORMAT,
     MADDPG_FORMAT,
+    MAT_FORMAT,
     QMIX_FORMAT,
     config_from,
     read_checkpoint,
@@ -56,20 +60,22 @@ from .files.checkpoint import (
 from .files.sealed import check_run_file
 
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE", "QMIX_ARCHITECTURE",
-           "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
+           "MAT_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
            "load_checkpoint", "seal_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy",
            "load_policy", "load_run", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
 
-Config = MAPPOConfig | MADDPGConfig | MAACConfig | QMIXConfig
-Agent = MAPPOAgent | MADDPGAgent | MAACAgent | QMIXAgent
+Config = MAPPOConfig | MADDPGConfig | MAACConfig | QMIXConfig | MATConfig
+Agent = MAPPOAgent | MADDPGAgent | MAACAgent | QMIXAgent | MATAgent
 
 FORMATS: dict[str, type[Config]] = {
-    FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig, MAAC_FORMAT: MAACConfig, QMIX_FORMAT: QMIXConfig}
+    FORMAT: MAPPOConfig, MADDPG_FORMAT: MADDPGConfig, MAAC_FORMAT: MAACConfig, QMIX_FORMAT: QMIXConfig,
+    MAT_FORMAT: MATConfig}
 """A checkpoint's format -> the config class it holds (and so the algorithm and the agent it rebuilds)."""
 
 ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
                 "critic_hidden", "actor_hidden", "entity_d", "entity_heads", "entity_ff",
-                "entity_frame", "entity_mixing", "sight_radius", "messages", "message_rounds", "message_d_k")
+                "entity_frame", "entity_mixing", "decoy_view", "sight_radius", "messages", "message_rounds",
+                "message_d_k")
 """The config fields that fix the networks' shapes: a checkpoint only loads into an agent that agrees on all of them."""
 
 MADDPG_ARCHITECTURE = ("scenario", "scenario_kwargs", "critic", "actor", "d_x", "heads", "d_q", "d_out", "depth",
@@ -84,8 +90,12 @@ QMIX_ARCHITECTURE = ("scenario", "scenario_kwargs", "mixer", "agent_net", "entit
                      "qatten_d_u")
 """The same for a value-decomposition (VDN, QMIX, Qatten) checkpoint."""
 
+MAT_ARCHITECTURE = ("scenario", "scenario_kwargs", "variant", "d", "heads", "d_ff", "entity_heads", "blocks")
+"""The same for a MAT or MAT-Dec checkpoint; only its token layout depends on ``scenario_kwargs``, not a weight."""
+
 _ALGORITHMS = {MAPPOConfig: (mappo, ARCHITECTURE), MADDPGConfig: (maddpg, MADDPG_ARCHITECTURE),
-               MAACConfig: (maac, MAAC_ARCHITECTURE), QMIXConfig: (qmix, QMIX_ARCHITECTURE)}
+               MAACConfig: (maac, MAAC_ARCHITECTURE), QMIXConfig: (qmix, QMIX_ARCHITECTURE),
+               MATConfig: (mat, MAT_ARCHITECTURE)}
 """The module that builds an agent of each config type, and the fields that fix its shapes."""
 
 
@@ -98,7 +108,7 @@ def _architecture(config: Config) -> tuple[str, ...]:
 
 
 def make_agent(config: Config) -> Agent:
-    """A freshly initialised agent of the algorithm ``config`` belongs to (MAPPO, MADDPG or MAAC)."""
+    """A freshly initialised agent of the algorithm ``config`` belongs to (MAPPO, MADDPG, MAAC, QMIX or MAT)."""
     return _ALGORITHMS[type(config)][0].make_agent(config)
 
 
@@ -120,7 +130,7 @@ def check_agent_fits(agent: Agent, config: Config) -> None:
     a checkpoint of ``agent`` under another config (another actor, team size or algorithm) could never be loaded.
     The agent it compares with is built with the random state saved and restored, so no draw is spent."""
     if not isinstance(config, tuple(_ALGORITHMS)):
-        raise ValueError(f"config must be a MAPPOConfig, MADDPGConfig, MAACConfig or QMIXConfig; got "
+        raise ValueError(f"config must be a MAPPOConfig, MADDPGConfig, MAACConfig, QMIXConfig or MATConfig; got "
                          f"{type(config).__name__}")
     with torch.random.fork_rng(devices=[]):
         expected = {name: tuple(tensor.shape) for name, tensor in make_agent(config).state_dict().items()}
@@ -282,12 +292,27 @@ def load_agent_at(path: str | Path, device: str | torch.device = "cpu", **env_kw
     if config == saved:  # the arguments it was trained with: built as loading it always has
         return _whole_agent(built if not env_kwargs else make_agent(saved), state, path).to(device), saved
     agent = make_agent(config)
-    if isinstance(saved, QMIXConfig):
+    if isinstance(saved, MATConfig):
+        _copy_mat(agent, config, saved, state, path)
+    elif isinstance(saved, QMIXConfig):
         qmix.copy_agent_net(agent, config, saved, state, path)
     else:
         copy_actor(agent, config, saved, state, path)
     agent.eval()
     return agent.to(device), config
+
+
+def _copy_mat(agent: MATAgent, config: MATConfig, saved: MATConfig, state: dict[str, torch.Tensor],
+              path: str | Path) -> None:
+    """Every weight of a MAT checkpoint into ``agent``, built for other scenario arguments: no weight, not even
+    the value normalisation's, depends on m, so the critic comes too. Only a team without some kind of entity
+    token the checkpoint was trained on (no other agent at m = 1) does not fit (``ValueError``)."""
+    try:
+        agent.load_state_dict(state)
+    except RuntimeError:
+        raise ValueError(f"{path}: its MAT was trained with {saved.scenario_kwargs}, and with {config.scenario_kwargs} "
+                         "its agents' entity tokens have another layout (a team of one has no other agent), so its "
+                         "weights do not fit; give a team with every kind of entity it was trained on") from None
 
 
 def _asset_folder(folder: str) -> Path:

@@ -64,7 +64,7 @@ from ..envs.sight import check_rho, check_sight_scenario
 from ..files.checkpoint import FORMAT, config_from, read_checkpoint, resolve_asset
 from ..nets import Actor, AttentionCritic, AttentionPolicy, ConcatCritic, ConcatPolicy, EntityActor
 from ..nets.messages import MESSAGES, CommActor
-from ..nets.policies import MIXINGS
+from ..nets.policies import MIXINGS, DecoyActor, DecoyEntityActor, check_decoy_view
 from ..nets.sighted import SightedActor, SightedEntityActor
 from .compile import compile_in_place
 
@@ -116,6 +116,16 @@ class MAPPOConfig:
     entity_mixing: str = "attention"
     """How the entity actor mixes its tokens: "attention", or "mean" (uniform alpha over the tokens present:
     mean pooling, the control that changes only the weights; :data:`attnmarl.nets.policies.MIXINGS`)."""
+    decoy_view: str = "bit"
+    """Chapter 12's controls on simple_spread with decoys (:data:`attnmarl.nets.policies.DECOY_VIEWS`), for the
+    "flat" and "entity" actors: "bit" (the observation as it is: the designs compared), "oracle" (the decoys hidden:
+    the entity actor's key mask leaves out every slot whose is_target bit is 0, so a decoy gets alpha = 0; the flat
+    actor, which has no mask, reads the decoy slots as zeros — the same information in the same width and shuffled
+    order, so it still has to find its targets among the slots) or "no-bit" (every is_target bit zeroed: decoys look
+    like targets). The actor applies it to the raw observation in its forward pass
+    (:class:`attnmarl.nets.policies.DecoyView`), so the policy plays the plain environment, mpe2's reference too;
+    the critic reads the full observations. A control is refused without decoys (another scenario, or decoys = 0),
+    where it would silently train the plain design."""
     sight_radius: float | None = None
     """Limited sight (chapter 11; simple_spread, decentralized actors only): the radius rho within which agent i
     sees a landmark or another agent (:mod:`attnmarl.envs.sight`). The actor applies it to the raw observation
@@ -169,6 +179,10 @@ class MAPPOConfig:
         if self.entity_mixing != "attention" and self.actor != "entity":
             raise ValueError(f"entity_mixing = {self.entity_mixing!r} changes the entity actor only; this config's "
                              f"actor is {self.actor!r} (use actor='entity', or leave entity_mixing at 'attention')")
+        check_decoy_view(self.decoy_view, self.scenario, self.scenario_kwargs)
+        if self.decoy_view != "bit" and self.actor not in DECOY_ACTORS:
+            raise ValueError(f"decoy_view = {self.decoy_view!r} is built for the actors {list(DECOY_ACTORS)}; this "
+                             f"config's actor is {self.actor!r} (leave decoy_view at 'bit')")
         if not isinstance(self.init_actor, str):
             raise ValueError(f"init_actor must be a checkpoint's path, a string ('' for none); got {self.init_actor!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
@@ -233,6 +247,8 @@ _FLAGS = ("anneal_lr", "adv_norm_per_agent", "eval_deterministic")
 CRITICS: dict[str, type[nn.Module]] = {"attention": AttentionCritic, "concat": ConcatCritic}
 ACTORS: dict[str, type[nn.Module]] = {"flat": Actor, "concat": ConcatPolicy, "attention": AttentionPolicy,
                                       "entity": EntityActor, "comm": CommActor}
+DECOY_ACTORS = ("flat", "entity")
+"""The actors that ``decoy_view`` can put under a control (decentralized ones, each reading its own o^i)."""
 SIGHTED_ACTORS = ("flat", "entity", "comm")
 """The actors that ``sight_radius`` can limit (decentralized ones: each reads its own o^i)."""
 
@@ -376,6 +392,9 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
     rho = config.sight_radius
     if config.actor == "flat" and rho is not None:
         actor: nn.Module = SightedActor(config.scenario, m, obs_dim, d_y, rho, types, d_hidden=config.actor_hidden)
+    elif config.actor == "flat" and config.decoy_view != "bit":
+        actor = DecoyActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, config.decoy_view, types,
+                           d_hidden=config.actor_hidden)
     elif config.actor == "flat":
         actor = Actor(m, obs_dim, d_y, types, d_hidden=config.actor_hidden)
     elif config.actor == "concat":
@@ -392,6 +411,10 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
         actor = SightedEntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, rho, types,
                                    d=config.entity_d, heads=config.entity_heads, d_ff=config.entity_ff,
                                    mixing=config.entity_mixing)
+    elif config.decoy_view != "bit":
+        actor = DecoyEntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, config.decoy_view, types,
+                                 d=config.entity_d, heads=config.entity_heads, d_ff=config.entity_ff,
+                                 mixing=config.entity_mixing)
     else:
         actor = EntityActor(config.scenario, config.scenario_kwargs, m, obs_dim, d_y, types, d=config.entity_d,
                             heads=config.entity_heads, d_ff=config.entity_ff, frame=config.entity_frame,
@@ -406,8 +429,8 @@ def make_agent(config: MAPPOConfig, spec: EnvSpec | None = None) -> MAPPOAgent:
 
 
 ACTOR_ARCHITECTURE = ("scenario", "actor", "d_x", "heads", "d_q", "d_out", "depth", "actor_hidden", "entity_d",
-                      "entity_heads", "entity_ff", "entity_frame", "entity_mixing", "sight_radius", "messages",
-                      "message_rounds", "message_d_k")
+                      "entity_heads", "entity_ff", "entity_frame", "entity_mixing", "decoy_view", "sight_radius",
+                      "messages", "message_rounds", "message_d_k")
 """The fields that fix the actor's design. Its shapes may still depend on m (``scenario_kwargs``): only
 the entity actor's do not, so only its weights move to another number of agents."""
 
