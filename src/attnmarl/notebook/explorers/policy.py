@@ -11,8 +11,10 @@ policy attends to when it decides.
 - :func:`entity_attention_statistics` measures over episodes where the entity actor's weight goes:
   to landmarks or agents, to the landmark the agent is nearest, to the one it ends up covering, and
   whether the agents' most-attended landmarks are distinct (do they split the landmarks?);
-- :func:`policy_episode_explorer` steps through an episode with rings of alpha on the arena;
-  :func:`policy_probe_explorer` freezes a state and lets the reader move a landmark or an agent.
+- :func:`policy_episode_explorer` steps through an episode with rings of alpha on the arena (for the playground's
+  entity actor the page plays the episode itself, and the reader may move an entity at any step:
+  :func:`continue_episode`); :func:`policy_probe_explorer` freezes a state and lets the reader move a landmark or an
+  agent.
 """
 from __future__ import annotations
 
@@ -25,19 +27,20 @@ import numpy as np
 import torch
 
 from ...algos.mappo import MAPPOAgent, MAPPOConfig
-from ...checkpoints import ASSETS, shipped_checkpoint, shipped_curve, shipped_runs
+from ...checkpoints import ASSETS, load_agent, shipped_checkpoint, shipped_curve, shipped_runs
 from ...checks import check_episodes, check_index
 from ...envs import BatchedEnv, make_reference
 from ...nets import AttentionPolicy, EntityActor
-from ..playground import entity_actor_weights
+from ..playground import ENTITY_ACTOR, entity_actor_weights, world_constants
 from ..viz import Frame, Heatmap, frame_spec
-from ..widgets import Dropdown, Explorer, PageModel, Range, Slider
+from ..widgets import Control, Dropdown, Explorer, PageModel, Range, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, scenario_text, short_label
 from .value import check_drag, drag_lim, freeze_state, head_names, select_head, trained_episode
 
-__all__ = ["POLICY_ASSETS", "MOVES", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
+__all__ = ["POLICY_ASSETS", "MOVES", "NOTHING_MOVED", "policy_runs", "policy_curve", "policy_checkpoint", "PolicyAlpha",
            "ranked_entities", "policy_alpha", "action_probabilities", "entity_attention_statistics",
-           "policy_episode_frame", "policy_episode_explorer", "PolicyProbe", "make_policy_probe",
+           "policy_episode_frame", "continue_episode", "moved_note", "plays_in_playground", "episode_page_data",
+           "edit_controls", "policy_episode_page_data", "policy_episode_explorer", "PolicyProbe", "make_policy_probe",
            "policy_probe_frame", "policy_probe_explorer"]
 
 POLICY_ASSETS = ASSETS / "policy"
@@ -45,6 +48,9 @@ POLICY_ASSETS = ASSETS / "policy"
 
 MOVES = ("stay", "left", "right", "down", "up")
 """mpe2's five discrete moves, in action order (``attnmarl.envs.actions.DISCRETE_DIRECTION``)."""
+
+NOTHING_MOVED = "nothing"
+"""The episode explorers' "move" choice that leaves the recorded episode as it was."""
 
 
 def policy_runs() -> list[dict[str, Any]]:
@@ -232,31 +238,136 @@ def policy_episode_frame(episode: Episode, weights: PolicyAlpha, probs: np.ndarr
                          f"{MOVES[int(probs[t, agent].argmax())]} (π = {probs[t, agent].max():.2f})")
 
 
+def continue_episode(agent: MAPPOAgent, config: MAPPOConfig, episode: Episode, moved: int,
+                     xy: tuple[float, float], at: int) -> Episode:
+    """The recorded ``episode`` as it goes on when entity ``moved`` (an index into ``world.entities``: agents, then
+    landmarks) is put at ``xy`` at step ``at``, an agent put there at rest (as the playground puts a dragged one):
+    mpe2 replays the first ``at`` steps (:func:`freeze_state`), then the batched port, parity-tested against mpe2,
+    plays on to the episode's last step with the agent's greedy actions. Positions, observations and rewards from
+    step ``at`` on are the new ones."""
+    at = check_step(episode, at)
+    _, port = freeze_state(agent, config, episode.seed, at)
+    m = port.n_agents
+    moved = check_index("moved", moved, m + port.n_landmarks, "entity index")
+    if moved < m:
+        port.agent_pos[0, moved], port.agent_vel[0, moved] = check_drag(*xy), 0.0
+    else:
+        port.landmark_pos[0, moved - m] = check_drag(*xy)
+    port.steps[:] = 0  # the port would start a new episode at max_cycles, overwriting the last step's positions
+    positions, obs, rewards = [episode.positions[:at]], [episode.obs[:at]], [episode.rewards[:at + 1]]
+    for step in range(at, episode.steps + 1):
+        o = port.observe()
+        positions.append(np.concatenate([port.agent_pos, port.landmark_pos], 1))
+        obs.append(o)
+        if step < episode.steps:
+            with torch.no_grad():
+                a, _ = agent.act(torch.from_numpy(o), deterministic=True)
+            rewards.append(port.step(agent.env_actions(a))[1])
+    return replace(episode, positions=np.concatenate(positions), obs=np.concatenate(obs),
+                   rewards=np.concatenate(rewards))
+
+
+def moved_note(label: str, x: float, y: float, at: int) -> str:
+    """What an episode explorer's caption adds while an entity is moved (live.js's ``movedNote``)."""
+    return f"; {label} put at ({x:+.2f}, {y:+.2f}) at step {at}"
+
+
+def edit_controls(episode: Episode, entities: list[str]) -> list[Control]:
+    """The controls of an in-page episode explorer that move an entity: which (one of ``entities``, or
+    :data:`NOTHING_MOVED`), where, and at which step; dragging an entity in the arena sets all four."""
+    return [Dropdown("moved", [NOTHING_MOVED, *entities], default=NOTHING_MOVED, label="move"),
+            Range("x", -1.5, 1.5, 0.01, default=0.0, label="to x"),
+            Range("y", -1.5, 1.5, 0.01, default=0.0, label="y"),
+            Slider("at", list(range(episode.steps + 1)), default=0, label="at step")]
+
+
+@lru_cache(maxsize=8)
+def _shipped_actor_state(run: tuple[str, str, int]) -> dict[str, torch.Tensor]:
+    """The actor's weights of a shipped run (folder, name, seed), loaded once."""
+    return load_agent(shipped_checkpoint(*run[:2], seed=run[2]))[0].actor.state_dict()
+
+
+def plays_in_playground(actor: torch.nn.Module, runs: list[tuple[str, str, int]]) -> bool:
+    """Whether ``actor`` holds exactly the weights of one of the playground's shipped ``runs``: then a chapter that
+    shows the playground already carries the code that runs it, and its episode explorer runs it in the page too."""
+    state = actor.state_dict()
+    return any(state.keys() == shipped.keys() and all(torch.equal(state[k], shipped[k]) for k in state)
+               for shipped in map(_shipped_actor_state, runs))
+
+
+def episode_page_data(episode: Episode, choices: list[str], agents: list[str]) -> dict[str, Any]:
+    """What every in-page episode explorer (live.js's ``episodeRun``) starts from: the recorded episode's first
+    positions (the agents at rest, as mpe2 resets them), its length, the arena's drawing at step 0 and the menus'
+    choices (``choices``: every entity; ``agents``: the agents)."""
+    m = len(episode.agents)
+    if np.any(episode.obs[0, :, :2]):
+        raise ValueError("the page starts every agent at rest, as mpe2 resets simple_spread")
+    return {"pos": episode.positions[0, :m].tolist(), "landmarks": episode.positions[0, m:].tolist(),
+            "steps": episode.steps, "arena": frame_spec(Frame([arena_panel(episode, 0)]), digits=12)["panels"][0],
+            "choices": choices, "agents": agents}
+
+
+def policy_episode_page_data(agent: MAPPOAgent, config: MAPPOConfig, episode: Episode) -> dict[str, Any]:
+    """What the page computes :func:`policy_episode_frame` from (live.js, model ``policyEpisode``, with playground.js's
+    world and entity actor): the episode's start (:func:`episode_page_data`), simple_spread's constants and the
+    actor's weights."""
+    entities = [choice_label(e) for e in episode.entities]
+    return {**episode_page_data(episode, entities, entities[:len(episode.agents)]),
+            "world": world_constants("simple_spread"), "moves": list(MOVES),
+            "entity": entity_actor_weights(agent.actor, int(config.scenario_kwargs["N"]))}
+
+
 def policy_episode_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0,
                             ring_heads: bool = True) -> Explorer:
     """Step through one mpe2 episode of a trained attention policy and watch each agent's alpha. With
     ``ring_heads`` a menu chooses whose alpha the rings draw (the mean over heads or one head); without it the
     rings draw the mean and the heatmap beside them each head: a third of the frames, which is what a page can
-    carry for a team of 12 (chapter 10)."""
+    carry for a team of 12 (chapter 10).
+
+    For the entity actor the playground runs (:data:`attnmarl.notebook.playground.ENTITY_ACTOR`) the page plays the
+    episode itself (live.js's ``policyEpisode``): the reader may also move an entity at any step, by dragging it or
+    with the arrow keys, and watch the team go on from there (:func:`continue_episode`). Other actors show frames
+    precomputed when the book is built."""
     _check_discrete(agent)
     episode = trained_episode(agent, config, seed)
-    weights = policy_alpha(agent, config, episode.obs, episode)
-    probs = action_probabilities(agent, episode.obs)
-    heads = head_names(weights.alpha.shape[1])
+    recorded = (episode, policy_alpha(agent, config, episode.obs, episode), action_probabilities(agent, episode.obs))
+    heads = head_names(recorded[1].alpha.shape[1])
     agents = [choice_label(a) for a in episode.agents]
+    entities = [choice_label(e) for e in episode.entities]
 
-    def frame(t: int = 0, agent_index: str = agents[0], head: str = "mean") -> Frame:
-        return policy_episode_frame(episode, weights, probs, t, agents.index(agent_index), head)
+    @lru_cache(maxsize=16)
+    def played(moved: str, x: float, y: float, at: int) -> tuple[Episode, PolicyAlpha, np.ndarray]:
+        if moved == NOTHING_MOVED:
+            return recorded
+        if moved not in entities:
+            raise ValueError(f"moved must be one of {[NOTHING_MOVED, *entities]}; got {moved!r}")
+        edited = continue_episode(agent, config, episode, entities.index(moved), (x, y), at)
+        return edited, policy_alpha(agent, config, edited.obs, edited), action_probabilities(agent, edited.obs)
+
+    def frame(t: int = 0, agent_index: str = agents[0], head: str = "mean", moved: str = NOTHING_MOVED,
+              x: float = 0.0, y: float = 0.0, at: int = 0) -> Frame:
+        shown = policy_episode_frame(*played(moved, x, y, at), t, agents.index(agent_index), head)
+        if moved == NOTHING_MOVED:
+            return shown
+        label = short_label(episode.entities[entities.index(moved)])
+        return replace(shown, caption=shown.caption + moved_note(label, x, y, at))
 
     controls = [Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
                 Dropdown("agent_index", agents, label="agent i (who decides)")]
     if ring_heads:
         controls.append(Dropdown("head", heads, default="mean", label="head"))
+    in_page = (config.scenario == "simple_spread" and isinstance(agent.actor, EntityActor)
+               and plays_in_playground(agent.actor, [ENTITY_ACTOR]))
+    page = PageModel("policyEpisode", lambda: policy_episode_page_data(agent, config, episode),
+                     "the playground's entity actor plays this episode here, in JavaScript, on its exported weights, "
+                     "from the recorded start (held to PyTorch and mpe2 within 1e-5 by the book's tests).",
+                     scripts=("playground.js",))
     rings = "α / max α" if ring_heads else "mean α over heads / its max"
-    return Explorer(frame, controls,
+    return Explorer(frame, controls + (edit_controls(episode, entities) if in_page else []),
                     title=f"α of the {config.actor} policy over one mpe2 episode "
                           f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}); "
-                          f"ring opacity = {rings}")
+                          f"ring opacity = {rings}" + ("; drag an entity to move it at that step" if in_page else ""),
+                    page=page if in_page else None)
 
 
 @dataclass(frozen=True)

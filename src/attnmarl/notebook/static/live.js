@@ -84,7 +84,102 @@ if (typeof window.attnmarlLive === "undefined") {
     const FORCE_TAKEN = "as taken"; // attnmarl.notebook.explorers.qnet.J_FORCE[0]
     const oneDecimal = (v) => (v >= 0 ? "+" : "-") + Math.abs(v).toFixed(1); // Python's f"{v:+.1f}"
 
+    const NOTHING_MOVED = "nothing"; // attnmarl.notebook.explorers.policy.NOTHING_MOVED
+    // attnmarl.notebook.explorers.policy.moved_note: what an episode explorer's caption adds while an entity is moved.
+    const movedNote = (set, d) => (set.moved === NOTHING_MOVED ? "" :
+      `; ${d.arena.labels[d.choices.indexOf(set.moved)]} put at (${signed(set.x)}, ${signed(set.y)}) at step ${set.at}`);
+
+    /* An episode explorer's simple_spread episode, played by the page (playground.js's World and actors) from the
+     * recorded start (d.pos, d.landmarks, every agent at rest) to the recorded length d.steps, each step's actions
+     * from decide(world) (playground.js's teamActions); unless set.moved is NOTHING_MOVED, that entity is put at
+     * (set.x, set.y) at step set.at, an agent there at rest (attnmarl.notebook.explorers.policy.continue_episode).
+     * Returns {positions (per step, every entity: agents, then landmarks, as mpe2's world.entities), decisions (per
+     * step), lim (the arena's half-width, every entity of the episode in view: mpe.arena_panel's), world}. The
+     * recorded episode and the last other one are kept: stepping through an episode plays it once. */
+    function episodeRun(set, d, decide) {
+      const moved = set.moved === undefined || set.moved === NOTHING_MOVED ? -1 : d.choices.indexOf(set.moved);
+      const key = moved < 0 ? "recorded" : [moved, set.x, set.y, set.at].join();
+      d.runs = d.runs || {};
+      if (d.runs[key]) return d.runs[key];
+      const world = new window.attnmarlPlayground.World(d.world, d.pos.length);
+      world.pos.set(d.pos.flat()); world.landmarks.set(d.landmarks.flat());
+      const positions = [], decisions = [];
+      for (let t = 0; t <= d.steps; t++) {
+        if (t === set.at && moved >= 0) world.place(d.arena.labels[moved], set.x, set.y);
+        positions.push(world.entities().map((e) => [e.x, e.y]));
+        decisions.push(decide(world));
+        if (t < d.steps) world.step(decisions[t].actions);
+      }
+      const reach = Math.max(...positions.flatMap((xy) => xy.map(([x, y], k) => Math.max(Math.abs(x), Math.abs(y)) + d.arena.radius[k])));
+      const run = { positions, decisions, lim: Math.max(1, Math.ceil(10 * reach + 0.5) / 10), world };
+      d.runs = { recorded: d.runs.recorded, [key]: run };
+      return run;
+    }
+
+    // Agent i's alpha (l x n over its tokens, world.tokenNames's order) spread over the episode's entities: one row
+    // per head (attnmarl.notebook.explorers.policy.policy_alpha).
+    function entityAlpha(alpha, world, i, labels) {
+      const tokens = world.tokenNames(i), n = tokens.length;
+      return Array.from({ length: alpha.length / n }, (_, h) => {
+        const row = new Array(labels.length).fill(0);
+        tokens.forEach((name, k) => { row[name === "self" ? i : labels.indexOf(name)] = alpha[h * n + k]; });
+        return row;
+      });
+    }
+
     const MODELS = {
+      // attnmarl.notebook.explorers.policy.policy_episode_frame of the episode the page plays (episodeRun) with the
+      // playground's entity actor: step t, agent i's alpha (rings: the head chosen, or their mean), every agent's pi.
+      policyEpisode(set, d) {
+        const P = window.attnmarlPlayground;
+        if (!d.weights) d.weights = { entity: P.decodeWeights(d.entity) };
+        const run = episodeRun(set, d, (world) => P.teamActions("entity", world, d.weights, null));
+        const t = set.t, i = d.agents.indexOf(set.agent_index), labels = d.arena.labels, names = labels.slice(0, d.agents.length);
+        const step = run.decisions[t], heads = entityAlpha(step.alpha[i], run.world, i, labels);
+        const mean = labels.map((_, e) => heads.reduce((s, row) => s + row[e], 0) / heads.length);
+        const row = !set.head || set.head === "mean" ? mean : heads[Number(set.head) - 1], top = Math.max(...row);
+        const pi = step.logits.map((y) => softmax(Array.from(y)));
+        return {
+          panels: [
+            { ...d.arena, xy: run.positions[t], emphasis: row.map((a) => (top > 0 ? a / top : 0)), focus: i, lim: run.lim,
+              title: `t = ${t}: rings = α of ${names[i]}'s policy` },
+            { type: "heatmap", values: [...heads, mean], rows: [...heads.map((_, h) => `head ${h + 1}`), "mean"], cols: labels,
+              title: `α of ${names[i]}'s policy`, xlabel: "key: entity", ylabel: "head", vmin: 0, vmax: 1, cmap: "viridis",
+              annotate: true },
+            { type: "heatmap", values: pi, rows: names, cols: d.moves, title: "πⁱ(a) of every agent", xlabel: "move",
+              ylabel: "agent i", vmin: 0, vmax: 1, cmap: "viridis", annotate: true },
+          ],
+          caption: `step ${t} of ${d.steps}: ${names[i]} attends most to ${labels[argmax(row)]} (α = ${top.toFixed(2)}; ` +
+            `uniform would be ${(1 / labels.length).toFixed(2)}) and moves ${d.moves[argmax(pi[i])]} ` +
+            `(π = ${Math.max(...pi[i]).toFixed(2)})${movedNote(set, d)}`,
+        };
+      },
+      // attnmarl.notebook.explorers.comm.listening_frame of the episode the page plays (episodeRun) with the playground's
+      // communicating actor: receiver i's sight disc, its alpha over the senders (rings) and the whole matrix.
+      listening(set, d) {
+        const P = window.attnmarlPlayground;
+        if (!d.weights) d.weights = { comm: { [d.messages]: P.decodeWeights(d.comm) } };
+        const run = episodeRun(set, d, (world) => P.teamActions(d.messages, world, d.weights, null));
+        const t = set.t, i = d.agents.indexOf(set.receiver), r = set.round_ ? Number(set.round_) - 1 : 0;
+        const m = d.agents.length, labels = d.arena.labels, names = labels.slice(0, m), step = run.decisions[t];
+        const alpha = step.messages[r].map((row) => Array.from(row)), row = alpha[i], top = Math.max(...row);
+        const seen = step.seen[i].slice(1), count = (flags) => flags.filter((f) => f).length;
+        const loudest = row.reduce((best, a, j) => (j !== i && (best < 0 || a > row[best]) ? j : best), -1);
+        const xy = run.positions[t];
+        return {
+          panels: [
+            { ...d.arena, xy: [xy[i], ...xy], radius: [d.rho, ...d.arena.radius], colors: [d.sight_disc, ...d.arena.colors],
+              labels: ["", ...labels], emphasis: [0, ...labels.map((_, k) => (k < m ? row[k] / top : 0))], focus: i + 1,
+              lim: run.lim, title: `t = ${t}: rings = α of ${names[i]} over senders` },
+            { type: "heatmap", values: alpha, rows: names, cols: names, title: `α, round ${r + 1}: receiver i (row) over senders j`,
+              xlabel: "sender j", ylabel: "receiver i", vmin: 0, vmax: 1, cmap: "viridis", annotate: true },
+          ],
+          caption: `step ${t} of ${d.steps}: ${names[i]} sees ${count(seen.slice(0, m))} of ${m} landmarks and ` +
+            `${count(seen.slice(m))} of ${m - 1} agents within ρ = ${d.rho}; of the others it listens most to ` +
+            `${names[loudest]} (α = ${row[loudest].toFixed(2)}; uniform would be ${(1 / m).toFixed(2)}) and keeps ` +
+            `${row[i].toFixed(2)} for itself${movedNote(set, d)}`,
+        };
+      },
       // attnmarl.notebook.explorers.qnet.q_episode_frame: chapter 9's Q critic at step t of a recorded episode, q^i over
       // a grid of agent j's forces, the others' actions as taken; unless set.force is FORCE_TAKEN, j pushes with (set.fx, set.fy).
       qEpisode(set, d) {
@@ -230,6 +325,15 @@ if (typeof window.attnmarlLive === "undefined") {
       },
     };
 
+    /* An episode explorer's entities (its arena's entities from `first` on: the listening arena draws the sight disc
+     * first): a drag puts one at the step shown; Enter on an agent chooses it for the control enter.agent. */
+    function episodeHandles(set, d, first, enter) {
+      const m = d.agents.length;
+      return d.choices.map((c, k) => ({ panel: 0, entity: first + k, label: `${k < m ? "agent" : "landmark"} ${d.arena.labels[k]}`,
+        pick: { moved: c, at: set.t }, x: "x", y: "y", enter: k < m ? { [enter.agent]: d.agents[k] } : null,
+        enterLabel: enter.label }));
+    }
+
     /* What the reader can move in each model's figure, for the settings `set`: entity handles (an entity
      * `entity` of panel `panel`, named `label`; moving it applies the settings `pick` and sends its position to
      * the range controls `x` and `y`; Enter or Space applies `enter`, described by `enterLabel`) and grids (the
@@ -245,6 +349,8 @@ if (typeof window.attnmarlLive === "undefined") {
         return { panel: 0, entity: k, label: `${agent ? "agent" : "landmark"} ${d.arena.labels[k]}`, pick: { moved: c },
           x: "x", y: "y", enter: agent ? { query: c } : null, enterLabel: "rings for this agent" };
       }),
+      policyEpisode: (set, d) => episodeHandles(set, d, 0, { agent: "agent_index", label: "its α and π" }),
+      listening: (set, d) => episodeHandles(set, d, 1, { agent: "receiver", label: "whom it hears" }),
       qEpisode: (set, d) => [{ panel: 2, grid: d.grid, x: "fx", y: "fy", on: "force", set: "set to F_x, F_y", off: FORCE_TAKEN,
         label: `${set.j}'s force: the arrow keys choose one, Enter sets it or goes back to the action taken` }],
     };

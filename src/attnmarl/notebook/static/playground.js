@@ -785,20 +785,20 @@ if (typeof window.attnmarlPlayground === "undefined") {
     /* Every agent's action in world w under a policy: "entity" or "flat" (the greedy, argmax action
      * of the actor, as the book evaluates it) or "greedy" (the assignment baseline). weights.entity: one
      * entity network, or one per agent type (w.netOf(i) picks agent i's). masks[i], if given, hides tokens
-     * from agent i (entity actor only). Returns {actions, alpha} (alpha: per agent, l x n, for the entity
-     * actor; else null). A communicating actor (weights.comm[policy]) also returns its messages' alpha and what
-     * each agent sees (commForward). */
+     * from agent i (entity actor only). Returns {actions, logits, alpha} (logits: per agent, for the entity actor
+     * and a communicating one; alpha: per agent, l x n, for the entity actor; else null). A communicating actor
+     * (weights.comm[policy]) also returns its messages' alpha and what each agent sees (commForward). */
     function teamActions(policy, w, weights, masks) {
       const obs = Array.from({ length: w.m }, (_, i) => w.observe(i));
       if (weights.comm && weights.comm[policy]) {
         const r = commForward(weights.comm[policy], obs);
-        return { actions: r.logits.map(argmax), alpha: r.alpha, messages: r.messages, seen: r.seen };
+        return { actions: r.logits.map(argmax), logits: r.logits, alpha: r.alpha, messages: r.messages, seen: r.seen };
       }
       if (policy === "greedy") return { actions: greedyActions(w.P, obs), alpha: null };
       if (policy === "flat") return { actions: obs.map((o) => argmax(flatForward(weights.flat, o))), alpha: null };
       const nets = [].concat(weights.entity);
       const out = obs.map((o, i) => entityForward(nets[w.netOf(i)], w.tokensOf(o, i), masks ? masks[i] : null));
-      return { actions: out.map((r) => argmax(r.logits)), alpha: out.map((r) => r.alpha) };
+      return { actions: out.map((r) => argmax(r.logits)), logits: out.map((r) => r.logits), alpha: out.map((r) => r.alpha) };
     }
 
     // ---- the widget -------------------------------------------------------------------------------
