@@ -20,12 +20,15 @@ and -28.98 (40.4%) on zeroed features at rho = 1.0.
   episodes, by how many landmarks the sender sees and by how far it is from the receiver.
 - :func:`listening_episode` plays one mpe2 episode with a trained communicating actor and records, at every
   step and round, alpha^{ij}: how much receiver i takes from sender j's message; :func:`listening_explorer`
-  steps through it with the receiver's sight radius drawn.
+  steps through it with the receiver's sight radius drawn (for the playground's targeted-messages actor the page
+  plays the episode itself, and the reader may move an entity at any step).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -35,13 +38,16 @@ from ...checkpoints import agent_policy, load_agent, load_policy, shipped_checkp
 from ...checks import check_index
 from ...envs import evaluate
 from ...envs.sight import SIGHT_RHO, check_rho, sighted_policy, visibility
+from ..playground import COMM_ACTORS, comm_actor_weights, world_constants
 from ..viz import Frame, Heatmap
-from ..widgets import Dropdown, Explorer, Slider
+from ..widgets import Dropdown, Explorer, PageModel, Slider
 from .mpe import Episode, arena_panel, check_step, choice_label, record_episode, scenario_text, short_label
+from .policy import NOTHING_MOVED, continue_episode, edit_controls, episode_page_data, moved_note, plays_in_playground
 
 __all__ = ["sighted_agent", "sight_cost", "SIGHT_DESIGNS", "SHIPPED_SIGHT_MS", "SHIPPED_TWO_ROUND_MS",
            "DECISIVE_SEEDS", "shipped_seeds", "sight_config", "sight_runs",
-           "Listening", "listening_episode", "listening_frame", "listening_explorer", "listening_profile",
+           "Listening", "listening_episode", "listening_of", "listening_frame", "listening_page_data",
+           "listening_explorer", "listening_profile",
            "DISTANCE_BINS", "SIGHT_DISC"]
 
 SIGHT_DESIGNS = ("flat", "entity", "none", "mean", "attention", "mean-2rounds", "attention-2rounds")
@@ -149,7 +155,11 @@ def listening_episode(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> 
                          f"'attention'); this one is {getattr(config, 'actor', type(config).__name__)!r}"
                          + (" without messages" if getattr(config, "messages", "") == "none" else ""))
     policy = agent_policy(agent, config, deterministic=True)
-    episode = record_episode(config.scenario, seed, policy, **config.scenario_kwargs)
+    return listening_of(agent, config, record_episode(config.scenario, seed, policy, **config.scenario_kwargs))
+
+
+def listening_of(agent: MAPPOAgent, config: MAPPOConfig, episode: Episode) -> Listening:
+    """The communicating actor's message weights and its agents' sight along ``episode`` (:class:`Listening`)."""
     with torch.no_grad():
         _, alpha = agent.actor.outputs_and_alpha(torch.from_numpy(episode.obs).float())
     return Listening(episode, alpha.numpy(), visibility(episode.obs, config.sight_radius), config.sight_radius,
@@ -186,24 +196,61 @@ def listening_frame(listening: Listening, t: int = 0, receiver: int = 0, round_:
                          f"uniform would be {1 / m:.2f}) and keeps {row[receiver]:.2f} for itself")
 
 
+def listening_page_data(agent: MAPPOAgent, config: MAPPOConfig, listening: Listening) -> dict[str, Any]:
+    """What the page computes :func:`listening_frame` from (live.js, model ``listening``, with playground.js's world
+    and communicating actor): the episode's start (:func:`~attnmarl.notebook.explorers.policy.episode_page_data`),
+    simple_spread's constants, the actor's weights, its sight radius and the sight disc's fill."""
+    episode = listening.episode
+    entities = [choice_label(e) for e in episode.entities]
+    return {**episode_page_data(episode, entities, entities[:len(episode.agents)]),
+            "world": world_constants("messages"), "messages": listening.messages, "rho": listening.rho,
+            "sight_disc": SIGHT_DISC, "comm": comm_actor_weights(agent.actor, int(config.scenario_kwargs["N"]))}
+
+
 def listening_explorer(agent: MAPPOAgent, config: MAPPOConfig, seed: int = 0) -> Explorer:
     """Step through one mpe2 episode of a trained communicating actor: who listens to whom
-    (:func:`listening_frame`)."""
-    listening = listening_episode(agent, config, seed)
-    agents = [choice_label(a) for a in listening.episode.agents]
-    rounds = [str(r + 1) for r in range(listening.alpha.shape[1])]
+    (:func:`listening_frame`). For the playground's targeted-messages actor
+    (:data:`attnmarl.notebook.playground.COMM_ACTORS`) the page plays the episode itself (live.js's ``listening``),
+    and the reader may also move an entity at any step, by dragging it or with the arrow keys, and watch the team go
+    on from there (:func:`~attnmarl.notebook.explorers.policy.continue_episode`); other actors show precomputed
+    frames."""
+    recorded = listening_episode(agent, config, seed)
+    episode = recorded.episode
+    agents = [choice_label(a) for a in episode.agents]
+    entities = [choice_label(e) for e in episode.entities]
+    rounds = [str(r + 1) for r in range(recorded.alpha.shape[1])]
 
-    def frame(t: int = 0, receiver: str = agents[0], round_: str = "1") -> Frame:
-        return listening_frame(listening, t, agents.index(receiver), int(round_) - 1)
+    @lru_cache(maxsize=16)
+    def played(moved: str, x: float, y: float, at: int) -> Listening:
+        if moved == NOTHING_MOVED:
+            return recorded
+        if moved not in entities:
+            raise ValueError(f"moved must be one of {[NOTHING_MOVED, *entities]}; got {moved!r}")
+        return listening_of(agent, config, continue_episode(agent, config, episode, entities.index(moved), (x, y), at))
 
-    controls = [Slider("t", list(range(listening.episode.steps + 1)), default=0, label="step t"),
+    def frame(t: int = 0, receiver: str = agents[0], round_: str = "1", moved: str = NOTHING_MOVED, x: float = 0.0,
+              y: float = 0.0, at: int = 0) -> Frame:
+        shown = listening_frame(played(moved, x, y, at), t, agents.index(receiver), int(round_) - 1)
+        if moved == NOTHING_MOVED:
+            return shown
+        label = short_label(episode.entities[entities.index(moved)])
+        return replace(shown, caption=shown.caption + moved_note(label, x, y, at))
+
+    controls = [Slider("t", list(range(episode.steps + 1)), default=0, label="step t"),
                 Dropdown("receiver", agents, label="receiver i")]
     if len(rounds) > 1:
         controls.append(Dropdown("round_", rounds, default="1", label="round"))
-    return Explorer(frame, controls,
-                    title=f"Who listens to whom: {listening.messages} messages over one mpe2 episode "
+    in_page = plays_in_playground(agent.actor, list(COMM_ACTORS.values()))
+    page = PageModel("listening", lambda: listening_page_data(agent, config, recorded),
+                     "the playground's communicating actor plays this episode here, in JavaScript, on its exported "
+                     "weights, from the recorded start (held to PyTorch and mpe2 within 1e-5 by the book's tests).",
+                     scripts=("playground.js",))
+    return Explorer(frame, controls + (edit_controls(episode, entities) if in_page else []),
+                    title=f"Who listens to whom: {recorded.messages} messages over one mpe2 episode "
                           f"({scenario_text(config.scenario, config.scenario_kwargs)}, seed {seed}, "
-                          f"sight ρ = {listening.rho:g}); ring opacity = α / max α")
+                          f"sight ρ = {recorded.rho:g}); ring opacity = α / max α"
+                          + ("; drag an entity to move it at that step" if in_page else ""),
+                    page=page if in_page else None)
 
 
 DISTANCE_BINS = (0.0, 0.5, 1.0, 1.5, np.inf)
