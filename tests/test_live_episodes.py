@@ -50,7 +50,7 @@ def one_thread_here():
 
 @pytest.fixture(scope="module")
 def policy():
-    """Chapter 8's explorer (the playground's m = 6 entity actor, mpe2 episode 3), its agent and the recorded episode."""
+    """Chapter 8's explorer (the playground's m = 6 entity actor, mpe2 episode 3), its agent and the episode."""
     agent, config = load_agent(policy_checkpoint("pi-spread6-entity", seed=0))
     return agent, config, policy_episode_explorer(agent, config, seed=3), trained_episode(agent, config, 3)
 
@@ -162,3 +162,77 @@ def test_the_page_plays_the_listening_episode_as_mpe2_and_pytorch_do(page, liste
             torch.from_numpy(episode.obs[t:t + 1].astype(np.float64)))
     assert np.abs(np.array(run["frame"]["panels"][1]["values"]) - alpha[0, 0].numpy()).max() <= TOL
     assert _compare(run["frame"], frame_spec(explorer.frame_fn(**settings), digits=12)) <= 1e-4  # float32 frames
+
+
+def test_dragging_a_landmark_moves_it_at_the_step_shown(page, policy):
+    """Drag landmark L2 at step 7: the controls follow (moved, x, y, at = 7), the landmark lands under the pointer,
+    and the page draws the package's frame of that episode; a later step shows the team going on from there."""
+    agent, config, explorer, recorded = policy
+    root = page.locator(".ax-live").first
+    root.locator("input[type=range]").first.evaluate("(s) => { s.value = '7'; s.dispatchEvent(new Event('input')); }")
+    data = explorer.page.data()
+    m = len(data["agents"])
+    handle = root.locator(f'.ax-handle[data-key="{m + 1}"]')
+    assert handle.get_attribute("aria-label").startswith("landmark L2")
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 20, y + 15, steps=3)
+    page.mouse.move(x + 40, y + 30, steps=3)
+    page.mouse.up()
+    after = root.evaluate("(el) => ({...el.explorer.settings})")
+    assert (after["moved"], after["at"], after["t"]) == (data["choices"][m + 1], 7, 7)
+    start = recorded.positions[7, m + 1]
+    assert after["x"] > start[0] + 0.05 and after["y"] < start[1] - 0.05  # right and down on the screen
+    root.locator("input[type=range]").first.evaluate("(s) => { s.value = '15'; s.dispatchEvent(new Event('input')); }")
+    expected = frame_spec(explorer.frame_fn(**{**after, "t": 15}), digits=12)
+    assert root.locator(".ax-caption").inner_text() == expected["caption"]
+    drawn = [float(v) for v in root.locator("svg.ax-heatmap").first.evaluate(
+        "(s) => Array.from(s.querySelectorAll('rect[data-value]'), (r) => r.dataset.value)")]
+    np.testing.assert_allclose(drawn, np.ravel(expected["panels"][1]["values"]), atol=1e-4)
+
+
+def test_the_keyboard_moves_an_agent_and_enter_listens_from_it(page, listening):
+    """Tab to agent a3 in the listening explorer, move it with the arrow keys (0.05 a press) at the step shown, then
+    Enter makes it the receiver; the caption is the package's."""
+    agent, config, explorer, recorded = listening
+    root = page.locator(".ax-live").nth(1)
+    data = explorer.page.data()
+    handle = root.locator('.ax-handle[data-key="2"]')
+    assert handle.get_attribute("aria-label").startswith("agent a3")
+    handle.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    after = root.evaluate("(el) => ({...el.explorer.settings})")
+    start = recorded.positions[0, 2]
+    assert (after["moved"], after["receiver"], after["at"]) == (data["choices"][2], data["agents"][2], 0)
+    assert after["x"] == pytest.approx(round(start[0] - 0.05, 2), abs=0.006)
+    assert after["y"] == pytest.approx(round(start[1] + 0.05, 2), abs=0.006)
+    assert page.evaluate("document.activeElement.classList.contains('ax-handle')")
+    assert root.locator(".ax-caption").inner_text() == frame_spec(explorer.frame_fn(**after), digits=12)["caption"]
+
+
+def test_actors_the_page_does_not_carry_keep_precomputed_frames():
+    """An entity actor that is not the playground's (chapter 8's m = 3 one; chapter 10's m = 12 ones) shows frames
+    precomputed at build time, with the controls it had: no page model, no moving."""
+    agent, config = load_agent(policy_checkpoint("pi-spread3-entity", seed=0))
+    explorer = policy_episode_explorer(agent, config, seed=0)
+    assert explorer.page is None and [c.name for c in explorer.controls] == ["t", "agent_index", "head"]
+    assert "attnmarlExplorer(" in explorer.static_html()
+
+
+def test_the_kernel_face_moves_an_entity_with_ipywidgets(policy):
+    """The live face (ipywidgets 8 here): the move controls redraw with the package's frame of the new episode."""
+    explorer = policy[2]
+    explorer.live()
+    widgets = explorer.widgets
+    before = explorer.frame["caption"]
+    widgets["at"].value = 4
+    widgets["moved"].value = explorer.page.data()["choices"][7]
+    widgets["x"].value = 0.5
+    widgets["t"].value = 10
+    assert explorer.frame["caption"] != before and explorer.frame["caption"].endswith("put at (+0.50, +0.00) at step 4")
+    assert explorer.frame == frame_spec(explorer.frame_fn(**explorer.settings))
