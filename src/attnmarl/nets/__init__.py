@@ -10,11 +10,13 @@
 - :mod:`attnmarl.nets.messages` — TarMAC-style targeted messages between entity actors (chapter 11);
 - :mod:`attnmarl.nets.maac` — MAAC's critics, Q^i(o, (a', a^{-i})) for every action a' of agent i, with attention
   or concatenation over the other agents (:mod:`attnmarl.algos.maac`);
-- :mod:`attnmarl.nets.mixers` — value decomposition's mixers, Q^1..Q^m -> Q_tot: VDN, QMIX, Qatten (chapter 11).
+- :mod:`attnmarl.nets.mixers` — value decomposition's mixers, Q^1..Q^m -> Q_tot: VDN, QMIX, Qatten (chapter 11);
+- :mod:`attnmarl.nets.mat` — the Multi-Agent Transformer and MAT-Dec on entity tokens, at any m (chapter 13).
 """
 from .central import AttentionBlock, AttentionNet, ConcatNet
 from .common import AgentHeads, AgentLinear, check_obs, type_features
 from .critics import AttentionCritic, ConcatCritic
+from .mat import MultiAgentTransformer
 from .messages import CommActor, EntityEncoder, TargetedMessages
 from .mixers import QMIX, VDN, Qatten
 from .policies import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
@@ -24,4 +26,5 @@ from .sighted import SightedActor, SightedEntityActor
 __all__ = ["AgentLinear", "AgentHeads", "ConcatNet", "AttentionBlock", "AttentionNet", "ConcatCritic",
            "AttentionCritic", "Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention",
            "ConcatQ", "AttentionQ", "check_obs", "type_features", "VDN", "QMIX", "Qatten", "SightedActor",
-           "SightedEntityActor", "EntityEncoder", "TargetedMessages", "CommActor"]
+           "SightedEntityActor", "EntityEncoder", "TargetedMessages", "CommActor",
+           "MultiAgentTransformer"]
