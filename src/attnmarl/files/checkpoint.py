@@ -24,8 +24,8 @@ import torch
 from .atomic import write_atomically
 from .sealed import check_finite_weights, check_plain, check_seal, check_shapes, check_stored, load_trusted, seal
 
-__all__ = ["FORMAT", "MADDPG_FORMAT", "MAAC_FORMAT", "QMIX_FORMAT", "ASSETS", "sealed_checkpoint", "read_checkpoint",
-           "config_from", "resolve_asset", "seal_checkpoint"]
+__all__ = ["FORMAT", "MADDPG_FORMAT", "MAAC_FORMAT", "QMIX_FORMAT", "MAT_FORMAT", "ASSETS", "sealed_checkpoint",
+           "read_checkpoint", "config_from", "resolve_asset", "seal_checkpoint"]
 
 Config = TypeVar("Config")
 
@@ -34,7 +34,9 @@ MADDPG_FORMAT = "attnmarl.maddpg/1"
 MAAC_FORMAT = "attnmarl.maac/1"
 QMIX_FORMAT = "attnmarl.qmix/1"
 """Value decomposition: VDN, QMIX and Qatten (:mod:`attnmarl.algos.qmix`)."""
-_FORMATS = (FORMAT, MADDPG_FORMAT, MAAC_FORMAT, QMIX_FORMAT)
+MAT_FORMAT = "attnmarl.mat/1"
+"""The Multi-Agent Transformer and MAT-Dec (:mod:`attnmarl.algos.mat`)."""
+_FORMATS = (FORMAT, MADDPG_FORMAT, MAAC_FORMAT, QMIX_FORMAT, MAT_FORMAT)
 
 ASSETS = Path(str(resources.files("attnmarl") / "assets"))
 """The shipped trained agents, one folder per chapter (``value``, ``policy``), each with an ``index.json``."""

@@ -1,0 +1,360 @@
+"""Training the Multi-Agent Transformer (MAT; Wen et al., NeurIPS 2022) and MAT-Dec with one PPO loss, in one
+file in the style of CleanRL: every hyperparameter in :class:`MATConfig`, the whole loop in :func:`train`.
+
+The network (:class:`attnmarl.nets.mat.MultiAgentTransformer`) is actor and critic at once: its encoder gives
+every agent's value V(o_hat^i), its decoder every agent's policy pi(a^i | o, a^1..a^{i-1}). One update:
+
+1. **Rollout** — ``rollout_steps`` steps of ``num_envs`` batched environments; acting decodes agent by agent
+   (m decoder passes per step). With ``shuffle_order`` each rollout draws a random decision order per
+   environment, and the update trains in that order.
+2. **Values and GAE** — the book's GAE per agent (:func:`attnmarl.algos.mappo.gae`) on values from
+   :func:`attnmarl.algos.mappo.bootstrap_values`: a truncated episode is bootstrapped from the value of its
+   final observation, a terminated one from 0. The paper (its eq. 5 and the text after eq. 6) estimates one
+   joint advantage from the mean of the agents' values; in simple_spread every agent has its own reward, so
+   each agent here gets its own advantage, A^i_t from r^i and V(o_hat^i).
+3. **PPO** — ``update_epochs`` passes over ``num_minibatches`` minibatches of one loss over both halves
+   (the paper's eqs. 5 and 6 in PPO's clipped form):
+
+       L = - mean_{t,i} min(rho^i A^i, clip(rho^i, 1 - eps, 1 + eps) A^i)              (decoder, eq. 6)
+           + value_coef mean_{t,i} max((V^i - G^i)^2, (V_old^i + clip(V^i - V_old^i, -eps, eps) - G^i)^2)
+           - ent_coef mean_{t,i} H(pi^i)
+
+   with rho^i = pi_theta(a^i | o, a^{<i}) / pi_old(a^i | o, a^{<i}) from one teacher-forced pass, advantages
+   normalised over the minibatch, and values and returns G = A + V_old in normalised units: the targets are
+   normalised with running statistics (the paper's value normalisation), one mean and variance for all agents,
+   since the agents share one value head and one set of weights at any m.
+
+MAT's recipe where it matters (the paper's appendix): a small clip, eps = 0.05, also bounding how far a value
+moves per update; value normalisation; 10 epochs of one minibatch; entropy coefficient 0.01; learning rate
+5e-4. The widths are the book's entity actor's (d = 32, 2 heads), not the paper's (64, 1 head), so that MAT
+and the entity actor compare at one width; gamma is the book's 0.95 (see
+:attr:`attnmarl.algos.mappo.MAPPOConfig.gamma`).
+
+Evaluation acts greedily agent by agent in agent order (:meth:`MATAgent.act`); :func:`order_scores` scores a
+checkpoint under random decision orders. The networks run and learn on ``device``, as MAPPO's do.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..checks import check_choice, check_config_fields, check_int, check_seed
+from ..devices import check_device
+from ..envs import make_batched, scenario_name
+from ..envs.scenarios import given_port_kwargs
+from ..nets.mat import MultiAgentTransformer
+from .mappo import (
+    EnvSpec,
+    ValueNorm,
+    _check_finite,
+    _stats,
+    bootstrap_values,
+    env_spec,
+    gae,
+    log_prob,
+    normalize_advantages,
+    sample_actions,
+)
+from .qmix import COOPERATIVE_SCENARIOS
+
+__all__ = ["VARIANTS", "MATConfig", "MATAgent", "make_agent", "random_orders", "order_scores", "train"]
+
+VARIANTS = ("mat", "mat-dec")
+"""``"mat"``: the encoder-decoder; ``"mat-dec"``: the same encoder as critic, decentralized actors pi(a^i | x^i)."""
+
+
+@dataclass
+class MATConfig:
+    """Every setting of a MAT or MAT-Dec run. ``asdict(config)`` is stored in each checkpoint."""
+
+    # environment (a batched port with discrete actions; evaluation uses mpe2 with the same arguments)
+    scenario: str = "simple_spread"
+    scenario_kwargs: dict[str, Any] = field(default_factory=lambda: {"N": 3})
+    num_envs: int = 128
+    rollout_steps: int = 25
+    total_steps: int = 1_500_000
+    """Environment steps (one step of one environment, all its agents) over the whole run."""
+    seed: int = 0
+    # network
+    variant: str = "mat"
+    """"mat" or "mat-dec" (:data:`VARIANTS`)."""
+    d: int = 32
+    """Width of the agent tokens, the encoder and the decoder (the paper: 64; the book's entity actor: 32)."""
+    heads: int = 2
+    """Heads of the encoder's and decoder's attentions (the paper: 1)."""
+    d_ff: int = 64
+    """Hidden width of every feed-forward block (the entity encoder's too)."""
+    entity_heads: int = 2
+    """Heads of the entity encoder that makes each agent's token."""
+    blocks: int = 1
+    """Encoder blocks, and as many decoder blocks (the paper: 1 on most tasks)."""
+    shuffle_order: bool = False
+    """Draw a random decision order per environment for every rollout (and train in it); else agent order."""
+    # PPO, MAT's recipe
+    lr: float = 5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.95
+    gae_lambda: float = 0.95
+    update_epochs: int = 10
+    num_minibatches: int = 1
+    clip_coef: float = 0.05
+    """eps of the policy ratio's clip and of the value clip (the paper's small clip)."""
+    value_coef: float = 1.0
+    ent_coef: float = 0.01
+    max_grad_norm: float = 0.5
+    # evaluation
+    eval_deterministic: bool = True
+    """Act with the most probable action when evaluated on mpe2; sample pi otherwise."""
+
+    def __post_init__(self) -> None:
+        """Refuse a config that would train something else than it says (``ValueError`` naming the field)."""
+        if not isinstance(self.scenario_kwargs, dict):
+            raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
+        self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)
+        if scenario_name(self.scenario) not in COOPERATIVE_SCENARIOS:
+            raise ValueError(f"MAT decodes one team's joint action, so it needs a cooperative scenario, one of "
+                             f"{list(COOPERATIVE_SCENARIOS)}; got {self.scenario!r}")
+        if self.scenario_kwargs.get("continuous_actions", False) is not False:
+            raise ValueError("this MAT decodes discrete actions (one-hots of a^{i-1}): scenario_kwargs must not set "
+                             f"continuous_actions=True; got {self.scenario_kwargs!r}")
+        check_choice("variant", self.variant, VARIANTS)
+        check_config_fields(self, _SIZES, _RANGES, _FLAGS)
+        if self.d % self.heads or self.d % self.entity_heads:
+            raise ValueError(f"d = {self.d} must be a multiple of heads = {self.heads} and of entity_heads = "
+                             f"{self.entity_heads}")
+        if self.total_steps < self.batch_size:
+            raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
+                             f"= {self.batch_size} env steps; a run needs at least one update")
+        if self.batch_size % self.num_minibatches:
+            raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
+                             f"num_minibatches = {self.num_minibatches}")
+
+    @property
+    def batch_size(self) -> int:
+        """Environment steps per update."""
+        return self.num_envs * self.rollout_steps
+
+    @property
+    def num_updates(self) -> int:
+        """Whole updates in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
+        return self.total_steps // self.batch_size
+
+    @property
+    def critic(self) -> str:
+        """The run summaries' critic column: the transformer encoder with its value head."""
+        return "mat-encoder"
+
+    @property
+    def actor(self) -> str:
+        """The run summaries' actor column: the decoder, or MAT-Dec's decentralized head."""
+        return "mat-decoder" if self.variant == "mat" else "mat-dec"
+
+
+_SIZES = ("num_envs", "rollout_steps", "total_steps", "d", "heads", "d_ff", "entity_heads", "blocks",
+          "update_epochs", "num_minibatches")
+"""The fields of :class:`MATConfig` that must be positive integers."""
+
+_RANGES = (("lr", 0.0, 1.0, False), ("gamma", 0.0, 1.0, True), ("gae_lambda", 0.0, 1.0, False),
+           ("clip_coef", 0.0, math.inf, True), ("value_coef", 0.0, math.inf, False),
+           ("ent_coef", 0.0, math.inf, False), ("max_grad_norm", 0.0, math.inf, True))
+"""(field, low, high, low end open) of the real-valued fields."""
+
+_FLAGS = ("shuffle_order", "anneal_lr", "eval_deterministic")
+"""The fields that must be bools (a string such as 'no' would act as True)."""
+
+
+class MATAgent(nn.Module):
+    """The transformer and its value normalisation (one mean and variance for all agents, so nothing depends
+    on m). :attr:`actor` and :attr:`critic` name the parts acting and training use, as the command line's
+    summaries name those of the other algorithms; :attr:`order` is the decision order :meth:`act` uses when
+    given none (``None``: agent order), which :func:`order_scores` sets."""
+
+    def __init__(self, net: MultiAgentTransformer, value_norm: ValueNorm) -> None:
+        super().__init__()
+        self.net, self.value_norm = net, value_norm
+        self.continuous = False
+        self.order: Tensor | None = None
+
+    @property
+    def actor(self) -> nn.Module:
+        """What acting runs: the tokens, the encoder and the decoder (MAT), or the tokens and the head (MAT-Dec)."""
+        net = self.net
+        if net.decoder is None:
+            return nn.ModuleList([net.tokens, net.policy_head])
+        return nn.ModuleList([net.tokens, net.encoder, net.action_embed, net.decoder, net.policy_head])
+
+    @property
+    def critic(self) -> nn.Module:
+        """What only training needs: the value head (and MAT-Dec's encoder, which only its critic reads)."""
+        return self.net.value_head if self.net.decoder is not None else nn.ModuleList(
+            [self.net.encoder, self.net.value_head])
+
+    def v_hat(self, o: Tensor) -> Tensor:
+        """Values V(o_hat^i) in return units: (batch, m)."""
+        return self.value_norm.denormalize(self.net.values(o))
+
+    def act(self, o: Tensor, generator: torch.Generator | None = None, deterministic: bool = False,
+            order: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Actions (batch, m) decoded agent by agent (argmax, or sampled with ``generator``) and their
+        log-probabilities (batch, m). ``order`` (batch, m) defaults to :attr:`order` for every row."""
+        if order is None and self.order is not None:
+            order = self.order.to(o.device).expand(o.shape[0], -1)
+
+        def choose(logits: Tensor) -> Tensor:
+            return logits.argmax(-1) if deterministic else sample_actions(logits, generator)
+
+        a, logits = self.net.decode(o, choose, order)
+        return a, log_prob(logits, a)[0]
+
+    def evaluate_actions(self, o: Tensor, a: Tensor, order: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        """Teacher-forced log pi(a^i | o, a^{<i}) and entropies of pi^i, and the normalised values, all (batch, m)."""
+        logits, values = self.net.logits(o, a, order)
+        return *log_prob(logits, a), values
+
+    def env_actions(self, a: Tensor) -> np.ndarray:
+        """Actions as the environment takes them: integers, on the CPU."""
+        return a.cpu().numpy()
+
+
+def make_agent(config: MATConfig, spec: EnvSpec | None = None) -> MATAgent:
+    """A freshly initialised agent for ``config`` (the spec is read from the scenario if not given)."""
+    spec = spec or env_spec(config.scenario, **config.scenario_kwargs)
+    net = MultiAgentTransformer(config.scenario, config.scenario_kwargs, spec.m, spec.obs_dim, spec.n_actions,
+                                spec.agent_types, d=config.d, heads=config.heads, d_ff=config.d_ff,
+                                entity_heads=config.entity_heads, blocks=config.blocks,
+                                decoder=config.variant == "mat")
+    return MATAgent(net, ValueNorm(1))
+
+
+def random_orders(count: int, m: int, generator: torch.Generator) -> Tensor:
+    """``count`` random decision orders of m agents, (count, m), each row a permutation drawn from ``generator``."""
+    return torch.rand(count, m, generator=generator).argsort(dim=1)
+
+
+def order_scores(path: str | Path, orders: int = 5, episodes: int = 200, seed: int = 0,
+                 **env_kwargs: Any) -> dict[str, Any]:
+    """The mpe2 score of the checkpoint at ``path`` (for ``env_kwargs``, say ``N=6``) under ``orders`` random
+    decision orders, the same ``episodes`` episodes (seeds 0, 1, ...) for each. Returns ``orders`` (each a list of
+    agent indices, the first deciding first) and ``scores``, the mean over episodes and agents of each order's
+    return, beside ``agent_order``, the score in agent order. MAT-Dec's scores do not depend on the order."""
+    from ..checkpoints import agent_policy, load_agent_at
+    from ..envs import episode_returns
+
+    check_int("orders", orders)
+    check_seed(seed)
+    agent, config = load_agent_at(path, **env_kwargs)
+    if not isinstance(agent, MATAgent):
+        raise ValueError(f"{path} holds a {type(agent).__name__}, not a MAT agent: only MAT decides in an order")
+
+    def score(order: Tensor | None) -> float:
+        agent.order = order
+        policy = agent_policy(agent, config, seed=seed)
+        return float(episode_returns(policy, config.scenario, episodes, seed=0, **config.scenario_kwargs).mean())
+
+    drawn = random_orders(orders, agent.net.m, torch.Generator().manual_seed(seed))
+    scores = [score(order) for order in drawn]
+    return {"agent_order": score(None), "orders": drawn.tolist(), "scores": scores}
+
+
+def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], None] | None = None,
+          compile_nets: bool = False, device: str | torch.device = "cpu") -> MATAgent:
+    """Train MAT (or MAT-Dec) on the batched port of ``config.scenario``; returns the trained agent.
+
+    ``callback(stats, agent)`` after every update, with the statistics of :func:`attnmarl.algos.mappo.train`.
+    Reproducible from ``config.seed``; ``RuntimeError`` at once if the value targets or the loss stop being
+    finite. ``compile_nets`` is accepted for the command line's sake and refused (the decoder's loop of m
+    passes is not compiled); ``device`` is where the agent runs and learns, as in MAPPO.
+    """
+    if compile_nets:
+        raise ValueError("MAT trains without torch.compile (its decoder runs m passes per step); drop --compile")
+    device = check_device(device)
+    torch.manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+    env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)
+    spec = env_spec(config.scenario, **config.scenario_kwargs)
+    agent = make_agent(config, spec).to(device)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=config.lr, eps=1e-5)
+    T, E, m = config.rollout_steps, config.num_envs, spec.m
+    o_buf = torch.zeros(T, E, m, spec.obs_dim, device=device)
+    a_buf = torch.zeros(T, E, m, dtype=torch.long, device=device)
+    logp_buf, r_buf = torch.zeros(T, E, m, device=device), torch.zeros(T, E, m, device=device)
+    terminated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
+    truncated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
+    episode_return = np.zeros((E, m))
+    o = torch.from_numpy(env.reset()).to(device)
+    start = time.perf_counter()
+
+    for update in range(config.num_updates):
+        if config.anneal_lr:
+            optimizer.param_groups[0]["lr"] = (1.0 - update / config.num_updates) * config.lr
+        order = random_orders(E, m, generator).to(device) if config.shuffle_order else None
+
+        # 1. rollout, decoding agent by agent
+        finals: list[tuple[int, Tensor, Tensor]] = []  # (t, truncated envs, their final_obs)
+        finished = []
+        with torch.no_grad():
+            for t in range(T):
+                o_buf[t] = o
+                a_buf[t], logp_buf[t] = agent.act(o, generator, order=order)
+                o_next, r, terminated, truncated, info = env.step(agent.env_actions(a_buf[t]))
+                r_buf[t] = torch.from_numpy(r)
+                terminated_buf[t], truncated_buf[t] = torch.from_numpy(terminated), torch.from_numpy(truncated)
+                episode_return += r
+                ended = terminated | truncated
+                if ended.any():
+                    finished.append(episode_return[ended].copy())
+                    episode_return[ended] = 0.0
+                if truncated.any():
+                    finals.append((t, torch.from_numpy(truncated.nonzero()[0]).to(device),
+                                   torch.from_numpy(info["final_obs"][truncated]).to(device)))
+                o = torch.from_numpy(o_next).to(device)
+
+            # 2. values (bootstrapped at truncation) and per-agent GAE
+            values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf, finals)
+            advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf, config.gamma,
+                             config.gae_lambda)
+            returns = advantages + values
+            _check_finite(returns, "value targets", update, config)
+            agent.value_norm.update(returns.reshape(-1, 1))
+
+        # 3. PPO epochs: one teacher-forced pass per minibatch, one loss over encoder and decoder
+        b_o, b_a, b_logp, b_adv = o_buf.flatten(0, 1), a_buf.flatten(0, 1), logp_buf.flatten(0, 1), advantages.flatten(
+            0, 1)
+        b_target = agent.value_norm.normalize(returns.flatten(0, 1))
+        b_value = agent.value_norm.normalize(values.flatten(0, 1))
+        b_order = None if order is None else order.repeat(T, 1)  # row t * E + e holds env e's order
+        minibatch = config.batch_size // config.num_minibatches
+        eps = config.clip_coef
+        for _ in range(config.update_epochs):
+            for idx in torch.randperm(config.batch_size, generator=generator).to(device).split(minibatch):
+                new_logp, entropy, v = agent.evaluate_actions(b_o[idx], b_a[idx],
+                                                              None if b_order is None else b_order[idx])
+                log_ratio = new_logp - b_logp[idx]
+                ratio = log_ratio.exp()
+                adv = normalize_advantages(b_adv[idx], per_agent=False)
+                pg_loss = -torch.min(ratio * adv, ratio.clamp(1 - eps, 1 + eps) * adv).mean()
+                v_clipped = b_value[idx] + (v - b_value[idx]).clamp(-eps, eps)
+                v_loss = torch.max((v - b_target[idx]).pow(2), (v_clipped - b_target[idx]).pow(2)).mean()
+                entropy = entropy.mean()
+                loss = pg_loss + config.value_coef * v_loss - config.ent_coef * entropy
+                _check_finite(loss, "loss", update, config)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), config.max_grad_norm)
+                optimizer.step()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - log_ratio).mean()
+                    clip_frac = ((ratio - 1).abs() > eps).float().mean()
+
+        if callback is not None:
+            callback(_stats(update, config, finished, pg_loss, v_loss, entropy, approx_kl, clip_frac, returns,
+                            values, time.perf_counter() - start, m), agent)
+    return agent

@@ -1,0 +1,184 @@
+"""The Multi-Agent Transformer (chapter 13): the decoder's causal structure, teacher forcing against decoding agent
+by agent, MAT's reversed decoder-encoder attention, one set of weights at every m, the encoder's equivariance and
+the decoder's order dependence, MAT-Dec's decentralized actors, a short run that learns, its checkpoint on mpe2,
+and clear errors for bad input."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from attnmarl import load_policy
+from attnmarl.algos.mat import MATConfig, make_agent, order_scores, random_orders, train
+from attnmarl.checkpoints import load_agent_at, save_checkpoint
+from attnmarl.envs import evaluate, make_batched
+from attnmarl.nets.mat import MATAttention
+
+QUICK = MATConfig(num_envs=64, total_steps=64 * 25 * 30, lr=2e-3, clip_coef=0.2, update_epochs=4, ent_coef=0.003)
+"""A quick budget for the tests: 30 updates of 1,600 env steps (about 20 CPU-seconds), with a larger step size and
+clip and fewer epochs than MAT's recipe (lr 5e-4, eps 0.05, 10 epochs), which learns the same way over a longer
+run. Seed 0 goes from about -26.5 (the first 3 updates) to -20.2 (the last 5)."""
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    """Every test here on one torch thread, as the command line trains."""
+
+
+def agent_at(m: int, variant: str = "mat", seed: int = 0):
+    torch.manual_seed(seed)
+    return make_agent(replace(MATConfig(), scenario_kwargs={"N": m}, variant=variant))
+
+
+def observations(m: int, batch: int = 8, seed: int = 0) -> torch.Tensor:
+    """Real simple_spread observations of m agents from the batched port: (batch, m, 6m)."""
+    return torch.from_numpy(make_batched("simple_spread", batch, seed=seed, N=m).reset())
+
+
+def sample_with(generator: torch.Generator):
+    return lambda logits: torch.distributions.Categorical(logits=logits).sample()
+
+
+@pytest.mark.parametrize("cache", [True, False])
+@pytest.mark.parametrize("m", [3, 6])
+def test_teacher_forced_logits_equal_those_decoded_agent_by_agent(m, cache):
+    net = agent_at(m).net
+    net.cache = cache
+    o = observations(m)
+    order = random_orders(o.shape[0], m, torch.Generator().manual_seed(1))
+    for given in (None, order):
+        with torch.no_grad():
+            a, decoded = net.decode(o, sample_with(torch.Generator()), given)
+            forced, _ = net.logits(o, a, given)
+        torch.testing.assert_close(forced, decoded, rtol=0, atol=1e-5)
+        log_pi = torch.log_softmax(forced, -1).gather(-1, a[..., None])
+        torch.testing.assert_close(log_pi, torch.log_softmax(decoded, -1).gather(-1, a[..., None]), rtol=0, atol=1e-5)
+
+
+def test_agent_i_logits_do_not_depend_on_later_agents_actions():
+    m = 6
+    net = agent_at(m).net
+    o, a = observations(m), torch.randint(0, 5, (8, m), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        y, _ = net.logits(o, a)
+        for j in range(m):
+            changed = a.clone()
+            changed[:, j] = (a[:, j] + 1) % 5
+            y_changed, _ = net.logits(o, changed)
+            torch.testing.assert_close(y_changed[:, :j + 1], y[:, :j + 1], rtol=0, atol=0)  # agents 1..j: unchanged
+            if j + 1 < m:
+                assert (y_changed[:, j + 1:] - y[:, j + 1:]).abs().max() > 1e-4  # later agents read a^j
+
+
+def test_the_decoder_encoder_attention_takes_its_query_from_the_encoder():
+    net = agent_at(4).net
+    o, a = observations(4), torch.zeros(8, 4, dtype=torch.long)
+    seen = {}
+    block = net.decoder[0]
+    block.cross_attn.register_forward_hook(lambda module, inputs, output: seen.update(inputs=inputs, output=output))
+    with torch.no_grad():
+        _, o_hat, _ = net.encode(o)
+        net.logits(o, a)
+    query, keys_values = seen["inputs"]
+    torch.testing.assert_close(query, o_hat)  # the query is o_hat, the encoder's representation (batch, m, d)
+    assert keys_values.shape == query.shape == seen["output"].shape == (8, 4, 32)
+    assert not torch.allclose(keys_values, o_hat)  # keys and values: the decoder's action stream
+    attention = MATAttention(32, 2)  # as many outputs as queries, whatever the number of keys
+    assert attention(torch.randn(2, 1, 32), torch.randn(2, 5, 32)).shape == (2, 1, 32)
+
+
+def test_one_set_of_weights_acts_at_every_m():
+    trained_at_3 = agent_at(3)
+    for m in (3, 6, 12):
+        agent = agent_at(m, seed=1)
+        agent.load_state_dict(trained_at_3.state_dict())  # strict: no weight depends on m
+        with torch.no_grad():
+            a, log_pi = agent.act(observations(m, batch=4), torch.Generator().manual_seed(0))
+            values = agent.v_hat(observations(m, batch=4))
+        assert a.shape == log_pi.shape == values.shape == (4, m)
+        assert torch.isfinite(log_pi).all() and torch.isfinite(values).all()
+
+
+def test_permuting_agents_permutes_the_values_but_not_the_decoded_policy():
+    m = 6
+    net = agent_at(m).net
+    o, a = observations(m), torch.randint(0, 5, (8, m), generator=torch.Generator().manual_seed(2))
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])
+    with torch.no_grad():
+        torch.testing.assert_close(net.values(o[:, perm]), net.values(o)[:, perm], rtol=0, atol=1e-5)
+        y, _ = net.logits(o, a)
+        y_perm, _ = net.logits(o[:, perm], a[:, perm])
+        assert (y_perm - y[:, perm]).abs().max() > 1e-4  # the decoder's output depends on who decides first
+        order = perm.expand(8, m)  # deciding in that order is permuting the team
+        torch.testing.assert_close(net.logits(o, a, order)[0][:, perm], y_perm, rtol=0, atol=1e-5)
+
+
+def test_mat_dec_acts_on_each_agents_own_observation():
+    m = 4
+    net = agent_at(m, "mat-dec").net
+    o = observations(m)
+    with torch.no_grad():
+        a, decoded = net.decode(o, lambda logits: logits.argmax(-1))
+        forced, _ = net.logits(o, a)
+        changed = o.clone()
+        changed[:, 1:] = observations(m, seed=5)[:, 1:]  # every other agent's observation
+        other, _ = net.logits(changed, a)
+    torch.testing.assert_close(forced, decoded, rtol=0, atol=1e-6)
+    torch.testing.assert_close(other[:, 0], forced[:, 0], rtol=0, atol=1e-6)
+    assert agent_at(m, "mat-dec").net.decoder is None
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """The quick MAT run on simple_spread m = 3, its statistics and its checkpoint."""
+    torch.set_num_threads(1)
+    history = []
+    agent = train(QUICK, lambda stats, _: history.append(stats))
+    path = tmp_path_factory.mktemp("mat") / "mat-spread3.pt"
+    save_checkpoint(path, agent, QUICK, note="test")
+    return history, path
+
+
+def test_a_short_run_learns(trained):
+    history, _ = trained
+    returns = [s["train_return"] for s in history]
+    explained = [s["explained_variance"] for s in history]
+    assert max(explained) > 0.3  # from about 0 at the start
+    assert np.mean(returns[-5:]) > np.mean(returns[:3]) + 3.0
+
+
+def test_its_checkpoint_plays_mpe2_at_its_m_and_others(trained):
+    _, path = trained
+    for m in (3, 5):
+        score, _ = evaluate(load_policy(path, N=m), "simple_spread", episodes=2, N=m)
+        assert np.isfinite(score)
+    scores = order_scores(path, orders=2, episodes=2)
+    assert len(scores["orders"]) == len(scores["scores"]) == 2 and np.isfinite(scores["agent_order"])
+    agent, config = load_agent_at(path, N=6)  # every weight, the critic's too, at another m
+    assert config.scenario_kwargs["N"] == 6 and agent.v_hat(observations(6, batch=2)).shape == (2, 6)
+
+
+def test_bad_input_gets_a_clear_error(tmp_path):
+    agent = agent_at(3)
+    o = observations(3, batch=2)
+    with pytest.raises(ValueError, match=r"shape \(batch, m, obs_dim\)"):
+        agent.act(o[:, :2])
+    with pytest.raises(ValueError, match="a must hold action"):
+        agent.evaluate_actions(o, torch.full((2, 3), 5))
+    with pytest.raises(ValueError, match="permutation"):
+        agent.act(o, order=torch.tensor([[0, 0, 1], [0, 1, 2]]))
+    with pytest.raises(ValueError, match="order must have shape"):
+        agent.act(o, order=torch.tensor([0, 1, 2]))
+    with pytest.raises(ValueError, match="variant"):
+        MATConfig(variant="gpt")
+    with pytest.raises(ValueError, match="continuous_actions"):
+        MATConfig(scenario_kwargs={"N": 3, "continuous_actions": True})
+    with pytest.raises(ValueError, match="cooperative"):
+        MATConfig(scenario="simple_tag", scenario_kwargs={})
+    with pytest.raises(ValueError, match="multiple of heads"):
+        MATConfig(d=30, heads=4)
+    save_checkpoint(tmp_path / "mat.pt", agent, replace(MATConfig(), scenario_kwargs={"N": 3}))
+    with pytest.raises(ValueError, match="a team of one has no other agent"):
+        load_policy(tmp_path / "mat.pt", N=1)
