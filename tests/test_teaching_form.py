@@ -43,6 +43,15 @@ MAIN_LINE_CHAPTERS = ["book/07-value-network", "book/08-policy-network", "book/0
 MAIN_LINE_WORDS = 3_300
 """About 3,000 words of main line (issue #22); per-seed tables and side studies go into collapsed blocks."""
 
+PART_II = ["book/06-marl-mpe", *MAIN_LINE_CHAPTERS, "book/when-attention-helps"]
+"""Part II's pages: its chapters, and the synthesis that closes it."""
+NUMBERS_PER_100_WORDS = 6
+"""Each result once (issue #43): at most 6 numbers per 100 words of main line; the rest in a table, a figure
+or a collapsed block."""
+NOT_YET_REWRITTEN = {"book/10-more-agents"}
+"""Pages over the density, still to be rewritten (issue 43, item 1); strict, so the mark goes once they pass.
+Chapters 7 and 8, also still to be rewritten, are under it already (2.2 and 3.8 when the test was written)."""
+
 BOX = re.compile(r"^(:{3,})\{admonition\} Algorithm (\d+)\.(\d+)[:.]? (.*?)\n(.*?)^\1\s*$", re.M | re.S)
 STEP = re.compile(r"^(\d+)\. ", re.M)
 ALGOCODE = re.compile(r"^\s*```\{algocode\} (\S+)\n(.*?)^\s*```\s*$", re.M | re.S)
@@ -221,6 +230,89 @@ def test_a_step_shows_its_marked_statements_and_stops_at_the_next_step():
     assert [(s.first, s.last) for s in spans.values()] == [(3, 4), (5, 6), (7, 9)]
     assert (whole.first, whole.last) == (1, 11)
     assert spans[1].text.splitlines() == ["for k in range(n):  # Algorithm 1.1, step 1", "    x = k * 2"]
+
+
+CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
+ROLE = re.compile(r"\{[a-z]+\}`[^`]*`")
+LABEL = re.compile(r"^\s*(?:\d+\.\s+)?\([\w-]+\)=\s*$", re.M)
+DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
+INLINE_MATH = re.compile(r"\$((?:[^$\n]|\n(?!\n))+)\$")
+SCRIPT = r"[_^](?:\{(?:[^{}]|\{[^{}]*\})*\}|\\?\w)"
+OPERATOR = re.compile(r"\\(?:[,;:! ]|cdot|times|pm|mp|approx|leq?|geq?|to|[lc]?dots|quad|qquad|%)")
+REFERENCE = re.compile(r"(?:\b(?:[Cc]hapters?|[Ss]ections?|[Ff]igs?\.|[Ff]igures?|[Aa]lgorithms?|[Ee]xercises?|"
+                       r"[Ss]olutions?|[Ee]quations?|[Ss]teps?|[Pp]arts?|[Tt]ables?)|§)\s*\d+(?:\.\d+)?"
+                       r"(?:\s*(?:,|and|or|to|–|-)\s*\d+(?:\.\d+)?)*")
+ITEM_NUMBER = re.compile(r"^(\s*|#+\s+)\d+\.(?=\s)", re.M)
+NUMERAL = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?!\w|[.,]\d)")
+
+
+def constant(math: str) -> str:
+    """Inline math as the numbers it states: a constant ($-13.0$, $5^3 = 125$) reads as its numerals, less its
+    exponents; a formula with a symbol in it ($m = 3$, $\\rho = 0.5$, $2m - 1$) is notation, and reads as nothing."""
+    text = OPERATOR.sub(" ", re.sub(SCRIPT, " ", math))
+    return " " if re.search(r"[A-Za-z\\]", text) else f" {text} "
+
+
+def numbers_in_main_line(page: str) -> list[str]:
+    """The numbers a reader meets in the main line of ``page`` (the prose :func:`main_line_words` counts).
+
+    A number is a numeral: digits with thousands commas and a decimal point, so -27.8 is one number, 20,614 is
+    one, a range "35 to 38" or "91–98%" is two, and a percentage is its numeral. Counted in running text and
+    in inline math, since the book writes a signed result as ``$-13.0$``. Not counted, as notation or
+    navigation rather than results:
+
+    - references: "chapter 7", "section 2", "fig. 17.9", "Algorithm 9.1", "exercise 2", "step 6", "steps
+      3–7", "§4" (and every {doc}, {ref}, {cite} or {term} role, so the years of citations too), labels,
+      the numbers of headings and of list items;
+    - code: inline code (``q-spread3-attention``, ``N=6``) and fenced blocks;
+    - math that is notation: display math, inline math with a symbol in it ($m = 3$, $\\rho = 0.5$,
+      $\\gamma = 0.95$, $2m - 1$, $o^1$), which names a setting, an index or a formula, and the exponents of
+      a constant ($5^3$ counts the 5). A result is written as a plain number, never inside a formula;
+    - numerals glued to a word (mpe2, 2m, simple_spread_v3);
+    - numbers spelled out in words ("ten seeds").
+
+    Collapsed blocks are not counted: a restatement there is on demand.
+    """
+    found = []
+    for source in markdown(page):
+        text = COLLAPSED.sub(" ", source)
+        text = DISPLAY_MATH.sub(" ", CODE.sub(" ", text))
+        text = LABEL.sub(" ", ROLE.sub(" ", text))
+        text = INLINE_MATH.sub(lambda m: constant(m.group(1)), text)
+        text = re.sub(r"\]\([^)]*\)", "]", text)
+        text = REFERENCE.sub(" ", ITEM_NUMBER.sub(r"\1", text))
+        found += NUMERAL.findall(text)
+    return found
+
+
+def numbers_per_100_words(page: str) -> float:
+    """:func:`numbers_in_main_line` per 100 words of :func:`main_line_words` (which leaves math out, so a
+    number written in math raises the density)."""
+    return 100 * len(numbers_in_main_line(page)) / main_line_words(page)
+
+
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(
+    strict=True, reason="issue 43 item 1: not yet rewritten")) if page in NOT_YET_REWRITTEN else page
+                                  for page in PART_II])
+def test_a_part_ii_page_quotes_few_numbers_in_its_main_line(page):
+    """Each result once, in a table or a figure with one sentence of reading (issue #43): the main line quotes
+    at most 6 numbers per 100 words; restatements go into collapsed blocks or are cut."""
+    density = numbers_per_100_words(page)
+    assert density <= NUMBERS_PER_100_WORDS, f"{page}: {density:.1f} numbers per 100 words of main line " \
+                                             f"(at most {NUMBERS_PER_100_WORDS}): state each result once"
+
+
+def test_numbers_are_counted_in_prose_and_not_in_notation_or_references():
+    text = ("See {doc}`chapter 7 <07-value-network>` and section 2 of Algorithm 9.1, step 6 {cite}`lowe2017multi`. "
+            "At $m = 3$ and $\\rho = 0.5$ the critic ends at $-13.0$ (95% interval $-1.0$ to $+0.7$), "
+            "20,614 parameters, $5^3 = 125$ joint actions of $x^1$ over $2m - 1$ tokens, "
+            "in `q-spread3-attention`; ten seeds, not 3.\n\n:::{admonition} Details\n:class: dropdown\n"
+            "hidden 1.5 and 2.5\n:::\n\n1. an item")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "page.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)]), path)
+        assert numbers_in_main_line(str(path.with_suffix(""))) == ["13.0", "95", "1.0", "0.7", "20,614",
+                                                                   "5", "125", "3"]
 
 
 @pytest.mark.parametrize("page", MAIN_LINE_CHAPTERS)
