@@ -130,6 +130,27 @@ def test_mat_dec_acts_on_each_agents_own_observation():
     assert agent_at(m, "mat-dec").net.decoder is None
 
 
+def test_a_shuffled_rollout_trains_in_the_order_it_acted(monkeypatch):
+    """With lr = 0 the policy does not move, so every ratio pi / pi_old must be 1 when the update reads each
+    env-step's actions in the decision order they were sampled in; a mixed-up order gives ratios != 1 once the
+    policy depends on the earlier agents' actions (the policy head is scaled up for that: at initialisation pi is
+    nearly uniform)."""
+    from attnmarl.algos import mat
+
+    def sharp(config, spec=None):
+        agent = make_agent(config, spec)
+        with torch.no_grad():
+            agent.net.policy_head[-1].weight.mul_(500.0)
+        return agent
+
+    monkeypatch.setattr(mat, "make_agent", sharp)
+    config = replace(MATConfig(), num_envs=8, total_steps=8 * 25, lr=0.0, shuffle_order=True, update_epochs=1)
+    history = []
+    train(config, lambda stats, _: history.append(stats))
+    assert history[0]["entropy"] < 1.4  # far from uniform (log 5 = 1.61)
+    assert abs(history[0]["approx_kl"]) < 1e-6 and history[0]["clip_frac"] == 0.0
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """The quick MAT run on simple_spread m = 3, its statistics and its checkpoint."""

@@ -273,11 +273,11 @@ class MultiAgentTransformer(nn.Module):
         (batch, n_actions) -> actions (batch,)) picks a^i, which becomes position i + 1's input. Returns the
         actions (batch, m) and their logits (batch, m, n_actions), in agent order. MAT-Dec chooses every
         agent's action from its own token at once."""
-        x, o_hat, _ = self.encode(o, order)
-        if self.decoder is None:
-            y = self.policy_head(x)
-            a = choose(y.flatten(0, 1)).view(y.shape[:2])
-            return _unpermute(a, order), _unpermute(y, order)
+        if self.decoder is None:  # acting needs no encoder: it is MAT-Dec's critic only
+            y = self.policy_head(self.tokens(o))
+            check_order(order, *y.shape[:2])
+            return choose(y.flatten(0, 1)).view(y.shape[:2]), y
+        _, o_hat, _ = self.encode(o, order)
         batch, m = o.shape[:2]
         a = torch.full((batch, m), self.n_actions, dtype=torch.long, device=o.device)  # later ones: start token
         y = o_hat.new_empty(batch, m, self.n_actions)
