@@ -492,6 +492,7 @@ BROWSER_TEST_ORDER = (
     "test_page_renders_a_description_as_the_alt_text_of_each_figure",
     "test_static_explorers_in_the_book_respond_offline", "test_playgrounds_in_the_book_play_offline",
     "test_no_page_scrolls_sideways_on_a_390_px_phone",
+    "test_page_renders_figure_text_at_8_px_or_more_on_a_390_px_phone",
 )
 """The browser tests, in the order they run on each page: the one that needs a fresh load, the read-only checks
 (which share that load, and the record of what it loaded), then those that change the page."""
@@ -685,11 +686,12 @@ def test_playgrounds_in_the_book_play_offline(quick_book, browser_page, page_fil
 
 FIGURE_TEXT = """
 () => {
-  // every figure of the article: its smallest text in screen pixels at this window's width
+  // every figure of the article: its smallest text in screen pixels at this window's width (the drawn width:
+  // clientWidth leaves out a CSS zoom, which _static/custom.css applies on phones)
   const out = [];
   for (const img of document.querySelectorAll('article img')) {
     if (!img.naturalWidth) continue;
-    out.push({src: img.src, alt: img.alt, scale: img.clientWidth / img.naturalWidth});
+    out.push({src: img.src, alt: img.alt, scale: img.getBoundingClientRect().width / img.naturalWidth});
   }
   const svgText = [];
   for (const t of document.querySelectorAll('article svg text, article svg tspan')) {
@@ -725,26 +727,32 @@ def svg_min_font(path: Path) -> float:
     return min(float(v) for v in re.findall(r'font-size="([0-9.]+)"', path.read_text()))
 
 
+def small_figure_text(measured: dict, least: float) -> list[tuple[str, float]]:
+    """The figures and texts of a ``FIGURE_TEXT`` measurement drawn under ``least`` px, with their size: a
+    figure (an image) by its alt text, at its smallest text (:func:`svg_min_font` for a diagram's SVG file,
+    MIN_FONT_PT at the image's :func:`png_dpi` for a matplotlib figure) times the scale it is shown at."""
+    from attnmarl.notebook.viz import MIN_FONT_PT
+
+    small = []
+    for image in measured["images"]:
+        path = Path(image["src"].removeprefix("file://"))
+        smallest = svg_min_font(path) if path.suffix == ".svg" else MIN_FONT_PT * png_dpi(image["src"]) / 72
+        if smallest * image["scale"] < least:
+            small.append((image["alt"][:50], round(smallest * image["scale"], 1)))
+    return small + [(text, round(px, 1)) for px, text in measured["svgText"] if px < least]
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book, browser_page, chapter):
     """Matplotlib figures: their text is at least MIN_FONT_PT at FIGURE_DPI (the package style and the check on
     the chapters' font sizes; a PNG drawn at PIXEL_DENSITY times that is shown at its 1x size), so a figure
     shrunk to fit the column keeps 9 px if it is not shrunk below 9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams
     (SVG files) and explorers (inline SVG): every text is 9 px or more on screen."""
-    from attnmarl.notebook.viz import MIN_FONT_PT
-
     page = browser_page
     assert page.viewport_size["width"] == 1280
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
     page.wait_for_load_state("load")
-    measured = page.evaluate(FIGURE_TEXT)
-    small = []
-    for image in measured["images"]:
-        path = Path(image["src"].removeprefix("file://"))
-        smallest = svg_min_font(path) if path.suffix == ".svg" else MIN_FONT_PT * png_dpi(image["src"]) / 72
-        if smallest * image["scale"] < 9:
-            small.append((image["alt"][:50], round(smallest * image["scale"], 1)))
-    small += [(text, round(px, 1)) for px, text in measured["svgText"] if px < 9]
+    small = small_figure_text(page.evaluate(FIGURE_TEXT), 9)
     assert not small, f"text under 9 px in {chapter} (figure or text, px): {small}"
 
 
@@ -780,6 +788,28 @@ def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, pa
         page.set_viewport_size({"width": 1280, "height": 720})
         changed(page)  # laid out for 390 px first
     assert widths[0] <= widths[1], f"{page_file} is {widths[0]} px wide in a {widths[1]} px window"
+
+
+@pytest.mark.parametrize("page_file", PAGES)
+def test_page_renders_figure_text_at_8_px_or_more_on_a_390_px_phone(quick_book, browser_page, page_file):
+    """On a phone no figure is shrunk until its labels cannot be read: every text of every figure of every page
+    (matplotlib figures, diagrams, the explorers' α panels and heatmaps, the playground, the synthesis' forest
+    plots, also those in a closed dropdown, opened for the measure) is drawn at 8 px or more at 390 px. A wider
+    figure scrolls sideways in its own box (_static/custom.css, the explorers' and the playground's CSS); the
+    test above holds the page itself to the window's width."""
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        show(page, quick_book.html / Path(page_file).with_suffix(".html"), fresh=True)
+        page.wait_for_load_state("load")
+        if page.locator(".attnmarl-playground").count():  # it draws once its weights are decoded
+            page.wait_for_selector(".attnmarl-playground .pg-arena circle", timeout=20_000)
+        page.evaluate("() => document.querySelectorAll('article details').forEach(d => { d.open = true; })")
+        small = small_figure_text(page.evaluate(FIGURE_TEXT), 8)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})
+        changed(page)  # laid out for 390 px, dropdowns open
+    assert not small, f"text under 8 px on {page_file} at 390 px (figure or text, px): {small}"
 
 
 THEME_STYLESHEETS = {
