@@ -90,8 +90,9 @@ from .nets.messages import MESSAGES
 from .seeds import parse_seeds, run_seeds
 from .transfer import team_kwargs
 
-__all__ = ["CONFIGS", "CURRICULUM_MS", "SIGHT_MS", "named_config", "budget", "existing_run", "check_init_actor",
-           "evaluate_agent", "run", "device_name", "write_index", "check_command", "main"]
+__all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "SIGHT_MS",
+           "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent", "run", "device_name",
+           "write_index", "check_command", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -170,6 +171,33 @@ for _m in (4, 8, 12):
 pooling, a Deep Sets encoder), everything else as in the entity run of the same m: tokens, embeddings,
 widths, feed-forward block, head, critic, PPO settings and budget (at m = 6, chapter 8's ``pi-spread6-entity``).
 Only ``entity_mixing`` differs."""
+
+DECOY_MS, DECOY_DS = (3, 6, 12), (0, 1, 3)
+"""Chapter 12's team sizes m and decoys per agent d (k = d·m decoys beside the m targets)."""
+DECOY_DESIGNS: dict[str, dict[str, str]] = {"entity": {}, "mean": {"entity_mixing": "mean"}, "flat": {"actor": "flat"},
+                                            "oracle": {"decoy_view": "oracle"}, "nobit": {"decoy_view": "no-bit"}}
+"""Chapter 12's designs and controls, each as its change to the entity run: attention, mean pooling, the flat
+actor, the oracle (decoys hidden) and no bit (decoys indistinguishable); :data:`attnmarl.nets.policies.DECOY_VIEWS`."""
+DECOY_DECISIVE = ((6, 0), (6, 3))
+"""The (m, d) where each design trains ten seeds (three elsewhere): chapter 12's decisive comparison, attention's
+lead over pooling without decoys and with three per agent, at chapter 8's team size."""
+for _m in DECOY_MS:
+    for _d in DECOY_DS:
+        for _design, _change in DECOY_DESIGNS.items():
+            if _d == 0 and "decoy_view" in _change:  # no decoys: no bit to zero, nothing to hide (refused)
+                continue
+            CONFIGS[f"decoys{_d}-spread{_m}-{_design}"] = replace(
+                CONFIGS["pi-spread6-entity" if _m == 6 else f"scale-spread{_m}-entity"],
+                scenario="simple_spread_decoys", scenario_kwargs={"N": _m, "decoys": _d}, **_change)
+"""Chapter 12 (selection on purpose): simple_spread with d decoys per agent, ``decoys{d}-spread{m}-{design}``, at
+chapter 10's entity runs' budget for that m (12 million agent-decisions, m x env steps; at m = 6 chapter 8's
+``pi-spread6-entity``), PPO settings and self-attention critic; within an (m, d) only the design's field differs
+(:data:`DECOY_DESIGNS`). At d = 0 the environment is simple_spread itself, so ``decoys0-spread{m}-{entity,mean,flat}``
+are chapter 10's runs again on it, and the controls do not exist (no bit to zero, nothing to hide: the config
+refuses them). Estimated cost with one torch thread (one update's CPU time per design, m and d, times the budget,
+plus 600 mpe2 evaluation episodes): 0.09 (flat, m = 3) to 0.23 (oracle, m = 12, d = 3) CPU-hours a seed, about 22
+CPU-hours for three seeds of every config and ten at :data:`DECOY_DECISIVE`; chapter 8's ``pi-spread6-entity``
+took 0.12-0.17 CPU-hours a seed, where this estimate gives its d = 0 twin 0.12."""
 
 SIGHT_MS = (3, 6, 12)
 """The team sizes of chapter 11's runs under limited sight."""
@@ -267,6 +295,8 @@ INDEX_TITLES = {
     "mix": "Value decomposition (VDN, QMIX and the Qatten attention mixer) on simple_spread",
     "comm": "Attention between agents: MAPPO under limited sight, without messages, with averaged messages and "
             "with targeted (TarMAC) messages",
+    "decoys": "Selection on purpose: simple_spread with decoys (MAPPO: attention, mean pooling and flat actors, the "
+              "oracle and no-bit controls)",
     "ablation": "Is it attention? The entity actor with mean pooling (alpha uniform) in place of attention, everything "
                 "else as in the entity runs of chapters 8 and 10 (MAPPO)",
 }
@@ -532,10 +562,13 @@ def _summary(path: Path) -> tuple[dict[str, Any], str | None]:
 
 def _actor_variant(config: dict[str, Any]) -> str:
     """How an entity actor differs from chapter 8's, for the index's actor column: '' or ' (absolute)',
-    ' (mean pooling)', and chapter 11's sight radius and messages: ' (sight 1, attention messages)'."""
+    ' (mean pooling)', chapter 12's controls (' (oracle: decoys hidden)') and chapter 11's sight radius and
+    messages: ' (sight 1, attention messages)'."""
     variants = [variant for key, default, variant in (("entity_frame", "egocentric", "absolute"),
                                                        ("entity_mixing", "attention", "mean pooling"))
                 if config.get(key, default) != default]
+    if config.get("decoy_view", "bit") != "bit":
+        variants.append({"oracle": "oracle: decoys hidden", "no-bit": "no is_target bit"}[config["decoy_view"]])
     if config.get("sight_radius") is not None:
         variants.append(f"sight {config['sight_radius']:g}")
     if config.get("messages", "none") != "none":
