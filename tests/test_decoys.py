@@ -14,7 +14,15 @@ import pytest
 from mpe2.simple_spread.simple_spread import Scenario as SpreadScenario
 from test_envs_parity import NUM_ENVS, check_parity, random_actions
 
-from attnmarl.envs import entity_tokens, episode_returns, make_batched, make_reference, obs_to_array, step_arrays
+from attnmarl.envs import (
+    entity_tokens,
+    episode_returns,
+    make_batched,
+    make_reference,
+    obs_to_array,
+    step_arrays,
+    token_layout,
+)
 from attnmarl.envs.decoys import DECOY_COLOR, NAME, observation_layout, raw_env
 from attnmarl.envs.decoys_port import BASELINES_PATH, decoy_tokens, target_greedy_policy, target_view
 
@@ -186,6 +194,20 @@ def test_tokens_without_decoys_are_simple_spreads() -> None:
         assert ours.layout == theirs.layout and mask.all()
         for a, b in zip(ours.tokens, theirs.tokens):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("d", [0, 2])
+def test_tokens_are_the_books_entity_tokens(d: int) -> None:
+    """The book's token machinery (:func:`entity_tokens`, which every entity network reads) cuts the decoy task as
+    :func:`decoy_tokens` does: one layout, kept in one place; at d = 0 it is simple_spread's."""
+    obs = make_batched(NAME, 4, N=3, decoys=d).observe()
+    for i in range(3):
+        book, (ours, _) = entity_tokens(NAME, obs[:, i], i, N=3, decoys=d), decoy_tokens(obs[:, i], i, N=3, decoys=d)
+        assert book.layout == ours.layout and book.layout == token_layout(NAME, f"agent_{i}", N=3, decoys=d)
+        assert (book.layout == token_layout("simple_spread", i, N=3)) == (d == 0)
+        for a, b in zip(book.tokens, ours.tokens):
+            np.testing.assert_array_equal(a, b)
+    assert token_layout(NAME, 0, N=3, decoys=d).kinds.count("landmark") == 3 * (1 + d)
 
 
 @pytest.mark.parametrize(("m", "d"), [(1, 2), (3, 1)])

@@ -57,7 +57,7 @@ from attnmarl.nets.common import BufferList
 from attnmarl.nets.maac import MAACAttentionCritic, MAACConcatCritic, _MAACCritic, chosen
 from attnmarl.nets.messages import CommActor, EntityEncoder, TargetedMessages
 from attnmarl.nets.mixers import QMIX, VDN, Qatten
-from attnmarl.nets.policies import _TypeGroups
+from attnmarl.nets.policies import DecoyActor, DecoyEntityActor, DecoyView, _TypeGroups
 from attnmarl.nets.sighted import SightedActor, SightedEntityActor
 from attnmarl.train import _parser as train_parser
 from attnmarl.train import main as train_main
@@ -130,6 +130,12 @@ def _spread(N: int = 3, **kwargs: Any) -> tuple[Tensor]:
 
 
 SPREAD_DIM = 6 * 3  # simple_spread's obs_dim at N = 3
+DECOYS = {"scenario": "simple_spread_decoys", "scenario_kwargs": {"N": 3, "decoys": 1}}
+DECOY_DIM = 4 + 3 * 6 + 4 * 2  # its obs_dim: self, 6 landmark slots, 2 other agents
+
+
+def _decoys() -> tuple[Tensor]:
+    return (observations(DECOYS["scenario"], **DECOYS["scenario_kwargs"]),)
 TAG = {"scenario": "simple_tag", "scenario_kwargs": {}}
 TREASURE = {"scenario": "collect_treasure", "scenario_kwargs": {"num_collectors": 2, "num_deposits": 2,
                                                                 "num_treasures": 2}}
@@ -300,6 +306,15 @@ CASES: dict[str, Case] = {
     "EntityActor, collect_treasure, other-agent alpha": Case(
         EntityActor, lambda: _intervened(_mappo_agent(**TREASURE, actor="entity").actor),
         lambda: (observations("collect_treasure", **TREASURE["scenario_kwargs"]),), _entity_run),
+    # chapter 12's controls on simple_spread with decoys (nets/policies.py)
+    "DecoyView": Case(DecoyView, lambda: DecoyView("oracle", *DECOYS.values(), DECOY_DIM), _decoys,
+                      lambda net, o: (net.seen(o), net.key_mask(o), net.without_decoys(o))),
+    "DecoyActor, oracle": Case(DecoyActor, lambda: DecoyActor(*DECOYS.values(), 3, DECOY_DIM, 5, "oracle"), _decoys),
+    "DecoyEntityActor, oracle": Case(DecoyEntityActor, lambda: DecoyEntityActor(*DECOYS.values(), 3, DECOY_DIM, 5,
+                                                                                "oracle"),
+                                     _decoys, lambda net, o: (*_entity_run(net, o), net.masks(o))),
+    "MAPPOAgent, no bit": Case(mappo.MAPPOAgent, lambda: _mappo_agent(**DECOYS, actor="entity", decoy_view="no-bit"),
+                               _decoys, _mappo_run),
     "VDN": Case(VDN, lambda: VDN(3, SPREAD_DIM), _agent_values),
     "QMIX": Case(QMIX, lambda: QMIX(3, SPREAD_DIM, embed=8, hyper_hidden=16), _agent_values),
     "Qatten": Case(Qatten, lambda: Qatten("simple_spread", {"N": 3}, 3, SPREAD_DIM, heads=2, d=8, d_u=8,
