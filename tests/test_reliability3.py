@@ -308,7 +308,10 @@ def test_a_small_file_declaring_a_billion_entries_is_refused_at_once_under_a_mem
 
 
 @pytest.mark.parametrize("change", ["bigger", "renamed", "missing"])
-def test_weights_that_do_not_fit_their_own_config_are_named_before_the_checksum(tmp_path, change):
+def test_weights_that_do_not_fit_their_own_config_are_refused_as_damaged_or_named(tmp_path, change):
+    """Changed after it was saved, a checkpoint fails its checksum, which is checked before any network is built
+    from the file's config (issue 44: an edited config must cost nothing); sealed again after the change, so that
+    the checksum holds, its weights are named against the architecture its own config gives."""
     path = tmp_path / "tiny.pt"
     save_checkpoint(path, make_agent(TINY), TINY)
     data = torch.load(path, weights_only=True)
@@ -319,7 +322,11 @@ def test_weights_that_do_not_fit_their_own_config_are_named_before_the_checksum(
         data["state_dict"]["actor.extra"] = data["state_dict"].pop(name)
     else:
         del data["state_dict"][name]
-    torch.save(data, path)  # the old checksum: the shapes are named, not a damaged checksum
+    torch.save(data, path)  # the old checksum
+    for load in (load_checkpoint, load_policy, load_agent):
+        with pytest.raises(ValueError, match="damaged attnmarl checkpoint: its contents no longer match"):
+            load(path)
+    torch.save(sealed.seal(data), path)  # a checksum of the changed contents
     for load in (load_checkpoint, load_policy, load_agent):
         with pytest.raises(ValueError, match="the weights do not fit the architecture of its own config"):
             load(path)
