@@ -33,7 +33,7 @@ from torch.overrides import TorchFunctionMode
 
 import attnmarl
 from attnmarl import hard_attention, load_policy, relational, reproduce, seq2seq, vision
-from attnmarl.algos import maac, maddpg, mappo, qmix
+from attnmarl.algos import maac, maddpg, mappo, mat, qmix
 from attnmarl.attention import AttentionFC, MultiHeadSelfAttention, SelfAttention, SelfAttentionStack
 from attnmarl.checkpoints import load_agent, load_agent_at, load_checkpoint, shipped_checkpoint, shipped_runs
 from attnmarl.envs import make_batched
@@ -55,6 +55,7 @@ from attnmarl.nets import (
 )
 from attnmarl.nets.common import BufferList
 from attnmarl.nets.maac import MAACAttentionCritic, MAACConcatCritic, _MAACCritic, chosen
+from attnmarl.nets.mat import AgentTokens, DecoderBlock, EncoderBlock, MATAttention, MultiAgentTransformer
 from attnmarl.nets.messages import CommActor, EntityEncoder, TargetedMessages
 from attnmarl.nets.mixers import QMIX, VDN, Qatten
 from attnmarl.nets.policies import DecoyActor, DecoyEntityActor, DecoyView, _TypeGroups
@@ -177,6 +178,12 @@ def _mappo_agent(**config: Any) -> mappo.MAPPOAgent:
 def _mappo_run(agent: mappo.MAPPOAgent, o: Tensor) -> tuple[Any, ...]:
     a, log_p = agent.act(o, generator())
     return a, log_p, agent.act(o, deterministic=True), agent.evaluate_actions(o, a), agent.v_hat(o)
+
+
+def _mat_run(net: MultiAgentTransformer, o: Tensor) -> tuple[Any, ...]:
+    """The values, the agent-by-agent decoding (greedy) and the teacher-forced logits of the decoded actions."""
+    a, logits = net.decode(o, lambda y: y.argmax(dim=-1))
+    return net.values(o), a, logits, net.logits(o, a)
 
 
 def _maddpg_run(agent: maddpg.MADDPGAgent, o: Tensor) -> tuple[Any, ...]:
@@ -333,6 +340,18 @@ CASES: dict[str, Case] = {
                       _spread, lambda net, o: (*_entity_run(net, o), net.encodings(o))),
     "MAPPOAgent, comm": Case(mappo.MAPPOAgent, lambda: _mappo_agent(actor="comm", messages="attention",
                                                                     sight_radius=0.8), _spread, _mappo_run),
+    # nets/mat.py, algos/mat.py (chapter 13)
+    "MATAttention": Case(MATAttention, lambda: MATAttention(8, 2), lambda: (randn(3, 4, 8), randn(3, 4, 8)),
+                         lambda net, x_q, x_kv: (net(x_q, x_kv), net(x_q, x_kv, causal=True))),
+    "EncoderBlock": Case(EncoderBlock, lambda: EncoderBlock(8, 2, 16), lambda: (randn(3, 4, 8),)),
+    "DecoderBlock": Case(DecoderBlock, lambda: DecoderBlock(8, 2, 16), lambda: (randn(3, 4, 8), randn(3, 4, 8))),
+    "AgentTokens": Case(AgentTokens, lambda: AgentTokens("simple_spread", {"N": 3}, 3, SPREAD_DIM, None, 8, 2, 16),
+                        _spread),
+    "MultiAgentTransformer": Case(MultiAgentTransformer, lambda: MultiAgentTransformer(
+        "simple_spread", {"N": 3}, 3, SPREAD_DIM, 5, d=8, d_ff=16), _spread, _mat_run),
+    "MultiAgentTransformer, MAT-Dec": Case(MultiAgentTransformer, lambda: MultiAgentTransformer(
+        "simple_spread", {"N": 3}, 3, SPREAD_DIM, 5, d=8, d_ff=16, decoder=False), _spread, _mat_run),
+    "MATAgent": Case(mat.MATAgent, lambda: mat.make_agent(mat.MATConfig()), _spread, _mappo_run),
     # algos/
     "ValueNorm": Case(mappo.ValueNorm, _value_norm, lambda: (randn(4, 3),),
                       lambda norm, x: (norm.normalize(x), norm.denormalize(x))),
