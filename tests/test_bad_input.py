@@ -374,11 +374,12 @@ def test_legitimate_edge_configs_still_work():
 def test_every_named_config_and_shipped_checkpoint_passes_the_checks():
     from attnmarl.algos.maac import MAACConfig
     from attnmarl.algos.maddpg import MADDPGConfig
+    from attnmarl.algos.mat import MATConfig
     from attnmarl.algos.qmix import QMIXConfig
     from attnmarl.checkpoints import ASSETS, load_checkpoint
     from attnmarl.train import CONFIGS
 
-    kinds = (MAPPOConfig, MADDPGConfig, MAACConfig, QMIXConfig)
+    kinds = (MAPPOConfig, MADDPGConfig, MAACConfig, QMIXConfig, MATConfig)
     assert all(isinstance(config, kinds) for config in CONFIGS.values())
     checkpoints = [p for p in ASSETS.glob("*/*.pt") if p.parent.name != "seq2seq"]
     assert len(checkpoints) >= 30

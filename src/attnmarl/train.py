@@ -73,11 +73,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .algos import maac, maddpg, mappo, qmix
+from .algos import maac, maddpg, mappo, mat, qmix
 from .algos.compile import check_compiler
 from .algos.maac import MAACConfig
 from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
+from .algos.mat import MATConfig
 from .algos.qmix import QMIXConfig
 from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, load_checkpoint
 from .checks import check_bool, check_episodes, check_int, cli_episodes, cli_int, cli_seed, cli_threads
@@ -278,8 +279,21 @@ for _m, _steps in QMIX_STEPS.items():
 network) from the team reward through a mixer — VDN's sum, QMIX's hypernetwork mixer or Qatten's
 attention over the agents; within an m only ``mixer`` differs."""
 
+MAT_MS = (3, 6, 12)
+"""The team sizes of chapter 13's runs."""
+for _m in MAT_MS:
+    CONFIGS[f"mat-spread{_m}"] = MATConfig("simple_spread", {"N": _m}, total_steps=_SCALE_AGENT_STEPS // _m)
+    CONFIGS[f"matdec-spread{_m}"] = replace(CONFIGS[f"mat-spread{_m}"], variant="mat-dec")
+    CONFIGS[f"mat-spread{_m}-shuffled"] = replace(CONFIGS[f"mat-spread{_m}"], shuffle_order=True)
+"""Chapter 13 (the team as a sequence): the Multi-Agent Transformer on simple_spread at m = 3, 6 and 12 with
+chapter 10's budget of 12 million agent-decisions per point (m x env steps), to set beside
+``scale-spread{m}-entity`` (``pi-spread6-entity`` at m = 6). ``matdec-spread{m}`` keeps the encoder as critic
+and replaces the decoder by decentralized actors (only ``variant`` differs); ``mat-spread{m}-shuffled`` draws a
+random decision order per environment for every rollout (only ``shuffle_order`` differs). MAT acts with every
+agent's observation (centralized execution); MAT-Dec and the entity actor do not."""
+
 TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train, MAACConfig: maac.train,
-            QMIXConfig: qmix.train}
+            QMIXConfig: qmix.train, MATConfig: mat.train}
 """The training loop of each algorithm, by the type of its config."""
 
 FINAL_EPISODES = 200
@@ -299,6 +313,8 @@ INDEX_TITLES = {
               "oracle and no-bit controls)",
     "ablation": "Is it attention? The entity actor with mean pooling (alpha uniform) in place of attention, everything "
                 "else as in the entity runs of chapters 8 and 10 (MAPPO)",
+    "mat": "The team as a sequence: the Multi-Agent Transformer, MAT-Dec and MAT with shuffled decision orders on "
+           "simple_spread",
 }
 """The title of ``--index``'s README, by the name of the asset folder."""
 
@@ -338,7 +354,7 @@ def config_differences(name: str, base: str, width: int = 92) -> str:
 
 def budget(config: Config) -> str:
     """The budget a run of ``config`` trains, exactly: ``1,562 updates of 3,200 = 4,998,400 env steps``."""
-    unit = "updates" if isinstance(config, MAPPOConfig) else "iterations"
+    unit = "updates" if isinstance(config, (MAPPOConfig, MATConfig)) else "iterations"
     steps = config.num_updates * config.batch_size
     return f"{config.num_updates:,} {unit} of {config.batch_size:,} = {steps:,} env steps"
 
