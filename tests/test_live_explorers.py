@@ -324,17 +324,20 @@ def test_stepping_the_q_explorer_in_the_page_redraws_the_landscape(page, q_explo
     assert root.locator("svg.ax-heatmap").nth(1).locator("rect[data-value]").count() == 21 * 21
 
 
-def test_at_390_px_every_explorer_fits_without_a_sideways_swipe(page):
-    """A phone's width: each panel scales down to the explorer's width (its SVG keeps a viewBox), so neither the
-    page nor any explorer's row of panels scrolls sideways."""
+def test_at_390_px_every_explorer_fits_and_its_panels_keep_their_size(page):
+    """A phone's width: no explorer pushes the page sideways; a panel is never shrunk (its labels and cells keep
+    their size, issue 43): a row of panels wider than the explorer scrolls sideways in its own box."""
     page.set_viewport_size({"width": 390, "height": 844})
     try:
         page.wait_for_timeout(100)
         wide = page.evaluate("""() => [document.documentElement.scrollWidth,
-            ...Array.from(document.querySelectorAll('.ax-panels'), (p) => p.scrollWidth - p.clientWidth)]""")
+            ...Array.from(document.querySelectorAll('.ax-panels'), (p) => p.getBoundingClientRect().right)]""")
+        shrunk = page.evaluate("""() => Array.from(document.querySelectorAll('.ax-panels > svg'),
+            (s) => s.getBoundingClientRect().width - s.width.baseVal.value).filter((d) => Math.abs(d) >= 1)""")
     finally:
         page.set_viewport_size({"width": 1280, "height": 720})
-    assert wide[0] <= 390 and max(wide[1:]) <= 1, wide
+    assert wide[0] <= 390 and max(wide[1:]) <= 390, wide
+    assert not shrunk, shrunk
 
 
 # ---- the figure as a control (issue 43): drag, keyboard, touch, a steady height -------------------------------

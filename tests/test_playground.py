@@ -429,15 +429,18 @@ def test_the_two_heads_differ_in_hue_and_in_line(page):
 
 
 def test_at_390_px_the_playground_fits_the_screen_and_a_swipe_scrolls_the_page(page):
-    """A phone's width: nothing of the playground sticks out of the page, the arena scales down, a drag
+    """A phone's width: nothing of the playground sticks out of the page, the arena scales down, the α
+    heatmap keeps its size (its labels stay readable) and scrolls sideways in the panels' own box, a drag
     still lands where the pointer is, and only the entities capture a touch (elsewhere it scrolls)."""
     page.set_viewport_size({"width": 390, "height": 844})
     try:
         wide = page.evaluate("""() => { const root = document.querySelector('.attnmarl-playground');
+            const heatmap = document.querySelector('.pg-heatmap');
             return [document.documentElement.scrollWidth, root.getBoundingClientRect().right,
                     document.querySelector('.pg-arena').getBoundingClientRect().width,
-                    document.querySelector('.pg-heatmap').getBoundingClientRect().right]; }""")
-        assert wide[0] <= 390 and wide[1] <= 390 and wide[3] <= 390, wide
+                    document.querySelector('.pg-panels').getBoundingClientRect().right,
+                    heatmap.getBoundingClientRect().width - heatmap.width.baseVal.value]; }""")
+        assert wide[0] <= 390 and wide[1] <= 390 and wide[3] <= 390 and abs(wide[4]) < 1, wide
         assert wide[2] < SIZE
         styles = page.evaluate("""() => [getComputedStyle(document.querySelector('.pg-arena')).touchAction,
             getComputedStyle(document.querySelector('.pg-agent')).touchAction]""")
