@@ -550,17 +550,21 @@ def test_at_m_16_no_label_overprints_another_and_text_is_9_px_or_more(page):
 
 
 def test_at_390_px_the_treasure_playground_fits_and_a_drag_lands(page):
-    """A phone's width: nothing sticks out of the page, the arena scales down, a drag lands where the pointer is,
-    and only the entities capture a touch (elsewhere it scrolls the page)."""
+    """A phone's width: nothing sticks out of the page, the arena scales down, the α heatmap keeps its size (its
+    labels stay readable, issue 43) and scrolls sideways in the panels' own box, a drag lands where the pointer
+    is, and only the entities capture a touch (elsewhere it scrolls the page)."""
     page.set_viewport_size({"width": 390, "height": 844})
     try:
         page.locator('.attnmarl-playground [data-act="m"]').fill(str(M_RANGE[1]))
-        wide = page.evaluate("""() => [document.documentElement.scrollWidth,
-            document.querySelector('.attnmarl-playground').getBoundingClientRect().right,
-            document.querySelector('.pg-arena').getBoundingClientRect().width,
-            document.querySelector('.pg-heatmap').getBoundingClientRect().right,
-            document.querySelector('.pg-returns table').getBoundingClientRect().right]""")
+        wide = page.evaluate("""() => { const heatmap = document.querySelector('.pg-heatmap');
+            return [document.documentElement.scrollWidth,
+                    document.querySelector('.attnmarl-playground').getBoundingClientRect().right,
+                    document.querySelector('.pg-arena').getBoundingClientRect().width,
+                    document.querySelector('.pg-panels').getBoundingClientRect().right,
+                    document.querySelector('.pg-returns table').getBoundingClientRect().right,
+                    heatmap.getBoundingClientRect().width - heatmap.width.baseVal.value]; }""")
         assert wide[0] <= 390 and wide[1] <= 390 and wide[3] <= 390 and wide[4] <= 390, wide
+        assert abs(wide[5]) < 1, wide  # drawn at its own size
         assert wide[2] < SIZE
         styles = page.evaluate("""() => ['.pg-arena', '.pg-agent', '.pg-landmark'].map((s) =>
             getComputedStyle(document.querySelector(s)).touchAction)""")

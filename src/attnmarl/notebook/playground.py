@@ -44,11 +44,11 @@ from ..envs.spread import BatchedSpread
 from ..envs.treasure import GONE, RESPAWN_BOUND, BatchedCollectTreasure
 from ..nets.messages import CommActor
 from ..transfer import team_kwargs
-from .widgets import _asset
+from .widgets import _asset, page_script
 
 __all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "TREASURE_ACTOR", "COMM_ACTORS", "TASKS", "POLICIES", "M_RANGE",
            "MAX_PAGE_SEED", "world_constants", "export_entity_actor", "entity_actor_weights", "export_flat_actor",
-           "export_treasure_actor", "export_comm_actor", "comm_actor_weights", "task_spec", "page_script",
+           "export_treasure_actor", "export_comm_actor", "comm_actor_weights", "task_spec",
            "playground_spec", "playground_html", "playground"]
 
 ENTITY_ACTOR = ("policy", "pi-spread6-entity", 0)
@@ -354,23 +354,6 @@ def playground_spec(m: int = 6, seed: int = 0, policy: str | None = None,
     return {"tasks": list(tasks), "m": m, "seed": seed, "policy": policy, **spec}
 
 
-def page_script(name: str) -> str:
-    """``static/<name>`` as the page carries it: without its comment lines (a line that starts with ``//``, a
-    ``/* ... */`` block that starts a line) and its indentation, a third less to load on every page that embeds
-    it (the package's file is the commented source). ``ValueError`` for a script this could break: one with a
-    template literal over several lines (its text would lose its indentation)."""
-    lines, block = [], False
-    for line in _asset(name).splitlines():
-        text = line.strip()
-        if line.count("`") % 2:
-            raise ValueError(f"{name}: a template literal spans lines ({text[:60]!r}); page_script would alter it")
-        if block or text.startswith("/*"):
-            block = not text.endswith("*/")
-        elif text and not text.startswith("//"):
-            lines.append(text)
-    return "\n".join(lines)
-
-
 def playground_html(m: int = 6, seed: int = 0, policy: str | None = None,
                     tasks: Sequence[str] = ("simple_spread",)) -> str:
     """The playground as one self-contained piece of HTML (see the module docstring and :func:`playground_spec`)."""
@@ -381,7 +364,7 @@ def playground_html(m: int = 6, seed: int = 0, policy: str | None = None,
         f'<div class="attnmarl-playground" id="{html.escape(ident)}">'
         "<noscript>The playground needs JavaScript.</noscript></div>\n"
         f'<script type="application/json" id="{ident}-data">{json.dumps(spec, separators=(",", ":"))}</script>\n'
-        f"<script>{page_script('drag.js')}\n{page_script('playground.js')}</script>\n"
+        f"<script>{page_script('drag.js')}</script>\n<script>{page_script('playground.js')}</script>\n"
         f"<script>attnmarlPlayground.mount({json.dumps(ident)});</script>"
     )
 

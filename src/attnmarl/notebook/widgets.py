@@ -42,7 +42,7 @@ from attnmarl.checks import is_int
 from attnmarl.notebook.svg import render_panels
 from attnmarl.notebook.viz import Frame, frame_spec
 
-__all__ = ["Slider", "Range", "Toggle", "Dropdown", "PageModel", "Explorer", "explore", "static_mode",
+__all__ = ["Slider", "Range", "Toggle", "Dropdown", "PageModel", "Explorer", "explore", "static_mode", "page_script",
            "MAX_STATIC_FRAMES"]
 
 MAX_STATIC_FRAMES = 5000
@@ -344,22 +344,40 @@ def explore(frame_fn: Callable[..., Frame], *controls: Control, title: str = "")
 
 def _embed(spec: dict, classes: str, scripts: Sequence[str], start: str) -> str:
     """An explorer's kernel-free HTML: ``spec`` as gzip + base64 JSON in a data element beside a ``div`` of
-    ``classes``, then the ``static/`` scripts and, in a block of its own, the call ``start(id)`` that draws it
-    from the data (the book's build keeps one copy of the scripts a page: ``sphinxext.drop_repeated_blocks``)."""
+    ``classes``, then the ``static/`` scripts, one block each as :func:`page_script` gives them, and, in a block of
+    its own, the call ``start(id)`` that draws it from the data. The book's build keeps one copy of each block a
+    page (``sphinxext.drop_repeated_blocks``), so a script shared with the playground (drag.js) loads once."""
     ident = f"attnmarl-{uuid.uuid4().hex[:10]}"
     payload = base64.b64encode(gzip.compress(json.dumps(spec, separators=(",", ":")).encode(), mtime=0)).decode()
-    code = "\n".join(_asset(name) for name in scripts)
+    code = "".join(f"<script>{page_script(name)}</script>\n" for name in scripts)
     return (
         f"<style>{_asset('explorer.css')}</style>\n"
         f'<div class="{classes}" id="{ident}"><div class="ax-title">{html.escape(spec["title"])}</div>'
         "<noscript>This explorer needs JavaScript.</noscript></div>\n"
         f'<script type="application/octet-stream" id="{ident}-data">{payload}</script>\n'
-        f"<script>{code}</script>\n<script>{start}({json.dumps(ident)});</script>"
+        f"{code}<script>{start}({json.dumps(ident)});</script>"
     )
 
 
 def _asset(name: str) -> str:
     return resources.files("attnmarl.notebook").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def page_script(name: str) -> str:
+    """``static/<name>`` as the page carries it: without its comment lines (a line that starts with ``//``, a
+    ``/* ... */`` block that starts a line) and its indentation, a third less to load on every page that embeds
+    it (the package's file is the commented source). ``ValueError`` for a script this could break: one with a
+    template literal over several lines (its text would lose its indentation)."""
+    lines, block = [], False
+    for line in _asset(name).splitlines():
+        text = line.strip()
+        if line.count("`") % 2:
+            raise ValueError(f"{name}: a template literal spans lines ({text[:60]!r}); page_script would alter it")
+        if block or text.startswith("/*"):
+            block = not text.endswith("*/")
+        elif text and not text.startswith("//"):
+            lines.append(text)
+    return "\n".join(lines)
 
 
 def _page_control_json(control: Control) -> dict:

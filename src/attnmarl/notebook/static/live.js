@@ -193,6 +193,8 @@ if (typeof window.attnmarlLive === "undefined") {
           q(a.map((ak, k) => (k === j ? forceToAction([fx, fy]) : ak))).v[i]));
         const change = response.map((row) => row.map((v) => v - taken.v[i])), reach = changeScale(change);
         const labels = d.grid.map(oneDecimal), flat = response.flat(), took = `(${signed(a[j][2] - a[j][1])}, ${signed(a[j][4] - a[j][3])})`;
+        const action = pushed ? `${names[j]}'s force set to F = (${signed(set.fx)}, ${signed(set.fy)}) (it pushed with ${took})`
+          : `${names[j]} pushed with F = ${took}`;
         return {
           panels: [
             { ...d.arenas[t], focus: i, emphasis: d.arenas[t].xy.map((_, k) => (k < m ? weights[k] : 0)),
@@ -206,8 +208,7 @@ if (typeof window.attnmarlLive === "undefined") {
             { type: "text", text: names.map((n, k) => `${k === i ? "*" : " "} q̂ of ${n}: ${now.v[k].toFixed(2).padStart(7)}`).join("\n"),
               title: pushed ? `q̂ with ${names[j]}'s force set` : "q̂ with the actions taken" },
           ],
-          caption: `step ${t}: ${pushed ? `${names[j]}'s force set to F = (${signed(set.fx)}, ${signed(set.fy)}) (it pushed with ${took})`
-            : `${names[j]} pushed with F = ${took}`}; over ` +
+          caption: `step ${t}: ${action}; over ` +
             `the grid of its forces q̂ of ${names[i]} spans ${(Math.max(...flat) - Math.min(...flat)).toFixed(2)}; ` +
             `α of ${names[i]} on ${names[j]}: ${weights[j].toFixed(2)} (uniform ${(1 / m).toFixed(2)})`,
         };
