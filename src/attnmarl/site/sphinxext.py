@@ -238,7 +238,7 @@ def setup(app: Any) -> dict[str, Any]:
     os.environ["ATTNMARL_STATIC"] = "1"
     if app is not None:
         app.connect("config-inited", _local_mathjax, priority=900)
-        app.connect("build-finished", _slim_book)
+        app.connect("build-finished", _slim_book, priority=900)  # after the theme rewrites pygments.css
         app.connect("html-page-context", _without_mathjax, priority=900)
         app.connect("html-page-context", _unique_scripts, priority=900)
         app.connect("html-page-context", _without_unused_design, priority=900)
