@@ -82,10 +82,16 @@ def playground_page(folder: Path, markup: str, touch: bool = False) -> Iterator:
         page.goto(path.as_uri())
         page.wait_for_selector(".attnmarl-playground .pg-arena circle")
         page.wait_for_function("window.DATA !== undefined")
-        page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
-                      " pg.touched = true; pg.setRunning(false); }")
+        hold_playground(page)
         yield page
         assert not page.blocked and not page.errors
+
+
+def hold_playground(page) -> None:
+    """Stop the page's playground and mark it touched, so that it neither plays on nor starts by itself while a
+    test drives it."""
+    page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
+                  " pg.touched = true; pg.setRunning(false); }")
 
 
 def touch_drag(page, start: tuple[float, float], end: tuple[float, float], steps: int = 6) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from browser import offline_page
+from browser import hold_playground, offline_page
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -669,8 +669,7 @@ def test_playgrounds_in_the_book_play_offline(quick_book, browser_page, page_fil
     page.wait_for_selector(".attnmarl-playground .pg-arena circle", timeout=20_000)
     assert root.count() == 1
     root.scroll_into_view_if_needed()
-    page.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
-                  " pg.touched = true; pg.setRunning(false); }")
+    hold_playground(page)
     # a new episode first: late in one, a settled team may not move visibly in a step (it has played since
     # it scrolled into view). Two steps: mpe2 moves positions by the velocity before the step's forces act,
     # so from rest the first step changes velocities only.

@@ -4,7 +4,7 @@ with a touch screen (CDP touch events, so that the browser itself applies touch-
 from __future__ import annotations
 
 import pytest
-from browser import offline_page, touch_drag
+from browser import hold_playground, offline_page, touch_drag
 
 from attnmarl.checkpoints import load_agent
 from attnmarl.notebook.explorers.value import probe_explorer, value_checkpoint
@@ -24,8 +24,7 @@ def page(tmp_path_factory):
         p.goto(path.as_uri())
         p.wait_for_selector(".ax-live .ax-handle")
         p.wait_for_selector(".attnmarl-playground .pg-arena circle")
-        p.evaluate("() => { const pg = document.querySelector('.attnmarl-playground').playground;"
-                   " pg.touched = true; pg.setRunning(false); }")
+        hold_playground(p)
         yield p
         assert not p.errors and not p.blocked
 
