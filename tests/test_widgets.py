@@ -16,6 +16,10 @@ from attnmarl.site import sphinxext
 ARENA = Frame([Arena(np.array([[0.2, -0.3], [-1.1, 0.75], [0.5, 0.5]]), [0.15, 0.05, 0.15],
                      ["#4c72b0", "#999999", "#dd8452"], ["a1", "L", "a<2>"], emphasis=[0.0, 0.125, 0.875],
                      focus=0, title="arena")])
+CROWDED = Frame([Arena(np.array([[0.2, -0.3], [0.21, -0.31], [-1.2, 1.15], [-1.12, 1.13], [0.9, -1.25]]),
+                       [0.15, 0.05, 0.03, 0.03, 0.05], ["#4c72b0", "#999999", "#999999", "#dd8452", "#999999"],
+                       ["a1", "L1", "t6", "c2", "L2"], title="an agent on its landmark, two treasures touching")])
+"""Labels that would overprint: the explorer's twin renderers must place them the same way."""
 PICTURE = Frame([Picture(np.linspace(0.0, 1.0, 4 * 5 * 3).reshape(4, 5, 3), title="a<b", scale=6,
                          boxes=[(1, 2, 3, 2)])])
 
@@ -220,6 +224,7 @@ def test_static_and_live_draw_the_same_markup(static_page):
                           Points(np.array([[0.5, -2.25]]), ['"p"'], lim=2.5, highlight=[0]),
                           Text("a\n<b>", title="t")])),
         frame_spec(ARENA),
+        frame_spec(CROWDED),
         frame_spec(PICTURE),
         frame_spec(WIDE),
         frame_spec(ENTITIES),

@@ -11,6 +11,8 @@ import math
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
+from .labels import label_positions
+
 __all__ = ["render_panels", "COLORMAPS"]
 
 COLORMAPS = {
@@ -156,12 +158,26 @@ def points(p: dict) -> str:
     return s + "</svg>"
 
 
+def _ticks(lim: float, left: float, top: float, size: float) -> str:
+    """Tick marks and labels at the whole world units inside [-lim, lim], under and left of an arena's square."""
+    X, Y = _square(lim, left, top, size)
+    s = ""
+    t = math.ceil(-lim)
+    while t <= lim:
+        s += (f'<line x1="{_num(X(t))}" y1="{top + size}" x2="{_num(X(t))}" y2="{top + size + 4}" stroke="#444"/>'
+              f'<line x1="{left - 4}" y1="{_num(Y(t))}" x2="{left}" y2="{_num(Y(t))}" stroke="#444"/>'
+              f'<text x="{_num(X(t))}" y="{top + size + 14}" text-anchor="middle" font-size="9">{_num(t)}</text>'
+              f'<text x="{left - 6}" y="{_num(Y(t) + 3)}" text-anchor="end" font-size="9">{_num(t)}</text>')
+        t += 1
+    return s
+
+
 def arena(p: dict) -> str:
-    size, left = 260, 30
+    size, left = 260, 40
     w = left + size + 10
     title, n_lines = _title(p["title"], left + size / 2, w)
     top = 10 + 16 * n_lines
-    h = top + size + 30
+    h = top + size + 36
     lim = p["lim"]
     X, Y = _square(lim, left, top, size)
 
@@ -172,6 +188,7 @@ def arena(p: dict) -> str:
          f'aria-label="{_esc(p["title"])}" data-square="{_square_data(left, top, size, lim)}">')
     s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="#fafafa" stroke="#444"/>'
+    s += _ticks(lim, left, top, size)
     for i, (x, y) in enumerate(p["xy"]):
         r = p["radius"][i]
         s += (f'<circle class="ax-entity" data-entity="{i}" cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r))}" '
@@ -181,13 +198,14 @@ def arena(p: dict) -> str:
                   f'stroke="#d62728" stroke-width="3" stroke-opacity="{_num(p["emphasis"][i])}"/>')
         if i == p["focus"]:
             s += f'<circle cx="{_num(X(x))}" cy="{_num(Y(y))}" r="{_num(R(r + 0.02))}" fill="none" stroke="#000" stroke-width="2"/>'
-        # a small entity (a landmark) is labelled below its circle, a large one in its upper half, so that an agent
-        # standing on a landmark and the landmark keep their labels apart; a white halo keeps a label readable on a disc
-        if R(r) < 8:
-            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) + R(r) + 8)}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">{_esc(p["labels"][i])}</text>'
-        else:
-            s += f'<text x="{_num(X(x))}" y="{_num(Y(y) - 0.4 * R(r) + 3)}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">{_esc(p["labels"][i])}</text>'
-    s += f'<text x="{_num(left + size / 2)}" y="{h - 8}" text-anchor="middle" font-size="12">x</text>'
+    # labels after every disc, placed so that none overprints another (attnmarl.notebook.labels); a white halo
+    # keeps one readable on a disc
+    places = label_positions([(X(x), Y(y)) for x, y in p["xy"]], [R(r) for r in p["radius"]], p["labels"], 9,
+                             (left, top, left + size, top + size))
+    for (lx, ly), label in zip(places, p["labels"]):
+        s += (f'<text x="{_num(lx)}" y="{_num(ly + 3)}" text-anchor="middle" font-size="9" paint-order="stroke" '
+              f'stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">{_esc(label)}</text>')
+    s += f'<text x="{_num(left + size / 2)}" y="{h - 6}" text-anchor="middle" font-size="12">x</text>'
     s += f'<text transform="translate(12,{_num(top + size / 2)}) rotate(-90)" text-anchor="middle" font-size="12">y</text>'
     return s + "</svg>"
 

@@ -24,12 +24,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import patheffects
 from matplotlib.animation import Animation
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.text import Text as TextArtist
+from matplotlib.transforms import IdentityTransform
 from PIL import Image
 
 from ..checks import check_bool, check_real
+from .labels import label_positions
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec",
            "SHOWN_DIGITS", "heatmap",
@@ -463,6 +467,33 @@ def points(ax: Axes, panel: Points) -> None:
     ax.set_title(panel.title)
 
 
+class _ArenaLabels(Artist):
+    """An arena's labels, placed when the figure is drawn, its layout final, by
+    :func:`attnmarl.notebook.labels.label_positions` on the pixels drawn (as the explorers place theirs), so that
+    an agent standing on a landmark and the landmark keep their labels apart."""
+
+    def __init__(self, panel: Arena, fontsize: float = 8) -> None:
+        super().__init__()
+        self.set_zorder(5)
+        self.xy, self.radius, self.fontsize = panel.xy, list(panel.radius), fontsize
+        halo = [patheffects.withStroke(linewidth=2, foreground="white", alpha=0.8)]
+        self.texts = [TextArtist(0, 0, label, ha="center", va="center", fontsize=fontsize,
+                           path_effects=halo, transform=IdentityTransform()) for label in panel.labels]
+
+    def draw(self, renderer) -> None:
+        ax, height = self.axes, self.figure.bbox.height  # labels.py works in pixels with y downwards
+        centres = ax.transData.transform(self.xy)
+        edges = ax.transData.transform(self.xy + np.c_[self.radius, np.zeros(len(self.radius))])
+        box, labels = ax.bbox, [t.get_text() for t in self.texts]
+        bounds = (box.x0, height - box.y1, box.x1, height - box.y0)
+        places = label_positions([(x, height - y) for x, y in centres], list(edges[:, 0] - centres[:, 0]), labels,
+                                 renderer.points_to_pixels(self.fontsize), bounds)
+        for text, (x, y) in zip(self.texts, places):
+            text.set_figure(self.figure)
+            text.set_position((x, height - y))
+            text.draw(renderer)
+
+
 def arena(ax: Axes, panel: Arena) -> None:
     """Draw entities as circles of their radius; emphasis as red rings, the focus ringed in black."""
     for index, ((x, y), r) in enumerate(zip(panel.xy, panel.radius)):
@@ -472,14 +503,7 @@ def arena(ax: Axes, panel: Arena) -> None:
                                     alpha=panel.emphasis[index], zorder=3))
         if index == panel.focus:
             ax.add_patch(plt.Circle((x, y), r + 0.02, fill=False, lw=2, color="black", zorder=4))
-        # a small entity (a landmark) is labelled below its circle, a large one in its upper half, so that an
-        # agent standing on a landmark and the landmark keep their labels apart; a white halo keeps them readable
-        if r < 0.06:
-            label = ax.annotate(panel.labels[index], (x, y - r), xytext=(0, -1), textcoords="offset points",
-                                ha="center", va="top", fontsize=8, zorder=5)
-        else:
-            label = ax.annotate(panel.labels[index], (x, y + 0.4 * r), ha="center", va="center", fontsize=8, zorder=5)
-        label.set_path_effects([patheffects.withStroke(linewidth=2, foreground="white", alpha=0.8)])
+    ax.add_artist(_ArenaLabels(panel))
     ax.set_xlim(-panel.lim, panel.lim)
     ax.set_ylim(-panel.lim, panel.lim)
     ax.set_aspect("equal")

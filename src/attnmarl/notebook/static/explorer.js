@@ -100,16 +100,61 @@ if (typeof window.attnmarlExplorer === "undefined") {
       return s + "</svg>";
     }
 
+    // Where an arena's labels go (twin of attnmarl/notebook/labels.py): each entity in turn tries its disc's upper
+    // half (a large disc), below, above, right, left and the diagonals, and takes the cheapest: 1000 for each
+    // label already placed that it overlaps, 10 for leaving the arena, 1 for each other disc it touches.
+    const CHAR_WIDTH = 0.6, GAP = 1;
+    const overlaps = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+    function touchesDisc(box, cx, cy, r) {
+      const nx = Math.min(Math.max(cx, box[0]), box[2]), ny = Math.min(Math.max(cy, box[1]), box[3]);
+      return (nx - cx) * (nx - cx) + (ny - cy) * (ny - cy) < r * r;
+    }
+    function labelPositions(centres, radii, labels, font, bounds) {
+      const placed = [], out = [];
+      centres.forEach(([cx, cy], k) => {
+        const r = radii[k], w = CHAR_WIDTH * font * String(labels[k]).length + 2, h = font;
+        const dx = r + GAP + w / 2, dy = r + GAP + h / 2, ex = 0.7 * r + GAP + w / 2, ey = 0.7 * r + GAP + h / 2;
+        const places = r >= font - 1 ? [[cx, cy - 0.4 * r]] : [];
+        places.push([cx, cy + dy], [cx, cy - dy], [cx + dx, cy], [cx - dx, cy],
+          [cx + ex, cy + ey], [cx - ex, cy + ey], [cx + ex, cy - ey], [cx - ex, cy - ey]);
+        let best = places[0], bestCost = -1;
+        places.forEach(([x, y]) => {
+          const box = [x - w / 2, y - h / 2, x + w / 2, y + h / 2];
+          let cost = 1000 * placed.filter((other) => overlaps(box, other)).length;
+          if (box[0] < bounds[0] || box[1] < bounds[1] || box[2] > bounds[2] || box[3] > bounds[3]) cost += 10;
+          cost += centres.filter(([ox, oy], j) => j !== k && touchesDisc(box, ox, oy, radii[j])).length;
+          if (bestCost < 0 || cost < bestCost) { best = [x, y]; bestCost = cost; }
+        });
+        placed.push([best[0] - w / 2, best[1] - h / 2, best[0] + w / 2, best[1] + h / 2]);
+        out.push(best);
+      });
+      return out;
+    }
+
+    // Tick marks and labels at the whole world units inside [-lim, lim], under and left of an arena's square.
+    function ticks(lim, left, top, size) {
+      const [X, Y] = square(lim, left, top, size);
+      let s = "";
+      for (let t = Math.ceil(-lim); t <= lim; t++) {
+        s += `<line x1="${X(t)}" y1="${top + size}" x2="${X(t)}" y2="${top + size + 4}" stroke="#444"/>` +
+          `<line x1="${left - 4}" y1="${Y(t)}" x2="${left}" y2="${Y(t)}" stroke="#444"/>` +
+          `<text x="${X(t)}" y="${top + size + 14}" text-anchor="middle" font-size="9">${t}</text>` +
+          `<text x="${left - 6}" y="${Y(t) + 3}" text-anchor="end" font-size="9">${t}</text>`;
+      }
+      return s;
+    }
+
     function arena(p) {
-      const size = 260, left = 30, w = left + size + 10, lim = p.lim;
+      const size = 260, left = 40, w = left + size + 10, lim = p.lim;
       const [head, nLines] = title(p.title, left + size / 2, w);
-      const top = 10 + 16 * nLines, h = top + size + 30;
+      const top = 10 + 16 * nLines, h = top + size + 36;
       const [X, Y] = square(lim, left, top, size);
       const R = (r) => (r / (2 * lim)) * size;
       let s = `<svg class="ax-panel ax-arena" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" ` +
         `aria-label="${esc(p.title)}" data-square="${[left, top, size, lim].join(",")}">`;
       s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="#fafafa" stroke="#444"/>`;
+      s += ticks(lim, left, top, size);
       p.xy.forEach(([x, y], i) => {
         const r = p.radius[i];
         s += `<circle class="ax-entity" data-entity="${i}" cx="${X(x)}" cy="${Y(y)}" r="${R(r)}" ` +
@@ -117,11 +162,15 @@ if (typeof window.attnmarlExplorer === "undefined") {
         if (p.emphasis[i] > 0) s += `<circle class="ax-emphasis" cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.04)}" fill="none" ` +
           `stroke="#d62728" stroke-width="3" stroke-opacity="${p.emphasis[i]}"/>`;
         if (i === p.focus) s += `<circle cx="${X(x)}" cy="${Y(y)}" r="${R(r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>`;
-        // a small entity (a landmark) is labelled below its circle, a large one in its upper half
-        if (R(r) < 8) s += `<text x="${X(x)}" y="${Y(y) + R(r) + 8}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(p.labels[i])}</text>`;
-        else s += `<text x="${X(x)}" y="${Y(y) - 0.4 * R(r) + 3}" text-anchor="middle" font-size="9" paint-order="stroke" stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(p.labels[i])}</text>`;
       });
-      s += `<text x="${left + size / 2}" y="${h - 8}" text-anchor="middle" font-size="12">x</text>`;
+      // labels after every disc, placed so that none overprints another; a white halo keeps one readable on a disc
+      const places = labelPositions(p.xy.map(([x, y]) => [X(x), Y(y)]), p.radius.map(R), p.labels, 9,
+        [left, top, left + size, top + size]);
+      places.forEach(([lx, ly], i) => {
+        s += `<text x="${lx}" y="${ly + 3}" text-anchor="middle" font-size="9" paint-order="stroke" ` +
+          `stroke="#fff" stroke-width="2.5" stroke-opacity="0.8">${esc(p.labels[i])}</text>`;
+      });
+      s += `<text x="${left + size / 2}" y="${h - 6}" text-anchor="middle" font-size="12">x</text>`;
       s += `<text transform="translate(12,${top + size / 2}) rotate(-90)" text-anchor="middle" font-size="12">y</text>`;
       return s + "</svg>";
     }
