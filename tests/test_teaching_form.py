@@ -48,10 +48,6 @@ PART_II = ["book/06-marl-mpe", *MAIN_LINE_CHAPTERS, "book/when-attention-helps"]
 NUMBERS_PER_100_WORDS = 6
 """Each result once (issue #43): at most 6 numbers per 100 words of main line; the rest in a table, a figure
 or a collapsed block."""
-NOT_YET_REWRITTEN = {"book/10-more-agents"}
-"""Pages over the density, still to be rewritten (issue 43, item 1); strict, so the mark goes once they pass.
-Chapters 7 and 8, also still to be rewritten, are under it already (2.2 and 3.8 when the test was written)."""
-
 BOX = re.compile(r"^(:{3,})\{admonition\} Algorithm (\d+)\.(\d+)[:.]? (.*?)\n(.*?)^\1\s*$", re.M | re.S)
 STEP = re.compile(r"^(\d+)\. ", re.M)
 ALGOCODE = re.compile(r"^\s*```\{algocode\} (\S+)\n(.*?)^\s*```\s*$", re.M | re.S)
@@ -298,9 +294,7 @@ def numbers_per_100_words(page: str) -> float:
     return 100 * len(numbers_in_main_line(page)) / main_line_words(page)
 
 
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(
-    strict=True, reason="issue 43 item 1: not yet rewritten")) if page in NOT_YET_REWRITTEN else page
-                                  for page in PART_II])
+@pytest.mark.parametrize("page", PART_II)
 def test_a_part_ii_page_quotes_few_numbers_in_its_main_line(page):
     """Each result once, in a table or a figure with one sentence of reading (issue #43): the main line quotes
     at most 6 numbers per 100 words; restatements go into collapsed blocks or are cut."""
