@@ -1213,7 +1213,9 @@ def test_products_of_sizes_that_would_take_gigabytes_are_refused_up_front(build,
 
 
 def test_a_rollout_too_large_to_hold_is_refused_before_training():
-    with pytest.raises(ValueError, match="the rollout's observations would hold rollout_steps = 10,000,000"):
+    """The whole run's estimate refuses it (:mod:`attnmarl.algos.estimate`), naming the rollout's buffers."""
+    with pytest.raises(ValueError, match=r"the biggest part is the rollout's buffers \(10,000,000 steps of 8 worlds\)"
+                                         ".*ATTNMARL_ALLOW_COSTLY=1"):
         mappo.train(dataclasses.replace(TINY, rollout_steps=10_000_000, total_steps=80_000_000))
 
 

@@ -21,7 +21,9 @@ evaluates the current policy on the real mpe2 environment ``--evals`` times alon
 
 Everything that can be checked is checked before training starts: the config, a budget that is a
 whole number of updates (and, for MADDPG, reaches ``learning_starts``: a run that never updates is
-not saved as trained), the numbers of episodes, that ``--out`` is writable, that a fine-tuning
+not saved as trained), the numbers of episodes, the whole run's estimated CPU time and peak memory
+(:func:`run_estimate`, printed as the run starts; more than a day or half this machine's memory is refused,
+naming the biggest part, unless ``ATTNMARL_ALLOW_COSTLY=1``), that ``--out`` is writable, that a fine-tuning
 checkpoint exists and fits, and that ``--out`` holds no earlier run of the same config and seed
 (``--replace`` replaces it on purpose, and says that ``index.json`` still describes the old one). The
 exact budget is printed as the run starts; Ctrl-C ends it with one line saying that nothing was
@@ -75,6 +77,7 @@ from tqdm.auto import tqdm
 
 from .algos import maac, maddpg, mappo, mat, qmix
 from .algos.compile import check_compiler
+from .algos.estimate import RunEstimate
 from .algos.maac import MAACConfig
 from .algos.maddpg import MADDPGConfig
 from .algos.mappo import MAPPOConfig
@@ -92,8 +95,8 @@ from .seeds import parse_seeds, run_seeds
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "SIGHT_MS",
-           "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent", "run", "device_name",
-           "write_index", "check_command", "main"]
+           "ESTIMATES", "named_config", "budget", "run_estimate", "existing_run", "check_init_actor", "evaluate_agent",
+           "run", "device_name", "write_index", "check_command", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -296,6 +299,10 @@ TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train, MAACConfig: ma
             QMIXConfig: qmix.train, MATConfig: mat.train}
 """The training loop of each algorithm, by the type of its config."""
 
+ESTIMATES = {MAPPOConfig: mappo.estimate, MADDPGConfig: maddpg.estimate, MAACConfig: maac.estimate,
+             QMIXConfig: qmix.estimate, MATConfig: mat.estimate}
+"""The estimate of a whole run of each algorithm (:mod:`attnmarl.algos.estimate`), by the type of its config."""
+
 FINAL_EPISODES = 200
 
 INDEX_TITLES = {
@@ -385,6 +392,16 @@ def check_evals(config: Config, evals: int | None, name: str = "evals") -> int:
     return int(evals)
 
 
+def run_estimate(config: Config, evals: int, eval_episodes: int = 20,
+                 final_episodes: int = FINAL_EPISODES) -> RunEstimate:
+    """The estimated CPU time and peak memory of :func:`run` of ``config`` (:mod:`attnmarl.algos.estimate`): its
+    training, and its ``evals`` evaluations of ``eval_episodes`` episodes on mpe2 and the final one of
+    ``final_episodes``. Its :meth:`~attnmarl.algos.estimate.RunEstimate.check` refuses, before anything starts, a
+    run estimated beyond a day of CPU or half this machine's memory (``ATTNMARL_ALLOW_COSTLY=1`` lets it start)."""
+    episodes = (evaluation_count(config.num_updates, evals) - 1) * eval_episodes + final_episodes
+    return ESTIMATES[type(config)](config, episodes)
+
+
 def existing_run(out: str | Path, name: str, seed: int) -> str | None:
     """What already sits in ``out`` under ``NAME-seedS.*`` (a run of the same config and seed), or None."""
     stem = Path(out) / f"{name}-seed{seed}"
@@ -437,6 +454,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
     check_episodes("eval_episodes", eval_episodes)
     check_episodes("final_episodes", final_episodes)
     check_bool("replace_run", replace_run)
+    run_estimate(config, evals, eval_episodes, final_episodes).check()
     stem = check_writable_folder(out) / f"{name}-seed{seed}"
     earlier = existing_run(out, name, seed)
     if earlier and not replace_run:
@@ -758,7 +776,8 @@ def check_command(arguments: list[str]) -> tuple[str, int]:
     if args.config not in CONFIGS:
         raise ValueError(f"unknown config {args.config!r}; choose from {sorted(CONFIGS)}")
     config = named_config(args.config, args.seed, args.steps)
-    check_evals(config, args.evals, "--evals")
+    evals = check_evals(config, args.evals, "--evals")
+    run_estimate(config, evals, args.eval_episodes, args.final_episodes).check()
     check_init_actor(config)
     return args.config, args.seed
 
@@ -794,6 +813,8 @@ def main(argv: list[str] | None = None) -> None:
         device = check_device(args.device, "--device")
         config = named_config(args.config, args.seed, args.steps)
         args.evals = check_evals(config, args.evals, "--evals")
+        estimate = run_estimate(config, args.evals, args.eval_episodes, args.final_episodes)
+        estimate.check()
         check_writable_folder(args.out, "--out")
         for seed in args.seeds or [args.seed]:
             check_init_actor(replace(config, seed=seed))
@@ -812,6 +833,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     command = "python -m attnmarl.train " + " ".join(shlex.quote(a) for a in arguments if a != "--replace")
     print(f"{args.config} seed {args.seed}: {budget(config)}" + (f"; replacing {earlier}" if earlier else ""))
+    print(f"estimated: {estimate}")
     made = evaluation_count(config.num_updates, args.evals)
     if made != args.evals:
         print(f"note: --evals {args.evals} asked for {args.evals} evaluations; a run of {config.num_updates:,} "

@@ -62,7 +62,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -77,11 +77,23 @@ from ..envs.scenarios import given_port_kwargs
 from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
 from .compile import compile_in_place
+from .estimate import (
+    MEASURED_BATCHES,
+    NoStep,
+    Probe,
+    RunEstimate,
+    measure,
+    off_policy,
+    probe,
+    probe_observations,
+    replay_buffer,
+    start,
+)
 from .maddpg import ReplayBuffer, soft_update
 from .mappo import EnvSpec, env_spec, log_prob, sample_actions
 
 __all__ = ["MAACConfig", "MAAC_CRITICS", "MAACAgent", "make_agent", "one_hot", "counterfactual_advantage",
-           "reward_statistics", "train"]
+           "reward_statistics", "estimate", "train"]
 
 
 @dataclass
@@ -249,6 +261,35 @@ def reward_statistics(buffer: ReplayBuffer) -> tuple[Tensor, Tensor]:
     return r.mean(0), r.std(0).clamp_min(1e-6) if len(buffer) > 1 else torch.ones(r.shape[1])
 
 
+def estimate(config: MAACConfig, evaluation_episodes: int = 0) -> RunEstimate:
+    """What a whole run of ``config`` will cost (:mod:`attnmarl.algos.estimate`), with ``evaluation_episodes``
+    episodes on mpe2: its CPU time and peak memory, part by part, from a fresh agent's calls on four worlds'
+    observations — acting, and one whole update (:func:`_update`, its optimizers' steps estimated) on minibatches
+    of those observations. :func:`train` checks it first."""
+    run, world = start(config, "MAAC", replay_buffer)
+    return off_policy(run, config, world, probe(_probe, config, {}), 2, evaluation_episodes)
+
+
+def _probe(config: MAACConfig) -> Probe:
+    """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`): acting
+    on the observations of four worlds, and :func:`_update` on a replay buffer of them (no optimizer steps)."""
+    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
+    with torch.random.fork_rng(devices=[]):
+        agent = make_agent(config, spec)
+    target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
+    buffer = ReplayBuffer(len(o), spec.m, spec.obs_dim, spec.n_actions)
+    buffer.add(o, one_hot(torch.zeros(len(o), spec.m, dtype=torch.long), spec.n_actions), torch.zeros(len(o), spec.m),
+               o, torch.zeros(len(o), dtype=torch.bool))
+    sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
+    actor_steps, critic_steps = NoStep(agent.actor.parameters()), NoStep(agent.critic.parameters())
+    r_mean, r_std = torch.zeros(spec.m), torch.ones(spec.m)
+    with torch.no_grad():
+        act = measure(lambda b: agent.act(o[:b], generator))
+    update = measure(lambda b: _update(agent, target, buffer, actor_steps, critic_steps, sized[b], generator, r_mean,
+                                       r_std, torch.device("cpu")))
+    return Probe.of({"act": act, "update": update}, agent, spec)
+
+
 def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], None] | None = None,
           compile_nets: bool = False, device: str | torch.device = "cpu") -> MAACAgent:
     """Train a MAAC (or MADDPG+SAC) agent on the batched port of ``config.scenario``; returns it.
@@ -259,9 +300,11 @@ def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], 
     in this iteration; NaN if none did), ``train_return_<i>``, ``critic_loss``, ``actor_loss``,
     ``q_mean``, ``entropy`` and ``wall_seconds``. Runs are reproducible from ``config.seed``. A run whose
     losses stop being finite raises ``RuntimeError``. ``compile_nets`` runs the networks through
-    ``torch.compile``; ``device`` is where they run and learn, as in :func:`attnmarl.algos.mappo.train`.
+    ``torch.compile``; ``device`` is where they run and learn, as in :func:`attnmarl.algos.mappo.train`, and the
+    run's :func:`estimate` is checked first, as there.
     """
     device = check_device(device)
+    estimate(config).check()
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)

@@ -38,7 +38,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,10 +52,22 @@ from ..envs import make_batched
 from ..envs.scenarios import given_port_kwargs
 from ..nets import Actor, AttentionQ, ConcatQ, EntityActor
 from .compile import compile_in_place
+from .estimate import (
+    MEASURED_BATCHES,
+    NoStep,
+    Probe,
+    RunEstimate,
+    measure,
+    off_policy,
+    probe,
+    probe_observations,
+    replay_buffer,
+    start,
+)
 from .mappo import EnvSpec, env_spec, normal_noise
 
 __all__ = ["MADDPGConfig", "Q_CRITICS", "MADDPG_ACTORS", "FORCE_DIM", "force_to_action", "MADDPGAgent",
-           "make_agent", "ReplayBuffer", "soft_update", "own_action_values", "train"]
+           "make_agent", "ReplayBuffer", "soft_update", "own_action_values", "estimate", "train"]
 
 FORCE_DIM = 2
 """The actor's output F^i: the force it wants along x and y."""
@@ -298,6 +310,34 @@ def own_action_values(critic: Callable[[Tensor, Tensor], Tensor], o: Tensor, a: 
     return q.view(B, m, m).diagonal(dim1=1, dim2=2)
 
 
+def estimate(config: MADDPGConfig, evaluation_episodes: int = 0) -> RunEstimate:
+    """What a whole run of ``config`` will cost (:mod:`attnmarl.algos.estimate`), with ``evaluation_episodes``
+    episodes on mpe2: its CPU time and peak memory, part by part, from a fresh agent's calls on four worlds'
+    observations — acting with noise, and one whole update (:func:`_update`, its optimizers' steps estimated)
+    on minibatches of those observations. :func:`train` checks it first."""
+    run, world = start(config, "MADDPG", replay_buffer)
+    return off_policy(run, config, world, probe(_probe, config, {"depth": True}), 2, evaluation_episodes)
+
+
+def _probe(config: MADDPGConfig) -> Probe:
+    """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`): acting
+    on the observations of four worlds, and :func:`_update` on a replay buffer of them (no optimizer steps)."""
+    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
+    with torch.random.fork_rng(devices=[]):
+        agent = make_agent(config, spec)
+    target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
+    buffer = ReplayBuffer(len(o), spec.m, spec.obs_dim, spec.n_actions)
+    buffer.add(o, torch.zeros(len(o), spec.m, spec.n_actions), torch.zeros(len(o), spec.m), o,
+               torch.zeros(len(o), dtype=torch.bool))
+    sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
+    actor_steps, critic_steps = NoStep(agent.actor.parameters()), NoStep(agent.critic.parameters())
+    with torch.no_grad():
+        act = measure(lambda b: agent.act(o[:b], generator, deterministic=False))
+    update = measure(lambda b: _update(agent, target, buffer, actor_steps, critic_steps, sized[b], generator,
+                                       torch.device("cpu")))
+    return Probe.of({"act": act, "update": update}, agent, spec)
+
+
 def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgent], None] | None = None,
           compile_nets: bool = False, device: str | torch.device = "cpu") -> MADDPGAgent:
     """Train a MADDPG agent on the batched port of ``config.scenario``; returns the trained agent.
@@ -309,9 +349,11 @@ def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgen
     ``q_mean``, ``noise_std`` and ``wall_seconds``. Runs are reproducible from ``config.seed``. A run
     whose losses stop being finite raises ``RuntimeError``. ``compile_nets`` runs the actor and the
     critic, and their targets, through ``torch.compile`` (:mod:`attnmarl.algos.compile`). ``device`` is
-    where the networks run and learn, as in :func:`attnmarl.algos.mappo.train`.
+    where the networks run and learn, as in :func:`attnmarl.algos.mappo.train`, and the run's :func:`estimate` is
+    checked first, as there.
     """
     device = check_device(device)
+    estimate(config).check()
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)

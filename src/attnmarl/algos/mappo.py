@@ -67,10 +67,11 @@ from ..nets.messages import MESSAGES, CommActor
 from ..nets.policies import MIXINGS, DecoyActor, DecoyEntityActor, check_decoy_view
 from ..nets.sighted import SightedActor, SightedEntityActor
 from .compile import compile_in_place
+from .estimate import Probe, RunEstimate, measure, on_policy, probe, probe_observations, rollout_buffers, start
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
            "ACTOR_ARCHITECTURE", "copy_actor", "load_actor_from", "normal_noise", "sample_actions", "log_prob",
-           "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages", "train"]
+           "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages", "estimate", "train"]
 
 
 @dataclass
@@ -619,6 +620,36 @@ def normalize_advantages(adv: Tensor, per_agent: bool) -> Tensor:
     return (adv - adv.mean()) / (adv.std() + 1e-8)
 
 
+def estimate(config: MAPPOConfig, evaluation_episodes: int = 0) -> RunEstimate:
+    """What a whole run of ``config`` will cost (:mod:`attnmarl.algos.estimate`), with ``evaluation_episodes``
+    episodes on mpe2 along or after it: its CPU time and its peak memory, part by part, from a fresh agent's calls
+    on four worlds' observations — acting, the critic over a rollout, one minibatch's update — and its optimizer's
+    step. :meth:`~attnmarl.algos.estimate.RunEstimate.check` refuses a run estimated beyond the limits;
+    :func:`train` checks it first."""
+    run, world = start(config, "MAPPO", rollout_buffers)
+    return on_policy(run, config, world, probe(_probe, config, {"depth": True, "message_rounds": False}),
+                     evaluation_episodes)
+
+
+def _probe(config: MAPPOConfig) -> Probe:
+    """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`) with
+    the observations of four worlds: acting, the value of a rollout, and one minibatch's losses and gradients."""
+    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
+    with torch.random.fork_rng(devices=[]):
+        agent = make_agent(config, spec)
+    generator = torch.Generator().manual_seed(0)
+    a = agent.act(o, generator)[0].detach()
+
+    def update(b: int) -> None:
+        agent.zero_grad(set_to_none=True)
+        log_p, entropy = agent.evaluate_actions(o[:b], a[:b])
+        (log_p.mean() + entropy.mean() + agent.critic(o[:b]).mean()).backward()
+
+    with torch.no_grad():
+        act, values = measure(lambda b: agent.act(o[:b], generator)), measure(lambda b: agent.v_hat(o[:b]))
+    return Probe.of({"act": act, "values": values, "update": measure(update)}, agent, spec)
+
+
 def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent], None] | None = None,
           compile_nets: bool = False, device: str | torch.device = "cpu") -> MAPPOAgent:
     """Train a MAPPO agent on the batched port of ``config.scenario``; returns the trained agent.
@@ -636,8 +667,13 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
     the same weights and draws the same numbers. Its sums round differently, though, so its numbers drift
     from the CPU's over a run (a different sampled action, then a different episode): the same run, scores
     equal within noise, not bit for bit.
+
+    Before anything of the run exists, its :func:`estimate` is checked: a run estimated at more than a day of CPU
+    or half this machine's memory is refused (``ValueError`` naming its biggest part; ``ATTNMARL_ALLOW_COSTLY=1``
+    lets it start). Estimating leaves the random state as it was, so a run trains the same numbers either way.
     """
     device = check_device(device)
+    estimate(config).check()
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)

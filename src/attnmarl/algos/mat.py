@@ -52,6 +52,7 @@ from ..devices import check_device
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
 from ..nets.mat import MultiAgentTransformer
+from .estimate import Probe, RunEstimate, measure, on_policy, probe, probe_observations, rollout_buffers, start
 from .mappo import (
     EnvSpec,
     ValueNorm,
@@ -66,7 +67,7 @@ from .mappo import (
 )
 from .qmix import COOPERATIVE_SCENARIOS
 
-__all__ = ["VARIANTS", "MATConfig", "MATAgent", "make_agent", "random_orders", "order_scores", "train"]
+__all__ = ["VARIANTS", "MATConfig", "MATAgent", "make_agent", "random_orders", "order_scores", "estimate", "train"]
 
 VARIANTS = ("mat", "mat-dec")
 """``"mat"``: the encoder-decoder; ``"mat-dec"``: the same encoder as critic, decentralized actors pi(a^i | x^i)."""
@@ -265,6 +266,40 @@ def order_scores(path: str | Path, orders: int = 5, episodes: int = 200, seed: i
     return {"agent_order": score(None), "orders": drawn.tolist(), "scores": scores}
 
 
+def estimate(config: MATConfig, evaluation_episodes: int = 0) -> RunEstimate:
+    """What a whole run of ``config`` will cost (:mod:`attnmarl.algos.estimate`), with ``evaluation_episodes``
+    episodes on mpe2: its CPU time and peak memory, part by part, from a fresh agent's calls on four worlds'
+    observations — decoding the team's actions agent by agent, the values of a rollout, one minibatch's
+    teacher-forced update — and its optimizer's step. :func:`train` checks it first."""
+    run, world = start(config, "MAT", rollout_buffers)
+    return on_policy(run, config, world, probe(_probe, config, {"blocks": True}), evaluation_episodes)
+
+
+def _probe(config: MATConfig) -> Probe:
+    """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`) with
+    the observations of four worlds, in random decision orders where the run shuffles them."""
+    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
+    with torch.random.fork_rng(devices=[]):
+        agent = make_agent(config, spec)
+    generator = torch.Generator().manual_seed(0)
+    order = random_orders(len(o), spec.m, generator) if config.shuffle_order else None
+
+    def rows(b: int) -> Tensor | None:
+        return None if order is None else order[:b]
+
+    a = agent.act(o, generator, order=order)[0]
+
+    def update(b: int) -> None:
+        agent.zero_grad(set_to_none=True)
+        log_p, entropy, values = agent.evaluate_actions(o[:b], a[:b], rows(b))
+        (log_p.mean() + entropy.mean() + values.mean()).backward()
+
+    with torch.no_grad():
+        act = measure(lambda b: agent.act(o[:b], generator, order=rows(b)))
+        values = measure(lambda b: agent.v_hat(o[:b]))
+    return Probe.of({"act": act, "values": values, "update": measure(update)}, agent, spec)
+
+
 def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], None] | None = None,
           compile_nets: bool = False, device: str | torch.device = "cpu") -> MATAgent:
     """Train MAT (or MAT-Dec) on the batched port of ``config.scenario``; returns the trained agent.
@@ -272,11 +307,13 @@ def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], No
     ``callback(stats, agent)`` after every update, with the statistics of :func:`attnmarl.algos.mappo.train`.
     Reproducible from ``config.seed``; ``RuntimeError`` at once if the value targets or the loss stop being
     finite. ``compile_nets`` is accepted for the command line's sake and refused (the decoder's loop of m
-    passes is not compiled); ``device`` is where the agent runs and learns, as in MAPPO.
+    passes is not compiled); ``device`` is where the agent runs and learns, and the run's :func:`estimate` is
+    checked first, as in MAPPO.
     """
     if compile_nets:
         raise ValueError("MAT trains without torch.compile (its decoder runs m passes per step); drop --compile")
     device = check_device(device)
+    estimate(config).check()
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed, **config.scenario_kwargs)

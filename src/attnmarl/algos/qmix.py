@@ -51,7 +51,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,13 +66,25 @@ from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
 from ..nets import Actor, EntityActor
 from ..nets.mixers import MIXERS, QMIX, VDN, Qatten
+from .estimate import (
+    MEASURED_BATCHES,
+    NoStep,
+    Probe,
+    RunEstimate,
+    measure,
+    off_policy,
+    probe,
+    probe_observations,
+    replay_buffer,
+    start,
+)
 from .maac import one_hot
 from .maddpg import ReplayBuffer, soft_update
 from .mappo import EnvSpec, env_spec
 
 __all__ = ["COOPERATIVE_SCENARIOS", "QMIXConfig", "AGENT_NETS", "QMIXAgent", "make_agent", "copy_agent_net",
            "team_reward", "chosen_values", "double_q_values", "td_target", "epsilon_at",
-           "train"]
+           "estimate", "train"]
 
 
 COOPERATIVE_SCENARIOS = ("simple_spread", "collect_treasure")
@@ -335,6 +347,33 @@ def epsilon_at(config: QMIXConfig, env_steps: int) -> float:
     return config.epsilon_start + (config.epsilon_final - config.epsilon_start) * progress
 
 
+def estimate(config: QMIXConfig, evaluation_episodes: int = 0) -> RunEstimate:
+    """What a whole run of ``config`` will cost (:mod:`attnmarl.algos.estimate`), with ``evaluation_episodes``
+    episodes on mpe2: its CPU time and peak memory, part by part, from a fresh agent's calls on four worlds'
+    observations — acting epsilon-greedily, and one whole update (:func:`_update`, its optimizer's step
+    estimated) on minibatches of those observations. :func:`train` checks it first."""
+    run, world = start(config, "value-decomposition", replay_buffer)
+    return off_policy(run, config, world, probe(_probe, config, {}), 1, evaluation_episodes)
+
+
+def _probe(config: QMIXConfig) -> Probe:
+    """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`): acting
+    on the observations of four worlds, and :func:`_update` on a replay buffer of them (no optimizer step)."""
+    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
+    with torch.random.fork_rng(devices=[]):
+        agent = make_agent(config, spec)
+    target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
+    buffer = ReplayBuffer(len(o), spec.m, spec.obs_dim, spec.n_actions)
+    buffer.add(o, one_hot(torch.zeros(len(o), spec.m, dtype=torch.long), spec.n_actions), torch.zeros(len(o), spec.m),
+               o, torch.zeros(len(o), dtype=torch.bool))
+    sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
+    steps = NoStep(agent.parameters())
+    with torch.no_grad():
+        act = measure(lambda b: agent.act(o[:b], generator, deterministic=False, epsilon=0.5))
+    update = measure(lambda b: _update(agent, target, buffer, steps, sized[b], generator, torch.device("cpu")))
+    return Probe.of({"act": act, "update": update}, agent, spec)
+
+
 def train(config: QMIXConfig,
           callback: Callable[[dict[str, float], QMIXAgent], None] | None = None,
           compile_nets: bool = False, device: str | torch.device = "cpu") -> QMIXAgent:
@@ -347,12 +386,14 @@ def train(config: QMIXConfig,
     ``Q_tot_mean``, ``epsilon`` and ``wall_seconds``. Runs are reproducible from
     ``config.seed``; a run whose loss stops being finite raises ``RuntimeError``.
     ``compile_nets=True`` is refused (``ValueError``: these networks are not compiled);
-    ``device`` is where the networks run and learn, as in :func:`attnmarl.algos.mappo.train`.
+    ``device`` is where the networks run and learn, as in :func:`attnmarl.algos.mappo.train`, and
+    the run's :func:`estimate` is checked first, as there.
     """
     if compile_nets:
         raise ValueError("value decomposition trains without torch.compile: give "
                          "compile_nets=False")
     device = check_device(device)
+    estimate(config).check()
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     env = make_batched(config.scenario, config.num_envs, seed=config.seed,

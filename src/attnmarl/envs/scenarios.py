@@ -92,6 +92,18 @@ def world_entities(name: str, resolved: dict[str, Any]) -> int:
     return _FIXED_ENTITIES.get(name, 0) + sum(per.get(key, 1) * value for key, value in _counts(resolved).items())
 
 
+PORT_AGENT_COUNTS: dict[str, tuple[str, ...]] = {"simple_spread": ("N",), "simple_tag": ("num_good", "num_adversaries"),
+                                                 "collect_treasure": ("num_collectors", "num_deposits"),
+                                                 decoys.NAME: ("N",)}
+"""The arguments of each ported scenario that count its agents (collect_treasure's deposits are agents too)."""
+
+
+def world_agents(name: str, resolved: dict[str, Any]) -> int:
+    """How many agents the ported scenario ``name`` has with the checked arguments ``resolved``, computed without
+    building the world (a world of thousands of entities takes minutes to build)."""
+    return sum(resolved[key] for key in PORT_AGENT_COUNTS[name])
+
+
 def check_world_cost(name: str, resolved: dict[str, Any]) -> None:
     """Refuse an mpe2 world whose building and first step are estimated (:data:`REFERENCE_STEP_SECONDS` per pair
     of entities) to take more than :data:`attnmarl.costs.COST_SECONDS` (:func:`attnmarl.costs.check_cost`);
