@@ -15,6 +15,19 @@ from attnmarl.envs import mixed_teams
 from attnmarl.envs.sight import apply_sight, visibility, visible_fraction
 from attnmarl.nets.messages import TargetedMessages
 from attnmarl.notebook.explorers.mix import calibration, credit_episode, credit_explorer
+from attnmarl.notebook.explorers.synthesis import range_shares
+from attnmarl.stats import (
+    Interval,
+    bootstrap_difference,
+    coverage,
+    iqm,
+    normal_scores,
+    prediction_interval,
+    resolved,
+    skewed_scores,
+    verdict,
+    welch_difference,
+)
 from attnmarl.train import CONFIGS
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -203,6 +216,48 @@ def test_non_finite_observations_and_messages_are_refused_not_zeroed_or_spread()
     h[0, 1, 2] = 0.0
     c, alpha = talk(h)
     assert torch.isfinite(c).all() and torch.allclose(alpha.sum(-1), torch.ones(2, 3))
+
+
+# 10. statistics take real numbers only ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: iqm(["1", "2", "3", "4"]), "scores must hold real numbers only"),  # was 2.5
+    (lambda: iqm([True, False, True, True]), "no strings, bools"),  # was 1.0
+    (lambda: iqm(np.array([1 + 1j, 2, 3])), "complex numbers"),  # was 2.0, the imaginary part dropped
+    (lambda: iqm([1.0, float("nan"), 2.0, 3.0]), "NaN or infinite"),  # was 2.5, the NaN sorted last and trimmed
+    (lambda: iqm([]), "at least one finite number"),  # was NaN
+    (lambda: iqm([1.0, 2.0], axis=1), "axis must be an axis of the scores' 1 dimension"),
+    (lambda: bootstrap_difference(["1", "2"], [1.0, 2.0], statistic="iqm"), "a must be a flat sequence of numbers"),
+    (lambda: bootstrap_difference([1.0, 2.0], [True, False]), "b must be a flat sequence of numbers"),
+    (lambda: bootstrap_difference([1.0, 2.0], [1.0, 2.0], level="0.9"), "level must be a number strictly between"),
+    (lambda: coverage("welch", normal_scores(), normal_scores(), 3, "0", sims=100), "difference must be a real"),
+    (lambda: coverage("welch", normal_scores(), normal_scores(), 3, True, sims=100), "difference must be a real"),
+    (lambda: normal_scores("1"), "mean must be a real number"),
+    (lambda: normal_scores(0.0, -1.0), r"sd must be a finite number in \[0, inf\]"),
+    (lambda: skewed_scores(0.0, 1.0, 0.0), "skewness must not be 0"),  # was ZeroDivisionError
+    (lambda: skewed_scores(0.0, True), "sd must be a real number"),
+    (lambda: prediction_interval(["1", "2", "3"]), "scores must be a flat sequence of numbers"),
+    (lambda: resolved((1.0, 2.0)), "interval must be an Interval .*got tuple"),  # was AttributeError
+    (lambda: verdict("ahead"), "interval must be an Interval .*got str"),
+    (lambda: Interval("1", "0", "2", 0.95, "mean", 3, 3), "estimate must be a real number"),
+    (lambda: Interval(0.0, 2.0, 1.0, 0.95, "mean", 3, 3), r"low bound must not exceed its high bound; got \[2.0, 1"),
+    (lambda: Interval(0.0, -1.0, 1.0, 0.95, "mean", True, 3), "n_a must be a positive integer"),
+    (lambda: range_shares([{"final_return": -20.0}], 3, continuous="no"), "continuous must be True or False"),
+    (lambda: range_shares([{"final_return": -20.0}], True), "m must be a positive integer"),
+])
+def test_the_statistics_take_real_numbers_only(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_the_statistics_still_take_numbers_of_every_kind():
+    assert iqm(np.array([3, 1, 2])) == 2.0 and iqm(torch.tensor([1.0, 2.0, 9.0])) == 4.0
+    np.testing.assert_allclose(iqm(np.array([[1.0, 2, 3, 50], [0, 0, 1, 1]]), axis=1), [2.5, 0.5])
+    assert bootstrap_difference(np.array([1.0, 3.0]), [0, 1], level=np.float32(0.9)).level == pytest.approx(0.9)
+    assert welch_difference([np.float32(1.0), 3], np.arange(2)).estimate == pytest.approx(1.5)
+    interval = Interval(np.float64(5.0), 2, 8, 0.95, "mean", np.int64(10), 10)
+    assert resolved(interval) and verdict(interval) == "ahead" and interval.n_a == 10 and type(interval.n_a) is int
+    assert 0.0 < coverage("welch", normal_scores(1, 2), skewed_scores(0, 1), 3, 1, sims=200) <= 1.0
 
 
 # 11. a checkpoint is checked whole before anything is built or decompressed from it ----------------------------

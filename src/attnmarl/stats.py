@@ -31,11 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import t as student_t
 
-from .checks import check_int, check_seed
+from .checks import check_int, check_real, check_seed, is_int
 
 __all__ = ["STATISTICS", "METHODS", "RESOLVING_SEEDS", "Interval", "iqm", "welch_difference", "bootstrap_difference",
            "resolved", "verdict", "normal_scores", "skewed_scores", "coverage", "prediction_interval"]
@@ -66,6 +67,17 @@ class Interval:
     n_b: int
     method: str = "welch"
 
+    def __post_init__(self) -> None:
+        """The bounds and the estimate are finite numbers with ``low <= high``, the level in (0, 1), the seed counts
+        positive integers (``ValueError`` naming the field otherwise: a string would sort or compare wrongly)."""
+        for name in ("estimate", "low", "high"):
+            object.__setattr__(self, name, check_real(name, getattr(self, name)))
+        if self.low > self.high:
+            raise ValueError(f"an interval's low bound must not exceed its high bound; got [{self.low}, {self.high}]")
+        object.__setattr__(self, "level", _check_level(self.level))
+        for name in ("n_a", "n_b"):
+            object.__setattr__(self, name, check_int(name, getattr(self, name)))
+
     @property
     def seeds(self) -> int:
         """The fewer of the two designs' seed counts: what a verdict rests on."""
@@ -82,20 +94,41 @@ class Interval:
 
 
 def iqm(scores: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Interquartile mean along ``axis``: sort, drop floor(n / 4) scores at each end, average the rest."""
-    scores = np.sort(np.asarray(scores, dtype=float), axis=axis)
+    """Interquartile mean along ``axis``: sort, drop floor(n / 4) scores at each end, average the rest. ``scores``
+    must be finite numbers, at least one along ``axis`` (``ValueError`` for strings, bools, NaN or none: numpy
+    would read ``'3'`` as 3.0 and ``True`` as 1.0, and average nothing into NaN)."""
+    array = _numbers("scores", scores)
+    if not is_int(axis) or not -array.ndim <= axis < array.ndim:
+        raise ValueError(f"axis must be an axis of the scores' {array.ndim} dimension(s); got {axis!r}")
+    if array.shape[axis] == 0 or not np.isfinite(array).all():
+        raise ValueError(f"scores must hold at least one finite number along axis {axis}; got shape {array.shape}"
+                         + ("" if np.isfinite(array).all() else " with NaN or infinite values"))
+    scores = np.sort(array, axis=axis)
     n = scores.shape[axis]
     cut = n // 4
     return np.take(scores, np.arange(cut, n - cut), axis=axis).mean(axis=axis)
 
 
-def _scores(name: str, scores: Sequence[float]) -> np.ndarray:
-    if isinstance(scores, (str, bytes)) or any(isinstance(s, (str, bytes, bool, np.bool_)) for s in np.ravel(
-            np.asarray(scores, dtype=object))):
-        raise ValueError(f"{name} must be a flat sequence of numbers, one score per seed; got {scores!r}")
+def _numbers(name: str, scores: Any) -> np.ndarray:
+    """``scores`` as a float array if it holds real numbers only; ``ValueError`` for strings, bools and complex
+    numbers, which numpy would convert silently (``'3'`` to 3.0, ``True`` to 1.0, ``1+1j`` to 1.0), and anything
+    else that is not a number."""
+    if isinstance(scores, np.ndarray) and scores.dtype.kind in "iuf":
+        return scores.astype(float)
+    refused = (str, bytes, bool, np.bool_, complex, np.complexfloating)  # numpy would drop an imaginary part too
+    if isinstance(scores, (str, bytes)) or any(isinstance(s, refused) for s in np.ravel(np.asarray(scores,
+                                                                                                 dtype=object))):
+        raise ValueError(f"{name} must hold real numbers only (no strings, bools or complex numbers); got {scores!r}")
     try:
-        array = np.asarray(scores, dtype=float)
+        return np.asarray(scores, dtype=float)
     except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold numbers only; got {scores!r}") from None
+
+
+def _scores(name: str, scores: Sequence[float]) -> np.ndarray:
+    try:
+        array = _numbers(name, scores)
+    except ValueError:
         raise ValueError(f"{name} must be a flat sequence of numbers, one score per seed; got {scores!r}") from None
     if array.ndim != 1 or array.size < 2:
         raise ValueError(f"{name} must be a flat sequence of at least 2 scores, one per seed (one seed gives no "
@@ -106,9 +139,11 @@ def _scores(name: str, scores: Sequence[float]) -> np.ndarray:
 
 
 def _check_level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise ValueError(f"level must be a number strictly between 0 and 1 (0.95 for a 95% interval); got {level!r}")
-    return float(level)
+    try:
+        return check_real("level", level, 0.0, 1.0, low_open=True, high_open=True)
+    except ValueError:
+        raise ValueError(f"level must be a number strictly between 0 and 1 (0.95 for a 95% interval); got "
+                         f"{level!r}") from None
 
 
 def _welch_bounds(a: np.ndarray, b: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -136,17 +171,24 @@ def welch_difference(a: Sequence[float], b: Sequence[float], level: float = 0.95
                     a_scores.size, b_scores.size, "welch")
 
 
+def _check_interval(interval: Any) -> Interval:
+    if not isinstance(interval, Interval):
+        raise ValueError(f"interval must be an Interval (from welch_difference or bootstrap_difference); got "
+                         f"{type(interval).__name__}")
+    return interval
+
+
 def resolved(interval: Interval) -> bool:
     """Whether the seeds resolve a difference: its interval excludes 0 and each design has at least
     :data:`RESOLVING_SEEDS` seeds. Anything less is indicative, whatever the interval."""
-    return interval.excludes_zero and interval.seeds >= RESOLVING_SEEDS
+    return _check_interval(interval).excludes_zero and interval.seeds >= RESOLVING_SEEDS
 
 
 def verdict(interval: Interval) -> str:
     """The book's word for a difference: "ahead", "behind" or "not resolved" where each design has at least
     :data:`RESOLVING_SEEDS` seeds (where the interval lies against 0); with fewer, "indicative, n seeds",
     whatever the interval."""
-    if interval.seeds < RESOLVING_SEEDS:
+    if _check_interval(interval).seeds < RESOLVING_SEEDS:
         return f"indicative, {interval.seeds} seeds"
     if not resolved(interval):
         return "not resolved"
@@ -185,14 +227,21 @@ Draw = Callable[[np.random.Generator, tuple[int, int]], np.ndarray]
 
 
 def normal_scores(mean: float = 0.0, sd: float = 1.0) -> Draw:
-    """Seeds' scores from a normal distribution: a design whose seeds scatter evenly about its mean."""
+    """Seeds' scores from a normal distribution: a design whose seeds scatter evenly about its mean (``mean`` a
+    finite number, ``sd`` >= 0; ``ValueError`` otherwise)."""
+    mean, sd = check_real("mean", mean), check_real("sd", sd, 0.0)
     return lambda rng, shape: rng.normal(mean, sd, shape)
 
 
 def skewed_scores(mean: float = 0.0, sd: float = 1.0, skewness: float = -1.5) -> Draw:
     """Seeds' scores from a gamma distribution shifted to ``mean`` and scaled to ``sd``, with the given
     ``skewness`` (negative: most seeds near the top and a long tail of bad ones, as the shipped ten-seed runs
-    show, whose sample skewness is -1.0 to -1.8)."""
+    show, whose sample skewness is -1.0 to -1.8). ``skewness`` must not be 0 (no gamma distribution is
+    symmetric: use :func:`normal_scores`); ``ValueError`` for it, or for anything but finite numbers."""
+    mean, sd, skewness = check_real("mean", mean), check_real("sd", sd, 0.0), check_real("skewness", skewness)
+    if skewness == 0:
+        raise ValueError("skewness must not be 0 (a gamma distribution is never symmetric); for symmetric scores "
+                         "use normal_scores")
     shape = (2 / skewness) ** 2
     sign = -1.0 if skewness < 0 else 1.0
     return lambda rng, size: mean + sign * (rng.gamma(shape, 1.0, size) - shape) / np.sqrt(shape) * sd
@@ -207,6 +256,7 @@ def coverage(method: str, draw_a: Draw, draw_b: Draw, n: int, difference: float,
     standard error is about 0.35 points."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    difference = check_real("difference", difference)
     n = check_int("n", n, minimum=2, maximum=1000)
     sims = check_int("sims", sims, minimum=100, maximum=1_000_000)
     level = _check_level(level)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...checkpoints import shipped_runs
+from ...checks import check_bool, check_int
 from ...seeds import seed_span
 from ...stats import RESOLVING_SEEDS, Interval, welch_difference
 from ...stats import verdict as interval_verdict
@@ -89,7 +90,9 @@ class Effect:
 def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread", continuous: bool = False) -> np.ndarray:
     """The runs' final scores as shares (%) of the scenario's random → greedy (or script) range at m, the range of
     continuous-force baselines for ``continuous`` runs; ``ValueError`` for a scenario without such a range
-    (simple_tag) or an m whose baselines were not measured."""
+    (simple_tag), an m whose baselines were not measured, or a ``continuous`` that is not a bool (``'no'`` would
+    read the continuous range)."""
+    continuous, m = check_bool("continuous", continuous), check_int("m", m)
     tables = {"simple_spread": continuous_baselines if continuous else zero_shot_results,
               "collect_treasure": treasure_baselines}
     if scenario not in tables:
