@@ -33,10 +33,11 @@ ALGORITHMS = {mappo.MAPPOConfig: mappo, maddpg.MADDPGConfig: maddpg, maac.MAACCo
               mat.MATConfig: mat}
 
 TIME_FACTOR = 2.0
-"""A tiny run's measured CPU time lies within this factor of its estimate, either way (measured 0.76-0.94)."""
+"""A tiny run's measured CPU time lies within this factor of its estimate, either way (measured 0.78-1.06)."""
 
 MEMORY_RANGE = (0.6, 1.5)
-"""A run's peak resident memory over its estimate (measured 0.99-1.03 for these runs; 0.6-1.0 for others)."""
+"""A run's peak resident memory over its estimate (measured 0.99-1.03 for these runs, 0.96-1.23 for runs of 0.5-3
+GB of every algorithm)."""
 
 
 def sized(name, **changes):

@@ -16,9 +16,10 @@ The coefficients (:data:`OP_SECONDS`, :data:`FLOP_SECONDS`, :data:`BYTE_SECONDS`
 fitted on a busy 2-core CPU with one torch thread, where the book's runs were made: to the book's networks' calls
 timed one at a time (from 16 to 3,328 samples), then raised by a fifth, since inside a run the same calls run
 slower than repeated alone. :data:`STEP_SECONDS` and :data:`PROCESS_BYTES` were measured on whole runs. Measured
-against the estimate: tiny runs of every algorithm took 0.78-1.06 times its CPU time, every shipped run recorded
-0.59-2.5 times it (median 1.0; many were made by older, slower code), and runs of hundreds of MB peaked at
-0.6-1.03 times its memory; ``tests/test_run_estimates.py`` holds each within a stated factor. A run estimated
+against the estimate: tiny runs of every algorithm took 0.78-1.06 times its CPU time (runs of thousands of worlds
+up to 1.6 times: large batches run slower per byte), every shipped run recorded 0.59-2.5 times it (median 1.0;
+many were made by older, slower code), and runs of 0.5-3 GB peaked at 0.96-1.23 times its memory;
+``tests/test_run_estimates.py`` holds each within a stated factor. A run estimated
 beyond :data:`RUN_SECONDS` or :func:`run_memory_budget` is refused with its biggest part named, and the way to
 run it anyway (``ATTNMARL_ALLOW_COSTLY=1``, :data:`attnmarl.costs.ALLOW_COSTLY`, whose no — ``0``, ``false``,
 ``no``, ``off`` — keeps the check).
