@@ -172,9 +172,11 @@ def test_truncated_episodes_store_their_last_observation_as_o_next(monkeypatch):
     from attnmarl.algos import maddpg
 
     stored = []
+    config = replace(TINY, total_steps=16 * 25, learning_starts=16 * 25)
+    maddpg.estimate(config)  # measured first (on a buffer of its own), so that only the run's transitions are recorded
     original = maddpg.ReplayBuffer.add
     monkeypatch.setattr(maddpg.ReplayBuffer, "add", lambda self, *args: (stored.append(args), original(self, *args)))
-    train(replace(TINY, total_steps=16 * 25, learning_starts=16 * 25))
+    train(config)
     env = make_batched("simple_spread", 16, seed=0, **CONTINUOUS)
     o = env.reset()
     for t, (o_buf, a, _, o_next, terminated) in enumerate(stored):
