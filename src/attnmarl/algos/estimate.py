@@ -387,9 +387,9 @@ def start(config: Any, algorithm: str, buffers: Callable[[Any, World], dict[str,
     resolved = reference_kwargs(name, **config.scenario_kwargs)
     entities = world_entities(name, resolved)
     world = World(world_agents(name, resolved), entities, resolved["max_cycles"], obs_dim=entities)
-    run = RunEstimate(f"a {algorithm} run on {name} with {config.scenario_kwargs} ({world.agents:,} agents; "
-                      f"{config.num_updates:,} iterations of {config.rollout_steps:,} steps of {config.num_envs:,} "
-                      "worlds)")
+    run = RunEstimate(f"a {algorithm} run on {name} with {config.scenario_kwargs} ({_count_of(world.agents, 'agent')}; "
+                      f"{_count_of(config.num_updates, 'iteration')} of {_count_of(config.rollout_steps, 'step')} of "
+                      f"{_count_of(config.num_envs, 'world')})")
     run.seconds["stepping the batched worlds"] = config.num_updates * config.rollout_steps * world.step_seconds(
         config.num_envs)
     run.memory["the process (Python, torch, mpe2)"] = PROCESS_BYTES
@@ -397,6 +397,10 @@ def start(config: Any, algorithm: str, buffers: Callable[[Any, World], dict[str,
     run.memory.update(buffers(config, world))
     run.check()
     return run, world
+
+
+def _count_of(count: int, thing: str) -> str:
+    return f"{count:,} {thing}" + ("s" if count != 1 else "")
 
 
 def probe_observations(config: Any) -> torch.Tensor:

@@ -260,6 +260,14 @@ class ReplayBuffer:
         self.size = 0
         """How many transitions the buffer holds (at most ``capacity``)."""
 
+    @classmethod
+    def holding(cls, o: Tensor, a: Tensor) -> ReplayBuffer:
+        """A buffer of exactly the transitions (o, a, no reward, o again, not terminated) of observations o
+        (n, m, obs_dim) and actions a (n, m, action_dim): what an estimate's measured update draws from."""
+        buffer = cls(o.shape[0], o.shape[1], o.shape[2], a.shape[2])
+        buffer.add(o, a, torch.zeros(o.shape[:2]), o, torch.zeros(o.shape[0], dtype=torch.bool))
+        return buffer
+
     def __len__(self) -> int:
         return self.size
 
@@ -326,9 +334,7 @@ def _probe(config: MADDPGConfig) -> Probe:
     with torch.random.fork_rng(devices=[]):
         agent = make_agent(config, spec)
     target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
-    buffer = ReplayBuffer(len(o), spec.m, spec.obs_dim, spec.n_actions)
-    buffer.add(o, torch.zeros(len(o), spec.m, spec.n_actions), torch.zeros(len(o), spec.m), o,
-               torch.zeros(len(o), dtype=torch.bool))
+    buffer = ReplayBuffer.holding(o, torch.zeros(len(o), spec.m, spec.n_actions))
     sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
     actor_steps, critic_steps = NoStep(agent.actor.parameters()), NoStep(agent.critic.parameters())
     with torch.no_grad():

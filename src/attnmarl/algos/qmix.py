@@ -363,9 +363,7 @@ def _probe(config: QMIXConfig) -> Probe:
     with torch.random.fork_rng(devices=[]):
         agent = make_agent(config, spec)
     target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
-    buffer = ReplayBuffer(len(o), spec.m, spec.obs_dim, spec.n_actions)
-    buffer.add(o, one_hot(torch.zeros(len(o), spec.m, dtype=torch.long), spec.n_actions), torch.zeros(len(o), spec.m),
-               o, torch.zeros(len(o), dtype=torch.bool))
+    buffer = ReplayBuffer.holding(o, one_hot(torch.zeros(len(o), spec.m, dtype=torch.long), spec.n_actions))
     sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
     steps = NoStep(agent.parameters())
     with torch.no_grad():
