@@ -84,11 +84,13 @@ from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, l
 from .checks import check_bool, check_episodes, check_int, cli_episodes, cli_int, cli_seed, cli_threads
 from .devices import DEVICES, check_device
 from .envs import episode_returns
+from .envs.decoys import NAME as DECOYS
 from .envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
 from .files.atomic import check_writable_folder, save_files, write_atomically
 from .interrupt import run_command
 from .nets.messages import MESSAGES
 from .seeds import parse_seeds, run_seeds
+from .selection import decoy_alpha
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "SIGHT_MS",
@@ -419,6 +421,17 @@ def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any
     return {"mean": float(per_episode.mean()), "sem": sem, "per_agent": [float(r) for r in returns.mean(axis=0)]}
 
 
+def _decoy_readout(agent: Agent, config: Config) -> dict[str, float]:
+    """On simple_spread with decoys, an entity actor's alpha on the decoy and on all landmark slots
+    (:func:`attnmarl.selection.decoy_alpha`, chapter 12), as two more columns of the curve; nothing elsewhere."""
+    actor = getattr(agent, "actor", None)
+    decoys = config.scenario_kwargs.get("decoys", 0) if config.scenario == DECOYS else 0
+    if decoys < 1 or not hasattr(actor, "outputs_and_alpha"):
+        return {}
+    shares = decoy_alpha(actor, config.scenario_kwargs)
+    return {"alpha_decoys": round(shares["decoys"], 4), "alpha_landmarks": round(shares["landmarks"], 4)}
+
+
 def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int | None = None,
         eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
         progress: bool = True, replace_run: bool = False, compile_nets: bool = False,
@@ -467,6 +480,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             "eval_sem": round(score["sem"], 4),
             "eval_episodes": final_episodes if last else eval_episodes,
             **{f"eval_return_{i}": round(r, 4) for i, r in enumerate(score["per_agent"])},
+            **_decoy_readout(agent, config),
         })
         since_last.clear()
         bar.set_postfix(train=rows[-1]["train_return"], mpe2=f"{score['mean']:.2f}±{score['sem']:.2f}")
