@@ -56,7 +56,7 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import check_choice, check_config_fields, check_finite, check_indices, check_sizes
-from ..costs import check_numbers
+from ..costs import RolloutBudget, check_numbers, check_on_policy_budget
 from ..devices import check_device
 from ..envs import BatchedEnv, make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
@@ -75,7 +75,7 @@ __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm
 
 
 @dataclass
-class MAPPOConfig:
+class MAPPOConfig(RolloutBudget):
     """Every setting of a MAPPO run. ``asdict(config)`` is stored in each checkpoint."""
 
     # environment (a batched port; evaluation uses mpe2 with the same arguments)
@@ -188,12 +188,7 @@ class MAPPOConfig:
             raise ValueError(f"init_actor must be a checkpoint's path, a string ('' for none); got {self.init_actor!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
         self._check_sight_and_messages()
-        if self.total_steps < self.batch_size:
-            raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
-                             f"= {self.batch_size} env steps; a run needs at least one update")
-        if self.batch_size % self.num_minibatches:
-            raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
-                             f"num_minibatches = {self.num_minibatches}")
+        check_on_policy_budget(self)
         if self.adv_norm_per_agent and self.batch_size // self.num_minibatches < 2:
             raise ValueError(f"a minibatch of num_envs * rollout_steps / num_minibatches = "
                              f"{self.batch_size // self.num_minibatches} env step cannot normalise each agent's "
@@ -217,16 +212,6 @@ class MAPPOConfig:
         if self.actor not in SIGHTED_ACTORS or self.entity_frame != "egocentric":
             raise ValueError(f"sight_radius limits what a decentralized actor sees ({list(SIGHTED_ACTORS)}, egocentric "
                              f"tokens); this config's actor is {self.actor!r} with {self.entity_frame} tokens")
-
-    @property
-    def batch_size(self) -> int:
-        """Environment steps per update."""
-        return self.num_envs * self.rollout_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Whole updates in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
-        return self.total_steps // self.batch_size
 
 
 _SIZES = ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_minibatches", "d_x", "heads", "d_q",

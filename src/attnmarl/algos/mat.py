@@ -49,6 +49,7 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import check_choice, check_config_fields, check_int, check_seed
+from ..costs import RolloutBudget, check_on_policy_budget
 from ..devices import check_device
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
@@ -76,7 +77,7 @@ VARIANTS = ("mat", "mat-dec")
 
 
 @dataclass
-class MATConfig:
+class MATConfig(RolloutBudget):
     """Every setting of a MAT or MAT-Dec run. ``asdict(config)`` is stored in each checkpoint."""
 
     # environment (a batched port with discrete actions; evaluation uses mpe2 with the same arguments)
@@ -134,22 +135,7 @@ class MATConfig:
         if self.d % self.heads or self.d % self.entity_heads:
             raise ValueError(f"d = {self.d} must be a multiple of heads = {self.heads} and of entity_heads = "
                              f"{self.entity_heads}")
-        if self.total_steps < self.batch_size:
-            raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
-                             f"= {self.batch_size} env steps; a run needs at least one update")
-        if self.batch_size % self.num_minibatches:
-            raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
-                             f"num_minibatches = {self.num_minibatches}")
-
-    @property
-    def batch_size(self) -> int:
-        """Environment steps per update."""
-        return self.num_envs * self.rollout_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Whole updates in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
-        return self.total_steps // self.batch_size
+        check_on_policy_budget(self)
 
     @property
     def critic(self) -> str:
