@@ -117,12 +117,16 @@ def check_numbers(what: str, *sizes: tuple[str, Any], limit: int | None = None, 
 class RolloutBudget:
     """The budget of a run in rollouts: each update (an off-policy algorithm's iteration) first steps ``num_envs``
     batched environments ``rollout_steps`` times, until ``total_steps`` env steps are spent. Every algorithm's config
-    is one; the subclass, a dataclass, has the three fields."""
+    is one; the config, a dataclass, declares the three fields."""
+
+    num_envs: int
+    rollout_steps: int
+    total_steps: int
 
     @property
     def batch_size(self) -> int:
-        """Environment steps per update (per iteration, the command line's unit of progress, for an off-policy
-        algorithm, whose replay minibatch is ``minibatch_size``)."""
+        """Environment steps per update, one rollout of every environment: the command line's unit of progress (an
+        off-policy algorithm's replay minibatch is its ``minibatch_size``)."""
         return self.num_envs * self.rollout_steps
 
     @property
