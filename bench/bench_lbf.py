@@ -14,6 +14,7 @@ import argparse
 import time
 
 import numpy as np
+from bench_envs import stepping_rate
 
 from attnmarl.envs.lbf import N_ACTIONS, BatchedForaging, make_lbf_reference
 from attnmarl.envs.lbf_baselines import MAX_STEPS, SCENARIOS, SIGHT
@@ -38,14 +39,7 @@ def reference_rate(players: int, size: int, foods: int, budget: float) -> float:
 def port_rate(players: int, size: int, foods: int, num_envs: int, budget: float) -> float:
     """Env-steps/s of the port (precomputed random actions, auto-resets included)."""
     port = BatchedForaging(num_envs, players, size, foods, SIGHT, MAX_STEPS, seed=0)
-    rng = np.random.default_rng(0)
-    actions = [rng.integers(0, N_ACTIONS, (num_envs, players)) for _ in range(16)]
-    port.step(actions[0])  # warm-up
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < budget:
-        port.step(actions[steps % len(actions)])
-        steps += 1
-    return steps * num_envs / (time.perf_counter() - start)
+    return stepping_rate(port, num_envs, players, N_ACTIONS, budget)
 
 
 def main() -> None:
