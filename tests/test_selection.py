@@ -55,3 +55,18 @@ def test_a_decoy_runs_curve_carries_the_read_out_and_no_other_run_does():
     assert _decoy_readout(flat, config) == {}
     plain, config = agent("decoys0-spread6-entity")
     assert _decoy_readout(plain, config) == {}
+
+
+def test_chapter_12s_reader_names_every_point_and_reads_the_shipped_range():
+    from attnmarl.notebook.explorers.decoys import decoy_baselines, decoy_name
+    from attnmarl.train import CONFIGS, DECOY_DESIGNS, DECOY_DS, DECOY_MS
+
+    names = {decoy_name(m, d, design) for m in DECOY_MS for d in DECOY_DS for design in DECOY_DESIGNS
+             if d or design in ("entity", "mean", "flat")}
+    assert names == {n for n in CONFIGS if n.startswith("decoys")}
+    with pytest.raises(ValueError, match="no config"):
+        decoy_name(6, 0, "oracle")  # without decoys there is nothing to hide
+    ranges = decoy_baselines()
+    assert set(ranges) == {(m, d) for m in DECOY_MS for d in DECOY_DS}
+    # the range is simple_spread's at every d (the decoys replay d = 0's episodes)
+    assert all(ranges[m, d] == ranges[m, 0] for m, d in ranges) and all(r < g for r, g in ranges.values())
