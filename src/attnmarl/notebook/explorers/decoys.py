@@ -3,7 +3,10 @@
 - :func:`decoy_name` names the config behind a point (m, d, design) (:data:`attnmarl.train.DECOY_DESIGNS`);
 - :func:`decoy_runs` reads a point's shipped runs from ``attnmarl/assets/decoys`` and :func:`decoy_shares` their
   final scores as shares (%) of the range, :func:`decoy_baselines` the range itself (``baselines.json``, made by
-  ``python -m attnmarl.envs.decoys_port``);
+  ``python -m attnmarl.envs.decoys_port``). Without decoys (d = 0) the task is simple_spread itself, and a decoy
+  config trains bit for bit as chapter 8's or chapter 10's run of the same design and m (the same environment,
+  weights and random numbers; ``tests/test_decoys_training.py`` holds it): the d = 0 points are those runs, with
+  their seeds (:func:`attnmarl.notebook.explorers.scale.scale_runs`);
 - :func:`decoy_readout` reads how a run's attention on the decoys moved during training (the curve's
   ``alpha_decoys`` and ``alpha_landmarks`` columns, :func:`attnmarl.selection.decoy_alpha`).
 """
@@ -18,6 +21,7 @@ from ...checkpoints import shipped_curve, shipped_runs
 from ...envs.decoys_port import BASELINES_PATH
 from ...train import CONFIGS, DECOY_DESIGNS
 from ...transfer import closed_share
+from .scale import scale_runs
 
 __all__ = ["FOLDER", "decoy_name", "decoy_baselines", "decoy_runs", "decoy_shares", "decoy_readout"]
 
@@ -42,8 +46,11 @@ def decoy_baselines() -> dict[tuple[int, int], tuple[float, float]]:
 
 
 def decoy_runs(m: int, d: int, design: str) -> list[dict[str, Any]]:
-    """The shipped runs (every seed, in seed order) of the point (m, d, design); ``ValueError`` if none shipped."""
+    """The shipped runs (every seed, in seed order) of the point (m, d, design): at d = 0 chapter 8's or 10's runs of
+    the design (the same training, see the module's docstring); ``ValueError`` if none shipped."""
     name = decoy_name(m, d, design)
+    if d == 0:
+        return sorted(scale_runs(m, design, "simple_spread"), key=lambda r: r["seed"])
     runs = sorted(shipped_runs(FOLDER, name), key=lambda r: r["seed"])
     if not runs:
         raise ValueError(f"no shipped runs of {name} in assets/{FOLDER}; train them with "
