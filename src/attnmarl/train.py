@@ -182,8 +182,9 @@ DECOY_DESIGNS: dict[str, dict[str, str]] = {"entity": {}, "mean": {"entity_mixin
 """Chapter 12's designs and controls, each as its change to the entity run: attention, mean pooling, the flat
 actor, the oracle (decoys hidden) and no bit (decoys indistinguishable); :data:`attnmarl.nets.policies.DECOY_VIEWS`."""
 DECOY_DECISIVE = ((6, 0), (6, 3))
-"""The (m, d) where each design trains ten seeds (three elsewhere): chapter 12's decisive comparison, attention's
-lead over pooling without decoys and with three per agent, at chapter 8's team size."""
+"""The (m, d) where each design has ten seeds (three elsewhere): chapter 12's decisive comparison, attention's
+lead over pooling without decoys and with three per agent, at chapter 8's team size. At d = 0 they are chapter 8's
+and chapter 10's ten seeds (the same training, below)."""
 for _m in DECOY_MS:
     for _d in DECOY_DS:
         for _design, _change in DECOY_DESIGNS.items():
@@ -196,11 +197,11 @@ for _m in DECOY_MS:
 chapter 10's entity runs' budget for that m (12 million agent-decisions, m x env steps; at m = 6 chapter 8's
 ``pi-spread6-entity``), PPO settings and self-attention critic; within an (m, d) only the design's field differs
 (:data:`DECOY_DESIGNS`). At d = 0 the environment is simple_spread itself, so ``decoys0-spread{m}-{entity,mean,flat}``
-are chapter 10's runs again on it, and the controls do not exist (no bit to zero, nothing to hide: the config
-refuses them). Estimated cost with one torch thread (one update's CPU time per design, m and d, times the budget,
-plus 600 mpe2 evaluation episodes): 0.09 (flat, m = 3) to 0.23 (oracle, m = 12, d = 3) CPU-hours a seed, about 22
-CPU-hours for three seeds of every config and ten at :data:`DECOY_DECISIVE`; chapter 8's ``pi-spread6-entity``
-took 0.12-0.17 CPU-hours a seed, where this estimate gives its d = 0 twin 0.12."""
+train bit for bit as chapter 8's and 10's runs of the same design (a test), which stand for them; the controls do
+not exist there (no bit to zero, nothing to hide: the config refuses them). Estimated cost with one torch thread
+(one update's CPU time per design, m and d, times the budget, plus 600 mpe2 evaluation episodes): 0.09 (flat,
+m = 3) to 0.23 (oracle, m = 12, d = 3) CPU-hours a seed; the first runs (m = 6, d = 3) took 0.14-0.15, where the
+estimate gives 0.15."""
 
 SIGHT_MS = (3, 6, 12)
 """The team sizes of chapter 11's runs under limited sight."""
