@@ -44,10 +44,16 @@ def mpe2_rate(scenario: str, budget: float, **kwargs: int) -> float:
 
 
 def port_rate(scenario: str, num_envs: int, budget: float, **kwargs: int) -> float:
-    """Env-steps/s of a batched port (precomputed random actions, auto-reset included)."""
+    """Env-steps/s of a batched port of an mpe2 scenario (:func:`stepping_rate`, five discrete actions)."""
     port = make_batched(scenario, num_envs, seed=0, **kwargs)
+    return stepping_rate(port, num_envs, port.n_agents, 5, budget)
+
+
+def stepping_rate(port, num_envs: int, n_agents: int, n_actions: int, budget: float) -> float:
+    """Env-steps/s of any batched port stepped for ``budget`` wall seconds with precomputed random actions
+    (auto-resets included)."""
     rng = np.random.default_rng(0)
-    actions = [rng.integers(0, 5, (num_envs, port.n_agents)) for _ in range(16)]
+    actions = [rng.integers(0, n_actions, (num_envs, n_agents)) for _ in range(16)]
     port.step(actions[0])  # warm-up
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < budget:

@@ -109,6 +109,9 @@ test_transfer.py           an_actor_whose_shapes_depend_on_m_cannot_move_to_anot
 test_envs.py               bad_input_is_a_value_error_naming_the_problem (scenarios, arguments, num_envs, episodes,
                            tokens), bad_actions_are_value_errors (shape, range, dtype, NaN)
 test_envs_parity.py        load_state_refuses_a_mismatched_env
+test_lbf.py                bad_actions (shape, range, dtype), bad_games (too many players for the grid, sizes, flags,
+                           penalty), bad_states_and_observations (a mismatched or unreset reference, a state its
+                           spawn never makes, an observation of the wrong width)
 test_seq2seq.py            split_is_disjoint_complete_and_seeded (test_fraction), vocab_round_trip_and_bad_input,
                            translate_returns_aligned_tokens_and_refuses_bad_text, checkpoint_round_trip_and_refusals
                            (architecture, config, keys)

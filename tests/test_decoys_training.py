@@ -262,3 +262,24 @@ def test_bad_views_of_the_networks_are_refused() -> None:
         DecoyEntityActor(NAME, KWARGS, M, OBS_DIM, 5, "no-bit")(torch.zeros(2, M, OBS_DIM - 1))
     with pytest.raises(ValueError, match=r"shape \(batch, m, obs_dim\)"):
         DecoyActor(NAME, KWARGS, M, OBS_DIM, 5, "oracle")(torch.zeros(2, M, OBS_DIM - 1))
+
+
+@pytest.mark.parametrize("design", ["entity", "flat"])
+def test_without_decoys_a_run_is_chapter_10s_run_bit_for_bit(tmp_path, design: str) -> None:
+    """Why chapter 12 reads its d = 0 points from chapters 8 and 10 instead of training them again: two updates of
+    ``decoys0-spread3-{design}`` and of chapter 10's ``scale-spread3-{design}`` give the same weights to the bit
+    and the same curve (the same environment, seeds and network; only the scenario's name differs)."""
+    from attnmarl.notebook.explorers.decoys import decoy_runs
+    from attnmarl.notebook.explorers.scale import SCALE_CONFIGS
+
+    names = (f"decoys0-spread3-{design}", SCALE_CONFIGS["simple_spread", 3, design])
+    states, curves = [], []
+    for name in names:
+        run(name, seed=0, steps=6400, out=tmp_path, evals=1, eval_episodes=2, final_episodes=2, progress=False)
+        states.append(torch.load(tmp_path / f"{name}-seed0.pt", weights_only=True)["state_dict"])
+        curves.append([line.split(",")[:1] + line.split(",")[3:] for line in  # without the timings
+                       (tmp_path / f"{name}-seed0.csv").read_text().splitlines()])
+    assert states[0].keys() == states[1].keys()
+    assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
+    assert curves[0] == curves[1]
+    assert [r["name"] for r in decoy_runs(3, 0, design)] == [names[1]] * 3

@@ -17,10 +17,12 @@ from attnmarl.notebook.explorers.comm import listening_explorer
 from attnmarl.notebook.explorers.policy import (
     NOTHING_MOVED,
     continue_episode,
+    plays_in_playground,
     policy_checkpoint,
     policy_episode_explorer,
     trained_episode,
 )
+from attnmarl.notebook.playground import COMM_ACTORS, ENTITY_ACTOR, TREASURE_ACTOR
 from attnmarl.notebook.viz import frame_spec
 
 TOL = 1e-5
@@ -215,12 +217,20 @@ def test_the_keyboard_moves_an_agent_and_enter_listens_from_it(page, listening):
     assert root.locator(".ax-caption").inner_text() == frame_spec(explorer.frame_fn(**after), digits=12)["caption"]
 
 
-def test_actors_the_page_does_not_carry_keep_precomputed_frames():
-    """An entity actor that is not the playground's (chapter 8's m = 3 one; chapter 10's m = 12 ones) shows frames
-    precomputed at build time, with the controls it had: no page model, no moving."""
-    agent, config = load_agent(policy_checkpoint("pi-spread3-entity", seed=0))
-    explorer = policy_episode_explorer(agent, config, seed=0)
-    assert explorer.page is None and [c.name for c in explorer.controls] == ["t", "agent_index", "head"]
+@pytest.mark.parametrize(("folder", "name", "ring_heads", "controls"), [
+    ("policy", "pi-spread3-entity", True, ["t", "agent_index", "head"]),  # chapter 8's m = 3 actor
+    ("scale", "scale-spread12-entity", False, ["t", "agent_index"]),  # chapter 10, section 6 (trained at m = 12)
+    ("scale", "scale-treasure12-entity", False, ["t", "agent_index"]),  # chapter 10, section 4 (collect_treasure)
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_actors_the_page_does_not_carry_keep_precomputed_frames(folder, name, ring_heads, controls):
+    """An entity actor whose weights are none of the playground's shows frames precomputed at build time, with the
+    controls it had: no page model, no moving. Chapter 10's two episode explorers are such actors (its playground
+    carries chapter 8's m = 6 actors only), so they stay precomputed: issue 43 item 2 makes an explorer live only
+    where its weights are already in the page."""
+    agent, config = load_agent(shipped_checkpoint(folder, name, 0))
+    assert not plays_in_playground(agent.actor, [ENTITY_ACTOR, TREASURE_ACTOR, *COMM_ACTORS.values()])
+    explorer = policy_episode_explorer(agent, config, seed=0, ring_heads=ring_heads)
+    assert explorer.page is None and [c.name for c in explorer.controls] == controls
     assert "attnmarlExplorer(" in explorer.static_html()
 
 

@@ -5,8 +5,9 @@ and bytes (a world of thousands of entities, thousands of unshared layers), and 
 :data:`COST_SECONDS` or :func:`memory_budget` is refused before it starts, with the estimate and the way to
 run it anyway (``ATTNMARL_ALLOW_COSTLY=1`` in the environment, :data:`ALLOW_COSTLY`);
 :func:`check_numbers` does so for a product of sizes, each allowed on its own, that would allocate one
-array larger than the memory budget; :func:`check_replay_buffer` and :func:`check_off_policy_budget` for
-the replay buffer and the budget of an off-policy run.
+array larger than the memory budget; :func:`check_replay_buffer` for the replay buffer, and
+:func:`check_on_policy_budget` and :func:`check_off_policy_budget` for the budget of a run, in the units of
+:class:`RolloutBudget`, which every algorithm's config is.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
 from .checks import check_int
 
 __all__ = ["ALLOW_COSTLY", "COST_SECONDS", "costly_allowed", "memory_budget", "duration", "check_cost", "check_numbers",
-           "check_off_policy_budget", "check_replay_buffer"]
+           "RolloutBudget", "check_on_policy_budget", "check_off_policy_budget", "check_replay_buffer"]
 
 
 ALLOW_COSTLY = "ATTNMARL_ALLOW_COSTLY"
@@ -111,6 +112,38 @@ def check_numbers(what: str, *sizes: tuple[str, Any], limit: int | None = None, 
                          f"this package allocates at most {most:,} in one array ({why}){hint}; to allocate it "
                          f"anyway, set {ALLOW_COSTLY}=1 in the environment")
     return count
+
+
+class RolloutBudget:
+    """The budget of a run in rollouts: each update (an off-policy algorithm's iteration) first steps ``num_envs``
+    batched environments ``rollout_steps`` times, until ``total_steps`` env steps are spent. Every algorithm's config
+    is one; the config, a dataclass, declares the three fields."""
+
+    num_envs: int
+    rollout_steps: int
+    total_steps: int
+
+    @property
+    def batch_size(self) -> int:
+        """Environment steps per update, one rollout of every environment: the command line's unit of progress (an
+        off-policy algorithm's replay minibatch is its ``minibatch_size``)."""
+        return self.num_envs * self.rollout_steps
+
+    @property
+    def num_updates(self) -> int:
+        """Whole updates (iterations) in the budget: ``total_steps`` rounded down to a multiple of ``batch_size``."""
+        return self.total_steps // self.batch_size
+
+
+def check_on_policy_budget(config: Any) -> None:
+    """The budget of an on-policy run (MAPPO, MAT), after its fields are checked: at least one update of
+    ``batch_size`` env steps, which splits into ``num_minibatches`` equal minibatches; else ``ValueError``."""
+    if config.total_steps < config.batch_size:
+        raise ValueError(f"total_steps = {config.total_steps} is less than one update, num_envs * rollout_steps "
+                         f"= {config.batch_size} env steps; a run needs at least one update")
+    if config.batch_size % config.num_minibatches:
+        raise ValueError(f"num_envs * rollout_steps = {config.batch_size} is not divisible by "
+                         f"num_minibatches = {config.num_minibatches}")
 
 
 def check_off_policy_budget(config: Any) -> None:

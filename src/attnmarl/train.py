@@ -87,11 +87,13 @@ from .checkpoints import ASSETS, Agent, Config, agent_policy, checkpoint_data, l
 from .checks import check_bool, check_episodes, check_int, cli_episodes, cli_int, cli_seed, cli_threads
 from .devices import DEVICES, check_device
 from .envs import episode_returns
+from .envs.decoys import NAME as DECOYS
 from .envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
 from .files.atomic import check_writable_folder, save_files, write_atomically
 from .interrupt import run_command
 from .nets.messages import MESSAGES
 from .seeds import parse_seeds, run_seeds
+from .selection import decoy_alpha
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "SIGHT_MS",
@@ -183,8 +185,9 @@ DECOY_DESIGNS: dict[str, dict[str, str]] = {"entity": {}, "mean": {"entity_mixin
 """Chapter 12's designs and controls, each as its change to the entity run: attention, mean pooling, the flat
 actor, the oracle (decoys hidden) and no bit (decoys indistinguishable); :data:`attnmarl.nets.policies.DECOY_VIEWS`."""
 DECOY_DECISIVE = ((6, 0), (6, 3))
-"""The (m, d) where each design trains ten seeds (three elsewhere): chapter 12's decisive comparison, attention's
-lead over pooling without decoys and with three per agent, at chapter 8's team size."""
+"""The (m, d) where each design has ten seeds (three elsewhere): chapter 12's decisive comparison, attention's
+lead over pooling without decoys and with three per agent, at chapter 8's team size. At d = 0 they are chapter 8's
+and chapter 10's ten seeds (the same training, below)."""
 for _m in DECOY_MS:
     for _d in DECOY_DS:
         for _design, _change in DECOY_DESIGNS.items():
@@ -197,11 +200,11 @@ for _m in DECOY_MS:
 chapter 10's entity runs' budget for that m (12 million agent-decisions, m x env steps; at m = 6 chapter 8's
 ``pi-spread6-entity``), PPO settings and self-attention critic; within an (m, d) only the design's field differs
 (:data:`DECOY_DESIGNS`). At d = 0 the environment is simple_spread itself, so ``decoys0-spread{m}-{entity,mean,flat}``
-are chapter 10's runs again on it, and the controls do not exist (no bit to zero, nothing to hide: the config
-refuses them). Estimated cost with one torch thread (one update's CPU time per design, m and d, times the budget,
-plus 600 mpe2 evaluation episodes): 0.09 (flat, m = 3) to 0.23 (oracle, m = 12, d = 3) CPU-hours a seed, about 22
-CPU-hours for three seeds of every config and ten at :data:`DECOY_DECISIVE`; chapter 8's ``pi-spread6-entity``
-took 0.12-0.17 CPU-hours a seed, where this estimate gives its d = 0 twin 0.12."""
+train bit for bit as chapter 8's and 10's runs of the same design (a test), which stand for them; the controls do
+not exist there (no bit to zero, nothing to hide: the config refuses them). Estimated cost with one torch thread
+(one update's CPU time per design, m and d, times the budget, plus 600 mpe2 evaluation episodes): 0.09 (flat,
+m = 3) to 0.23 (oracle, m = 12, d = 3) CPU-hours a seed; the first runs (m = 6, d = 3) took 0.14-0.15, where the
+estimate gives 0.15."""
 
 SIGHT_MS = (3, 6, 12)
 """The team sizes of chapter 11's runs under limited sight."""
@@ -436,6 +439,17 @@ def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any
     return {"mean": float(per_episode.mean()), "sem": sem, "per_agent": [float(r) for r in returns.mean(axis=0)]}
 
 
+def _decoy_readout(agent: Agent, config: Config) -> dict[str, float]:
+    """On simple_spread with decoys, an entity actor's alpha on the decoy and on all landmark slots
+    (:func:`attnmarl.selection.decoy_alpha`, chapter 12), as two more columns of the curve; nothing elsewhere."""
+    actor = getattr(agent, "actor", None)
+    decoys = config.scenario_kwargs.get("decoys", 0) if config.scenario == DECOYS else 0
+    if decoys < 1 or not hasattr(actor, "outputs_and_alpha"):
+        return {}
+    shares = decoy_alpha(actor, config.scenario_kwargs)
+    return {"alpha_decoys": round(shares["decoys"], 4), "alpha_landmarks": round(shares["landmarks"], 4)}
+
+
 def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "runs", evals: int | None = None,
         eval_episodes: int = 20, final_episodes: int = FINAL_EPISODES, command: str | None = None,
         progress: bool = True, replace_run: bool = False, compile_nets: bool = False,
@@ -485,6 +499,7 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             "eval_sem": round(score["sem"], 4),
             "eval_episodes": final_episodes if last else eval_episodes,
             **{f"eval_return_{i}": round(r, 4) for i, r in enumerate(score["per_agent"])},
+            **_decoy_readout(agent, config),
         })
         since_last.clear()
         bar.set_postfix(train=rows[-1]["train_return"], mpe2=f"{score['mean']:.2f}±{score['sem']:.2f}")

@@ -70,7 +70,7 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import check_choice, check_config_fields, check_finite, check_indices
-from ..costs import check_off_policy_budget
+from ..costs import RolloutBudget, check_off_policy_budget
 from ..devices import check_device
 from ..envs import make_batched
 from ..envs.scenarios import given_port_kwargs
@@ -97,7 +97,7 @@ __all__ = ["MAACConfig", "MAAC_CRITICS", "MAACAgent", "make_agent", "one_hot", "
 
 
 @dataclass
-class MAACConfig:
+class MAACConfig(RolloutBudget):
     """Every setting of a MAAC (or MADDPG+SAC) run. ``asdict(config)`` is stored in each checkpoint."""
 
     # environment (a batched port with discrete actions; evaluation uses mpe2 with the same arguments)
@@ -165,16 +165,6 @@ class MAACConfig:
             raise ValueError(f"d = {self.d} must be a multiple of heads = {self.heads} (each head has d / heads "
                              "dimensions)")
         check_off_policy_budget(self)
-
-    @property
-    def batch_size(self) -> int:
-        """Environment steps per iteration (the CLI's unit of progress; the replay minibatch is ``minibatch_size``)."""
-        return self.num_envs * self.rollout_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Iterations in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
-        return self.total_steps // self.batch_size
 
     @property
     def actor(self) -> str:

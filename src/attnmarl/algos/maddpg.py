@@ -46,7 +46,7 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import check_choice, check_config_fields, check_finite, check_real
-from ..costs import check_numbers, check_off_policy_budget, check_replay_buffer
+from ..costs import RolloutBudget, check_numbers, check_off_policy_budget, check_replay_buffer
 from ..devices import check_device
 from ..envs import make_batched
 from ..envs.scenarios import given_port_kwargs
@@ -74,7 +74,7 @@ FORCE_DIM = 2
 
 
 @dataclass
-class MADDPGConfig:
+class MADDPGConfig(RolloutBudget):
     """Every setting of a MADDPG run. ``asdict(config)`` is stored in each checkpoint."""
 
     # environment (a batched port with continuous actions; evaluation uses mpe2 with the same arguments)
@@ -140,16 +140,6 @@ class MADDPGConfig:
                              f"{self.scenario_kwargs!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
         check_off_policy_budget(self)
-
-    @property
-    def batch_size(self) -> int:
-        """Environment steps per iteration (the CLI's unit of progress; the replay minibatch is ``minibatch_size``)."""
-        return self.num_envs * self.rollout_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Iterations in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
-        return self.total_steps // self.batch_size
 
 
 _SIZES = ("num_envs", "rollout_steps", "total_steps", "d_x", "heads", "d_q", "d_out", "depth", "critic_hidden",

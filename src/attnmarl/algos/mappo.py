@@ -20,8 +20,8 @@ distribution over agent i's action:
 One update:
 
 1. **Rollout** — ``rollout_steps`` steps of ``num_envs`` batched environments (numpy ports,
-   auto-reset). Only the actor runs while stepping; the critic evaluates the whole rollout afterwards
-   in one batched pass.
+   auto-reset; :func:`collect_rollout`, which MAT's loop shares). Only the actor runs while stepping; the critic
+   evaluates the whole rollout afterwards in one batched pass.
 2. **GAE** (Schulman et al. 2016), per agent:
    delta_t = r_t + gamma V(o_{t+1}) - V(o_t),   A_t = delta_t + gamma lambda A_{t+1},
    with the recursion cut where an episode ended. When an episode was *truncated* at the time limit
@@ -56,9 +56,9 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import check_choice, check_config_fields, check_finite, check_indices, check_sizes
-from ..costs import check_numbers
+from ..costs import RolloutBudget, check_numbers, check_on_policy_budget
 from ..devices import check_device
-from ..envs import make_batched, scenario_name
+from ..envs import BatchedEnv, make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
 from ..envs.sight import check_rho, check_sight_scenario
 from ..files.checkpoint import FORMAT, config_from, read_checkpoint, resolve_asset
@@ -71,11 +71,12 @@ from .estimate import Probe, RunEstimate, measure, on_policy, probe, probe_obser
 
 __all__ = ["MAPPOConfig", "CRITICS", "ACTORS", "EnvSpec", "env_spec", "ValueNorm", "MAPPOAgent", "make_agent",
            "ACTOR_ARCHITECTURE", "copy_actor", "load_actor_from", "normal_noise", "sample_actions", "log_prob",
-           "gaussian_log_prob", "bootstrap_values", "gae", "normalize_advantages", "estimate", "train"]
+           "gaussian_log_prob", "Rollout", "collect_rollout", "bootstrap_values", "gae", "normalize_advantages",
+           "check_run_finite", "train_stats", "estimate", "train"]
 
 
 @dataclass
-class MAPPOConfig:
+class MAPPOConfig(RolloutBudget):
     """Every setting of a MAPPO run. ``asdict(config)`` is stored in each checkpoint."""
 
     # environment (a batched port; evaluation uses mpe2 with the same arguments)
@@ -188,12 +189,7 @@ class MAPPOConfig:
             raise ValueError(f"init_actor must be a checkpoint's path, a string ('' for none); got {self.init_actor!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
         self._check_sight_and_messages()
-        if self.total_steps < self.batch_size:
-            raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
-                             f"= {self.batch_size} env steps; a run needs at least one update")
-        if self.batch_size % self.num_minibatches:
-            raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
-                             f"num_minibatches = {self.num_minibatches}")
+        check_on_policy_budget(self)
         if self.adv_norm_per_agent and self.batch_size // self.num_minibatches < 2:
             raise ValueError(f"a minibatch of num_envs * rollout_steps / num_minibatches = "
                              f"{self.batch_size // self.num_minibatches} env step cannot normalise each agent's "
@@ -217,16 +213,6 @@ class MAPPOConfig:
         if self.actor not in SIGHTED_ACTORS or self.entity_frame != "egocentric":
             raise ValueError(f"sight_radius limits what a decentralized actor sees ({list(SIGHTED_ACTORS)}, egocentric "
                              f"tokens); this config's actor is {self.actor!r} with {self.entity_frame} tokens")
-
-    @property
-    def batch_size(self) -> int:
-        """Environment steps per update."""
-        return self.num_envs * self.rollout_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Whole updates in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
-        return self.total_steps // self.batch_size
 
 
 _SIZES = ("num_envs", "rollout_steps", "total_steps", "update_epochs", "num_minibatches", "d_x", "heads", "d_q",
@@ -545,6 +531,81 @@ def gaussian_log_prob(mu: Tensor, log_std: Tensor, actions: Tensor) -> tuple[Ten
     return log_p.sum(-1), entropy
 
 
+@dataclass
+class Rollout:
+    """The buffers of a rollout, T steps of E batched environments with m agents, which :func:`collect_rollout`
+    refills every update, and what carries over from one rollout to the next (episodes run across rollouts)."""
+
+    o: Tensor
+    """The observations o_t the actions were taken on, (T, E, m, obs_dim)."""
+    a: Tensor
+    """The actions a_t: (T, E, m) integers, or (T, E, m, n_actions) continuous ones as sampled (unclipped)."""
+    logp: Tensor
+    """log pi_old(a^i_t | .), (T, E, m)."""
+    r: Tensor
+    """The rewards r^i_t, (T, E, m)."""
+    terminated: Tensor
+    """(T, E) bool: the episode ended at step t by the scenario's own end (the next state's value is 0)."""
+    truncated: Tensor
+    """(T, E) bool: the episode reached its time limit at step t (the next state's value is V(final_obs))."""
+    o_next: Tensor
+    """The observation after the last step, (E, m, obs_dim): the next rollout starts from it."""
+    episode_return: np.ndarray
+    """Each environment's return so far in its running episode, (E, m)."""
+    finals: list[tuple[int, Tensor, Tensor]] = field(default_factory=list)
+    """(t, the environments truncated at step t, their ``info["final_obs"]``), for :func:`bootstrap_values`."""
+    finished: list[np.ndarray] = field(default_factory=list)
+    """The returns (n, m) of the episodes that ended in the last rollout, step by step."""
+
+    @classmethod
+    def start(cls, env: BatchedEnv, steps: int, spec: EnvSpec, device: torch.device) -> Rollout:
+        """Empty buffers on ``device`` for rollouts of ``steps`` steps of ``env``, which is reset: the first
+        rollout starts from its first observation."""
+        T, E, m, D = steps, env.num_envs, spec.m, spec.obs_dim
+        check_numbers("the rollout's observations", ("rollout_steps", T), ("num_envs", E), ("m", m), ("obs_dim", D))
+        return cls(o=torch.zeros(T, E, m, D, device=device),
+                   a=torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
+                                 dtype=torch.float32 if spec.continuous else torch.long, device=device),
+                   logp=torch.zeros(T, E, m, device=device), r=torch.zeros(T, E, m, device=device),
+                   terminated=torch.zeros(T, E, dtype=torch.bool, device=device),
+                   truncated=torch.zeros(T, E, dtype=torch.bool, device=device),
+                   o_next=torch.from_numpy(env.reset()).to(device), episode_return=np.zeros((E, m)))
+
+    @property
+    def ended(self) -> Tensor:
+        """(T, E) bool: an episode ended at step t (terminated or truncated), which cuts GAE's recursion."""
+        return self.terminated | self.truncated
+
+
+def collect_rollout(env: BatchedEnv, agent: nn.Module, rollout: Rollout, generator: torch.Generator,
+                    **act_kwargs: Any) -> None:
+    """Refill ``rollout`` with T steps of ``env`` from ``rollout.o_next`` on; call it under ``torch.no_grad()``.
+
+    ``agent.act(o, generator, **act_kwargs)`` gives every agent's action and its log-probability (MAPPO's
+    actors all at once, MAT's decoder agent by agent) and ``agent.env_actions(a)`` the actions the environment
+    takes. The environments reset themselves where an episode ends; where one was truncated at the time limit,
+    ``rollout.finals`` keeps its last observation, ``info["final_obs"]``, to bootstrap from."""
+    rollout.finals, rollout.finished = [], []
+    o, device = rollout.o_next, rollout.o.device
+    for t in range(rollout.o.shape[0]):
+        rollout.o[t] = o
+        a, rollout.logp[t] = agent.act(o, generator, **act_kwargs)
+        rollout.a[t] = a
+        o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))
+        rollout.r[t] = torch.from_numpy(r)
+        rollout.terminated[t], rollout.truncated[t] = torch.from_numpy(terminated), torch.from_numpy(truncated)
+        rollout.episode_return += r
+        ended = terminated | truncated
+        if ended.any():
+            rollout.finished.append(rollout.episode_return[ended].copy())
+            rollout.episode_return[ended] = 0.0
+            if truncated.any():
+                rollout.finals.append((t, torch.from_numpy(truncated.nonzero()[0]).to(device),
+                                       torch.from_numpy(info["final_obs"][truncated]).to(device)))
+        o = torch.from_numpy(o_next).to(device)
+    rollout.o_next = o
+
+
 def bootstrap_values(v_hat: Callable[[Tensor], Tensor], o_buf: Tensor, o_last: Tensor, terminated: Tensor,
                      finals: list[tuple[int, Tensor, Tensor]]) -> tuple[Tensor, Tensor]:
     """V(o_t) and the value of the state after each step t, for a rollout, in one critic pass.
@@ -688,20 +749,11 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
         {"params": agent.policy_parameters(), "lr": config.lr_actor},
         {"params": agent.critic.parameters(), "lr": config.lr_critic},
     ], eps=1e-5)
-    T, E, m, D = config.rollout_steps, config.num_envs, spec.m, spec.obs_dim
+    m = spec.m
     if config.batch_size // config.num_minibatches * m < 2:
         raise ValueError(f"a minibatch of {config.batch_size // config.num_minibatches} env step with m = {m} agent "
                          "holds one advantage, which cannot be normalised; use at least 2 env steps per minibatch")
-    check_numbers("the rollout's observations", ("rollout_steps", T), ("num_envs", E), ("m", m), ("obs_dim", D))
-    o_buf = torch.zeros(T, E, m, D, device=device)
-    a_buf = torch.zeros((T, E, m, spec.n_actions) if spec.continuous else (T, E, m),
-                        dtype=torch.float32 if spec.continuous else torch.long, device=device)
-    logp_buf = torch.zeros(T, E, m, device=device)
-    r_buf = torch.zeros(T, E, m, device=device)
-    terminated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
-    truncated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
-    episode_return = np.zeros((E, m))
-    o = torch.from_numpy(env.reset()).to(device)
+    rollout = Rollout.start(env, config.rollout_steps, spec, device)
     start = time.perf_counter()
 
     for update in range(config.num_updates):
@@ -711,38 +763,20 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
             optimizer.param_groups[1]["lr"] = frac * config.lr_critic
 
         # 1. rollout: only the actor runs while stepping
-        finals: list[tuple[int, Tensor, Tensor]] = []  # (t, truncated envs, their final_obs)
-        finished = []
         with torch.no_grad():
-            for t in range(T):  # Algorithm 7.1, step 1
-                o_buf[t] = o
-                a, logp_buf[t] = agent.act(o, generator)
-                a_buf[t] = a
-                o_next, r, terminated, truncated, info = env.step(agent.env_actions(a))
-                r_buf[t] = torch.from_numpy(r)
-                terminated_buf[t] = torch.from_numpy(terminated)
-                truncated_buf[t] = torch.from_numpy(truncated)
-                episode_return += r
-                ended = terminated | truncated
-                if ended.any():
-                    finished.append(episode_return[ended].copy())
-                    episode_return[ended] = 0.0
-                    if truncated.any():
-                        finals.append((t, torch.from_numpy(truncated.nonzero()[0]).to(device),
-                                       torch.from_numpy(info["final_obs"][truncated]).to(device)))
-                o = torch.from_numpy(o_next).to(device)
+            collect_rollout(env, agent, rollout, generator)  # Algorithm 7.1, step 1
 
             # 2. the critic on the whole rollout at once, then GAE
-            values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf,  # Algorithm 7.1, step 2
-                                                   finals)
-            advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf,  # Algorithm 7.1, step 3
+            values, next_values = bootstrap_values(agent.v_hat, rollout.o, rollout.o_next,  # Algorithm 7.1, step 2
+                                                   rollout.terminated, rollout.finals)
+            advantages = gae(rollout.r, values, next_values, rollout.ended,  # Algorithm 7.1, step 3
                              config.gamma, config.gae_lambda)
             returns = advantages + values  # Algorithm 7.1, step 4
-            _check_finite(returns, "value targets", update, config)
+            check_run_finite(returns, "value targets", update, config)
             agent.value_norm.update(returns.flatten(0, 1))
 
         # 3. PPO epochs over minibatches of env-steps (each with all m agents)
-        b_o, b_a, b_logp = o_buf.flatten(0, 1), a_buf.flatten(0, 1), logp_buf.flatten(0, 1)
+        b_o, b_a, b_logp = rollout.o.flatten(0, 1), rollout.a.flatten(0, 1), rollout.logp.flatten(0, 1)
         b_adv, b_target = advantages.flatten(0, 1), agent.value_norm.normalize(returns.flatten(0, 1))
         minibatch = config.batch_size // config.num_minibatches
         approx_kl, clip_frac = torch.zeros(()), torch.zeros(())
@@ -757,7 +791,7 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
                 v_loss = 0.5 * (agent.critic(b_o[idx]) - b_target[idx]).pow(2).mean()  # Algorithm 7.1, step 7
                 entropy = entropy.mean()
                 loss = pg_loss - config.ent_coef * entropy + v_loss
-                _check_finite(loss, "loss", update, config)
+                check_run_finite(loss, "loss", update, config)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.policy_parameters(), config.max_grad_norm)
@@ -768,13 +802,15 @@ def train(config: MAPPOConfig, callback: Callable[[dict[str, float], MAPPOAgent]
                     clip_frac = ((ratio - 1).abs() > config.clip_coef).float().mean()
 
         if callback is not None:
-            callback(_stats(update, config, finished, pg_loss, v_loss, entropy, approx_kl, clip_frac,
-                            returns, values, time.perf_counter() - start, m), agent)
+            callback(train_stats(update, config, rollout.finished, pg_loss, v_loss, entropy, approx_kl, clip_frac,
+                                 returns, values, time.perf_counter() - start, m), agent)
     return agent
 
 
-def _check_finite(x: Tensor, what: str, update: int, config: MAPPOConfig) -> None:
-    """Stop a diverged run loudly instead of training on NaNs (and shipping them)."""
+def check_run_finite(x: Tensor, what: str, update: int, config: Any) -> None:
+    """Stop a diverged run loudly instead of training on NaNs (and shipping them): ``RuntimeError`` naming ``what``
+    (the value targets, the loss), the update and the run, if ``x`` holds NaN or an infinity. ``config`` is a
+    MAPPO or MAT config."""
     if not torch.isfinite(x).all():
         raise RuntimeError(
             f"training diverged: non-finite {what} in update {update + 1} (after "
@@ -783,10 +819,12 @@ def _check_finite(x: Tensor, what: str, update: int, config: MAPPOConfig) -> Non
         )
 
 
-def _stats(update: int, config: MAPPOConfig, finished: list[np.ndarray], pg_loss: Tensor, v_loss: Tensor,
-           entropy: Tensor, approx_kl: Tensor, clip_frac: Tensor, returns: Tensor, values: Tensor,
-           wall_seconds: float, m: int) -> dict[str, float]:
-    """The numbers :func:`train` reports after an update (losses are those of the last minibatch)."""
+def train_stats(update: int, config: Any, finished: list[np.ndarray], pg_loss: Tensor, v_loss: Tensor,
+                entropy: Tensor, approx_kl: Tensor, clip_frac: Tensor, returns: Tensor, values: Tensor,
+                wall_seconds: float, m: int) -> dict[str, float]:
+    """The numbers :func:`train` (and MAT's, :func:`attnmarl.algos.mat.train`) reports after an update, for a MAPPO
+    or MAT ``config``; ``finished`` holds the returns of the episodes that ended in the rollout
+    (:attr:`Rollout.finished`), and the losses are those of the last minibatch."""
     episodes = np.concatenate(finished) if finished else np.full((1, m), np.nan)
     per_agent = episodes.mean(0)
     explained = 1.0 - float((returns - values).var() / returns.var().clamp_min(1e-8))

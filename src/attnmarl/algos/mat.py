@@ -4,9 +4,10 @@ file in the style of CleanRL: every hyperparameter in :class:`MATConfig`, the wh
 The network (:class:`attnmarl.nets.mat.MultiAgentTransformer`) is actor and critic at once: its encoder gives
 every agent's value V(o_hat^i), its decoder every agent's policy pi(a^i | o, a^1..a^{i-1}). One update:
 
-1. **Rollout** — ``rollout_steps`` steps of ``num_envs`` batched environments; acting decodes agent by agent
-   (m decoder passes per step). With ``shuffle_order`` each rollout draws a random decision order per
-   environment, and the update trains in that order.
+1. **Rollout** — ``rollout_steps`` steps of ``num_envs`` batched environments, collected as MAPPO's are
+   (:func:`attnmarl.algos.mappo.collect_rollout`); acting decodes agent by agent (m decoder passes per step).
+   With ``shuffle_order`` each rollout draws a random decision order per environment, and the update trains in
+   that order.
 2. **Values and GAE** — the book's GAE per agent (:func:`attnmarl.algos.mappo.gae`) on values from
    :func:`attnmarl.algos.mappo.bootstrap_values`: a truncated episode is bootstrapped from the value of its
    final observation, a terminated one from 0. The paper (its eq. 5 and the text after eq. 6) estimates one
@@ -48,6 +49,7 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import check_choice, check_config_fields, check_int, check_seed
+from ..costs import RolloutBudget, check_on_policy_budget
 from ..devices import check_device
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
@@ -55,15 +57,17 @@ from ..nets.mat import MultiAgentTransformer
 from .estimate import Probe, RunEstimate, measure, on_policy, probe, probe_observations, rollout_buffers, start
 from .mappo import (
     EnvSpec,
+    Rollout,
     ValueNorm,
-    _check_finite,
-    _stats,
     bootstrap_values,
+    check_run_finite,
+    collect_rollout,
     env_spec,
     gae,
     log_prob,
     normalize_advantages,
     sample_actions,
+    train_stats,
 )
 from .qmix import COOPERATIVE_SCENARIOS
 
@@ -74,7 +78,7 @@ VARIANTS = ("mat", "mat-dec")
 
 
 @dataclass
-class MATConfig:
+class MATConfig(RolloutBudget):
     """Every setting of a MAT or MAT-Dec run. ``asdict(config)`` is stored in each checkpoint."""
 
     # environment (a batched port with discrete actions; evaluation uses mpe2 with the same arguments)
@@ -132,22 +136,7 @@ class MATConfig:
         if self.d % self.heads or self.d % self.entity_heads:
             raise ValueError(f"d = {self.d} must be a multiple of heads = {self.heads} and of entity_heads = "
                              f"{self.entity_heads}")
-        if self.total_steps < self.batch_size:
-            raise ValueError(f"total_steps = {self.total_steps} is less than one update, num_envs * rollout_steps "
-                             f"= {self.batch_size} env steps; a run needs at least one update")
-        if self.batch_size % self.num_minibatches:
-            raise ValueError(f"num_envs * rollout_steps = {self.batch_size} is not divisible by "
-                             f"num_minibatches = {self.num_minibatches}")
-
-    @property
-    def batch_size(self) -> int:
-        """Environment steps per update."""
-        return self.num_envs * self.rollout_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Whole updates in the budget (``total_steps`` rounded down to a multiple of ``batch_size``)."""
-        return self.total_steps // self.batch_size
+        check_on_policy_budget(self)
 
     @property
     def critic(self) -> str:
@@ -321,13 +310,7 @@ def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], No
     agent = make_agent(config, spec).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=config.lr, eps=1e-5)
     T, E, m = config.rollout_steps, config.num_envs, spec.m
-    o_buf = torch.zeros(T, E, m, spec.obs_dim, device=device)
-    a_buf = torch.zeros(T, E, m, dtype=torch.long, device=device)
-    logp_buf, r_buf = torch.zeros(T, E, m, device=device), torch.zeros(T, E, m, device=device)
-    terminated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
-    truncated_buf = torch.zeros(T, E, dtype=torch.bool, device=device)
-    episode_return = np.zeros((E, m))
-    o = torch.from_numpy(env.reset()).to(device)
+    rollout = Rollout.start(env, T, spec, device)
     start = time.perf_counter()
 
     for update in range(config.num_updates):
@@ -336,36 +319,20 @@ def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], No
         order = random_orders(E, m, generator).to(device) if config.shuffle_order else None
 
         # 1. rollout, decoding agent by agent
-        finals: list[tuple[int, Tensor, Tensor]] = []  # (t, truncated envs, their final_obs)
-        finished = []
         with torch.no_grad():
-            for t in range(T):
-                o_buf[t] = o
-                a_buf[t], logp_buf[t] = agent.act(o, generator, order=order)
-                o_next, r, terminated, truncated, info = env.step(agent.env_actions(a_buf[t]))
-                r_buf[t] = torch.from_numpy(r)
-                terminated_buf[t], truncated_buf[t] = torch.from_numpy(terminated), torch.from_numpy(truncated)
-                episode_return += r
-                ended = terminated | truncated
-                if ended.any():
-                    finished.append(episode_return[ended].copy())
-                    episode_return[ended] = 0.0
-                if truncated.any():
-                    finals.append((t, torch.from_numpy(truncated.nonzero()[0]).to(device),
-                                   torch.from_numpy(info["final_obs"][truncated]).to(device)))
-                o = torch.from_numpy(o_next).to(device)
+            collect_rollout(env, agent, rollout, generator, order=order)
 
             # 2. values (bootstrapped at truncation) and per-agent GAE
-            values, next_values = bootstrap_values(agent.v_hat, o_buf, o, terminated_buf, finals)
-            advantages = gae(r_buf, values, next_values, terminated_buf | truncated_buf, config.gamma,
-                             config.gae_lambda)
+            values, next_values = bootstrap_values(agent.v_hat, rollout.o, rollout.o_next, rollout.terminated,
+                                                   rollout.finals)
+            advantages = gae(rollout.r, values, next_values, rollout.ended, config.gamma, config.gae_lambda)
             returns = advantages + values
-            _check_finite(returns, "value targets", update, config)
+            check_run_finite(returns, "value targets", update, config)
             agent.value_norm.update(returns.reshape(-1, 1))
 
         # 3. PPO epochs: one teacher-forced pass per minibatch, one loss over encoder and decoder
-        b_o, b_a, b_logp, b_adv = o_buf.flatten(0, 1), a_buf.flatten(0, 1), logp_buf.flatten(0, 1), advantages.flatten(
-            0, 1)
+        b_o, b_a, b_logp = rollout.o.flatten(0, 1), rollout.a.flatten(0, 1), rollout.logp.flatten(0, 1)
+        b_adv = advantages.flatten(0, 1)
         b_target = agent.value_norm.normalize(returns.flatten(0, 1))
         b_value = agent.value_norm.normalize(values.flatten(0, 1))
         b_order = None if order is None else order.repeat(T, 1)  # row t * E + e holds env e's order
@@ -383,7 +350,7 @@ def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], No
                 v_loss = torch.max((v - b_target[idx]).pow(2), (v_clipped - b_target[idx]).pow(2)).mean()
                 entropy = entropy.mean()
                 loss = pg_loss + config.value_coef * v_loss - config.ent_coef * entropy
-                _check_finite(loss, "loss", update, config)
+                check_run_finite(loss, "loss", update, config)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), config.max_grad_norm)
@@ -393,6 +360,6 @@ def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], No
                     clip_frac = ((ratio - 1).abs() > eps).float().mean()
 
         if callback is not None:
-            callback(_stats(update, config, finished, pg_loss, v_loss, entropy, approx_kl, clip_frac, returns,
-                            values, time.perf_counter() - start, m), agent)
+            callback(train_stats(update, config, rollout.finished, pg_loss, v_loss, entropy, approx_kl, clip_frac,
+                                 returns, values, time.perf_counter() - start, m), agent)
     return agent

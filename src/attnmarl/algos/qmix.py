@@ -60,7 +60,7 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import check_choice, check_config_fields, check_finite, check_indices, check_real
-from ..costs import check_off_policy_budget
+from ..costs import RolloutBudget, check_off_policy_budget
 from ..devices import check_device
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
@@ -96,7 +96,7 @@ caught."""
 
 
 @dataclass
-class QMIXConfig:
+class QMIXConfig(RolloutBudget):
     """Every setting of a value-decomposition run (``asdict(config)`` is in its checkpoint)."""
 
     # environment (a batched port, discrete actions; evaluated on mpe2 with the same arguments)
@@ -176,16 +176,6 @@ class QMIXConfig:
                              f"{self.entity_heads}, and qatten_d_u = {self.qatten_d_u} even "
                              "(Qatten's phi has 2 heads)")
         check_off_policy_budget(self)
-
-    @property
-    def batch_size(self) -> int:
-        """Environment steps per iteration (the CLI's unit of progress)."""
-        return self.num_envs * self.rollout_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Iterations in the budget (``total_steps`` rounded down to whole iterations)."""
-        return self.total_steps // self.batch_size
 
     @property
     def critic(self) -> str:

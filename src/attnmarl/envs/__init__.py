@@ -13,6 +13,11 @@ The book's own scenario, simple_spread with decoys (``"simple_spread_decoys"``, 
 mpe2's machinery as a reference (:mod:`attnmarl.envs.decoys`) with its port and tokens beside it
 (:mod:`attnmarl.envs.decoys_port`).
 
+Chapter 12's second benchmark, Level-Based Foraging, is a grid world outside mpe2, so it stays outside the
+scenario registry above: :mod:`attnmarl.envs.lbf` holds the reference (``make_lbf_reference``, from the
+``lbforaging`` package), its exact batched port ``BatchedForaging`` and its tokens ``lbf_tokens``;
+:mod:`attnmarl.envs.lbf_baselines` the random and scripted teams.
+
 Typical use::
 
     env = make_batched("simple_spread", num_envs=1024, N=3)
@@ -34,6 +39,7 @@ from .baselines import (
 from .batched import BatchedEnv
 from .decoys_port import BatchedDecoySpread
 from .evaluate import cross_play, episode_returns, evaluate
+from .lbf import BatchedForaging, lbf_token_names, lbf_tokens, make_lbf_reference
 from .reference import (
     Policy,
     actions_to_dict,
@@ -77,6 +83,7 @@ __all__ = [
     "BatchedCollectTreasure",
     "BatchedDecoySpread",
     "BatchedEnv",
+    "BatchedForaging",
     "BatchedSpread",
     "BatchedTag",
     "EntityTokens",
@@ -89,9 +96,12 @@ __all__ = [
     "episode_returns",
     "evaluate",
     "greedy_assignment_policy",
+    "lbf_token_names",
+    "lbf_tokens",
     "steered_assignment_policy",
     "treasure_hunter_policy",
     "make_batched",
+    "make_lbf_reference",
     "make_reference",
     "mixed_teams",
     "obs_to_array",

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ..envs.sight import apply_sight, check_rho, check_sight_scenario, sight_entities
+from ..envs.sight import apply_sight, check_rho, check_sight_scenario, sight_entities, visibility
 from .common import check_obs
 from .policies import Actor, EntityActor
 
@@ -70,40 +70,27 @@ class SightedEntityActor(EntityActor):
                          mixing=mixing)
         self.rho = None if rho is None else check_rho(rho)
 
-    def sight(self, o: Tensor) -> tuple[Tensor, Tensor | None]:
-        """The sighted observations (batch, m, 6N) and the key mask (batch, m, n), True = seen (``None`` with
+    def sighted(self, o: Tensor) -> Tensor:
+        """The observations the actor sees (batch, m, 6N): every feature of an unseen entity 0 (``o`` itself with
         full sight)."""
         check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
-        if self.rho is None:
-            return o, None
-        sighted, visible = apply_sight(o, self.rho)
-        return sighted, torch.cat([visible.new_ones(visible.shape[:-1] + (1,)), visible], dim=-1)
+        return o if self.rho is None else apply_sight(o, self.rho)[0]
 
     def tokens(self, o: Tensor) -> list[Tensor]:
         """Each type's tokens (batch, m_type, n, d_tokens), cut from the *sighted* observations."""
-        return super().tokens(self.sight(o)[0])
+        return super().tokens(self.sighted(o))
 
     def kind_tokens(self, o: Tensor) -> list[list[Tensor]]:
         """:meth:`EntityActor.kind_tokens` of the *sighted* observations."""
-        return super().kind_tokens(self.sight(o)[0])
+        return super().kind_tokens(self.sighted(o))
 
     def masks(self, o: Tensor) -> list[Tensor | None]:
-        """Each type's key mask (batch, m_type, n), True = seen, or ``None`` with full sight."""
-        _, mask = self.sight(o)
-        return [None if mask is None else mask[:, members] for members in self._groups.members]
-
-    def outputs_and_alpha(self, o: Tensor) -> tuple[Tensor, Tensor | list[Tensor]]:
-        ys, alphas = zip(*(net(t, mask) for net, t, mask in zip(self.nets, self.tokens(o), self.masks(o))))
-        if len({a.shape[-1] for a in alphas}) == 1:
-            return self._groups.join(ys), self._groups.join(alphas)
-        return self._groups.join(ys), list(alphas)
-
-    def forward(self, o: Tensor) -> Tensor:
-        return self._groups.join(self._folded(o))
-
-    def _folded(self, o: Tensor) -> list[Tensor]:
-        """Each type's output of :meth:`EntityAttention.folded` on the sighted tokens, with the key mask."""
-        sighted, mask = self.sight(o)
-        parts = super().kind_tokens(sighted)
-        return [net.folded(p, None if mask is None else mask[:, members].permute(2, 1, 0))
-                for net, p, members in zip(self.nets, parts, self._groups.members)]
+        """Each type's key mask (batch, m_type, n), [True (self); visible^i], or ``None`` with full sight: the hook
+        of :class:`EntityActor` that both its forms apply (:meth:`outputs_and_alpha` and the folded
+        :meth:`forward`)."""
+        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
+        if self.rho is None:
+            return [None] * len(self.nets)
+        visible = visibility(o, self.rho)
+        mask = torch.cat([visible.new_ones(visible.shape[:-1] + (1,)), visible], dim=-1)
+        return [mask[:, members] for members in self._groups.members]

@@ -613,7 +613,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
     /* Limited sight on agent i's simple_spread observation o (attnmarl.envs.sight.apply_sight): every landmark
      * and other agent farther than rho is zeroed (its offset, and an agent's channel too), and the key mask is
-     * [true (self); visible] (SightedEntityActor.sight). |offset|^2 <= rho^2 is computed in float32, as torch
+     * [true (self); visible] (SightedEntityActor.masks). |offset|^2 <= rho^2 is computed in float32, as torch
      * and numpy compute it on float32 observations. Returns {tokens, mask}. */
     function sightTokens(o, m, rho) {
       const f = Math.fround, sighted = Float64Array.from(o), mask = [true], limit = f(rho * rho);

@@ -1,0 +1,74 @@
+"""Chapter 12's shipped results: simple_spread with decoys, five actors, read against the random → greedy range.
+
+- :func:`decoy_name` names the config behind a point (m, d, design) (:data:`attnmarl.train.DECOY_DESIGNS`);
+- :func:`decoy_runs` reads a point's shipped runs from ``attnmarl/assets/decoys`` and :func:`decoy_shares` their
+  final scores as shares (%) of the range, :func:`decoy_baselines` the range itself (``baselines.json``, made by
+  ``python -m attnmarl.envs.decoys_port``). Without decoys (d = 0) the task is simple_spread itself, and a decoy
+  config trains bit for bit as chapter 8's or chapter 10's run of the same design and m (the same environment,
+  weights and random numbers; ``tests/test_decoys_training.py`` holds it): the d = 0 points are those runs, with
+  their seeds (:func:`attnmarl.notebook.explorers.scale.scale_runs`);
+- :func:`decoy_readout` reads how a run's attention on the decoys moved during training (the curve's
+  ``alpha_decoys`` and ``alpha_landmarks`` columns, :func:`attnmarl.selection.decoy_alpha`).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from ...checkpoints import shipped_curve, shipped_runs
+from ...envs.decoys_port import BASELINES_PATH
+from ...train import CONFIGS, DECOY_DESIGNS
+from ...transfer import closed_share
+from .scale import scale_runs
+
+__all__ = ["FOLDER", "decoy_name", "decoy_baselines", "decoy_runs", "decoy_shares", "decoy_readout"]
+
+FOLDER = "decoys"
+"""The asset folder of chapter 12's runs."""
+
+
+def decoy_name(m: int, d: int, design: str) -> str:
+    """The config of the point (m, d, design): ``decoys{d}-spread{m}-{design}``; ``ValueError`` for a point the book
+    has no config for (a control without decoys, an m or d outside :data:`attnmarl.train.DECOY_MS` / ``DECOY_DS``)."""
+    name = f"decoys{d}-spread{m}-{design}"
+    if design not in DECOY_DESIGNS or name not in CONFIGS:
+        raise ValueError(f"no config for m = {m}, d = {d}, design {design!r}: the decoy configs are "
+                         f"{sorted(n for n in CONFIGS if n.startswith('decoys'))}")
+    return name
+
+
+def decoy_baselines() -> dict[tuple[int, int], tuple[float, float]]:
+    """(m, d) -> (random, greedy) mean returns on the reference, 200 episodes each (the shipped table)."""
+    rows = json.loads(BASELINES_PATH.read_text())["rows"]
+    return {(row["m"], row["d"]): (row["random"][0], row["greedy"][0]) for row in rows}
+
+
+def decoy_runs(m: int, d: int, design: str) -> list[dict[str, Any]]:
+    """The shipped runs (every seed, in seed order) of the point (m, d, design): at d = 0 chapter 8's or 10's runs of
+    the design (the same training, see the module's docstring); ``ValueError`` if none shipped."""
+    name = decoy_name(m, d, design)
+    if d == 0:
+        return sorted(scale_runs(m, design, "simple_spread"), key=lambda r: r["seed"])
+    runs = sorted(shipped_runs(FOLDER, name), key=lambda r: r["seed"])
+    if not runs:
+        raise ValueError(f"no shipped runs of {name} in assets/{FOLDER}; train them with "
+                         f"python -m attnmarl.train --config {name} --seeds 0-2 --out runs/{FOLDER}")
+    return runs
+
+
+def decoy_shares(m: int, d: int, design: str) -> np.ndarray:
+    """Each shipped seed's final score (mpe2, 200 episodes) as a share (%) of the (m, d) random → greedy range."""
+    random, greedy = decoy_baselines()[m, d]
+    return np.array([100 * closed_share(r["final_return"], random, greedy) for r in decoy_runs(m, d, design)])
+
+
+def decoy_readout(m: int, d: int, design: str, seed: int) -> dict[str, np.ndarray]:
+    """One run's read-out along training: ``env_steps`` and ``decoy_part``, the decoys' part of the weight the
+    landmarks get (alpha on decoys / alpha on landmarks), to compare with the uniform share k / (m + k)."""
+    curve = shipped_curve(FOLDER, decoy_name(m, d, design), seed)
+    if "alpha_decoys" not in curve:
+        raise ValueError(f"the curve of {decoy_name(m, d, design)} seed {seed} has no read-out (it needs d >= 1 and "
+                         "an actor with attention weights)")
+    return {"env_steps": curve["env_steps"], "decoy_part": curve["alpha_decoys"] / curve["alpha_landmarks"]}
