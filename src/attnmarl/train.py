@@ -85,6 +85,8 @@ from .checks import check_bool, check_episodes, check_int, cli_episodes, cli_int
 from .devices import DEVICES, check_device
 from .envs import episode_returns
 from .envs.decoys import NAME as DECOYS
+from .envs.foraging import NAME as FORAGING
+from .envs.lbf_baselines import SCENARIOS as LBF_SCENARIOS
 from .envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
 from .files.atomic import check_writable_folder, save_files, write_atomically
 from .interrupt import run_command
@@ -93,7 +95,8 @@ from .seeds import parse_seeds, run_seeds
 from .selection import decoy_alpha
 from .transfer import team_kwargs
 
-__all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "SIGHT_MS",
+__all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "LBF_MS",
+           "LBF_DESIGNS", "LBF_GAMMA", "SIGHT_MS",
            "named_config", "budget", "existing_run", "check_init_actor", "evaluate_agent", "run", "device_name",
            "write_index", "check_command", "main"]
 
@@ -201,6 +204,27 @@ refuses them). Estimated cost with one torch thread (one update's CPU time per d
 plus 600 mpe2 evaluation episodes): 0.09 (flat, m = 3) to 0.23 (oracle, m = 12, d = 3) CPU-hours a seed, about 22
 CPU-hours for three seeds of every config and ten at :data:`DECOY_DECISIVE`; chapter 8's ``pi-spread6-entity``
 took 0.12-0.17 CPU-hours a seed, where this estimate gives its d = 0 twin 0.12."""
+
+LBF_MS = tuple(LBF_SCENARIOS)
+"""Chapter 12's team sizes on Level-Based Foraging (:data:`attnmarl.envs.lbf_baselines.SCENARIOS`)."""
+LBF_DESIGNS = {design: DECOY_DESIGNS[design] for design in ("entity", "mean", "flat")}
+"""The designs compared on LBF, each as its change to the entity run: attention, mean pooling and the flat actor."""
+LBF_GAMMA = 0.99
+for _m in LBF_MS:
+    _size, _foods = LBF_SCENARIOS[_m]
+    for _design, _change in LBF_DESIGNS.items():
+        CONFIGS[f"lbf{_m}p-{_design}"] = replace(
+            CONFIGS["pi-spread6-entity"], scenario=FORAGING, total_steps=_SCALE_AGENT_STEPS // _m, gamma=LBF_GAMMA,
+            eval_deterministic=False, scenario_kwargs={"players": _m, "size": _size, "foods": _foods}, **_change)
+"""Chapter 12's second benchmark: Level-Based Foraging (``"lbforaging"``, :mod:`attnmarl.envs.foraging`) with m = 3,
+6 and 9 players on the grids of :data:`attnmarl.envs.lbf_baselines.SCENARIOS` (sight 2, 50 steps),
+``lbf{m}p-{design}``: the entity actor, mean pooling and the flat actor (:data:`LBF_DESIGNS`), with chapter 8's entity
+run's PPO settings and self-attention critic and chapter 10's budget of 12 million agent-decisions per point (m x env
+steps, in whole updates), except the discount, gamma = :data:`LBF_GAMMA`: an LBF episode is 50 steps,
+and its only rewards come when food is loaded, often more than 20 steps (MPE's horizon at 0.95) after the moves that
+led there. Every player is rewarded with the team's reward, so a run's score is the team's return, the share of the
+food collected, on the scale of :mod:`attnmarl.envs.lbf_baselines`' random and scripted teams. Within an m only the
+design's field differs."""
 
 SIGHT_MS = (3, 6, 12)
 """The team sizes of chapter 11's runs under limited sight."""
@@ -317,6 +341,8 @@ INDEX_TITLES = {
                 "else as in the entity runs of chapters 8 and 10 (MAPPO)",
     "mat": "The team as a sequence: the Multi-Agent Transformer, MAT-Dec and MAT with shuffled decision orders on "
            "simple_spread",
+    "lbf": "Level-Based Foraging (MAPPO: attention, mean pooling and flat actors; score: the team's share of the food, "
+           "on lbforaging)",
 }
 """The title of ``--index``'s README, by the name of the asset folder."""
 
