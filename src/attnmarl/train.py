@@ -439,8 +439,9 @@ def check_init_actor(config: Config) -> None:
 
 
 def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any]:
-    """Score on mpe2 over ``episodes`` fixed-seed episodes (seeds 0, 1, ...): the mean per-agent
-    return and its sem, as :func:`attnmarl.envs.evaluate` computes them, plus each agent's mean return."""
+    """Score on the reference (mpe2; for Level-Based Foraging, ``lbforaging``'s game, where every player's return is
+    the team's) over ``episodes`` fixed-seed episodes (seeds 0, 1, ...): the mean per-agent return and its sem, as
+    :func:`attnmarl.envs.evaluate` computes them, plus each agent's mean return."""
     returns = episode_returns(agent_policy(agent, config), config.scenario, episodes, seed=0, **config.scenario_kwargs)
     per_episode = returns.mean(axis=1)
     sem = float(per_episode.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else 0.0
