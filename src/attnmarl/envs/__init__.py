@@ -13,10 +13,12 @@ The book's own scenario, simple_spread with decoys (``"simple_spread_decoys"``, 
 mpe2's machinery as a reference (:mod:`attnmarl.envs.decoys`) with its port and tokens beside it
 (:mod:`attnmarl.envs.decoys_port`).
 
-Chapter 12's second benchmark, Level-Based Foraging, is a grid world outside mpe2, so it stays outside the
-scenario registry above: :mod:`attnmarl.envs.lbf` holds the reference (``make_lbf_reference``, from the
-``lbforaging`` package), its exact batched port ``BatchedForaging`` and its tokens ``lbf_tokens``;
-:mod:`attnmarl.envs.lbf_baselines` the random and scripted teams.
+Chapter 12's second benchmark, Level-Based Foraging, is a grid world outside mpe2: :mod:`attnmarl.envs.lbf` holds
+the reference (``make_lbf_reference``, from the ``lbforaging`` package), its exact batched port ``BatchedForaging``
+and its tokens ``lbf_tokens``; :mod:`attnmarl.envs.lbf_baselines` the random and scripted teams. It is in the
+registry too, as ``"lbforaging"`` with the team reward (:mod:`attnmarl.envs.foraging`): ``make_reference`` gives
+``lbforaging``'s game in the parallel API above, so that ``evaluate`` scores a policy on it, and ``make_batched``
+the port.
 
 Typical use::
 
@@ -39,6 +41,7 @@ from .baselines import (
 from .batched import BatchedEnv
 from .decoys_port import BatchedDecoySpread
 from .evaluate import cross_play, episode_returns, evaluate
+from .foraging import BatchedTeamForaging
 from .lbf import BatchedForaging, lbf_token_names, lbf_tokens, make_lbf_reference
 from .reference import (
     Policy,
@@ -57,15 +60,17 @@ from .tag import BatchedTag
 from .tokens import EntityTokens, TokenLayout, entity_tokens, token_layout
 from .treasure import BatchedCollectTreasure
 
-PORTS: dict[str, type[BatchedEnv]] = {
-    port.scenario: port for port in (BatchedSpread, BatchedTag, BatchedCollectTreasure, BatchedDecoySpread)
+PORTS: dict[str, type[BatchedEnv] | type[BatchedTeamForaging]] = {
+    port.scenario: port
+    for port in (BatchedSpread, BatchedTag, BatchedCollectTreasure, BatchedDecoySpread, BatchedTeamForaging)
 }
 """Scenario name → batched port class."""
 
 
-def make_batched(scenario: str, num_envs: int, seed: int = 0, **scenario_kwargs: Any) -> BatchedEnv:
+def make_batched(scenario: str, num_envs: int, seed: int = 0,
+                 **scenario_kwargs: Any) -> BatchedEnv | BatchedTeamForaging:
     """A batched port of ``scenario`` running ``num_envs`` worlds (see :mod:`attnmarl.envs.batched`
-    for the array conventions). Arguments are mpe2's (defaults too); an unknown scenario or one
+    for the array conventions). Arguments are the reference's (defaults too); an unknown scenario or one
     without a port, an argument the port does not implement, ``N < 1``, … raise ``ValueError``."""
     name = scenario_name(scenario)
     if name not in PORTS:
@@ -86,6 +91,7 @@ __all__ = [
     "BatchedForaging",
     "BatchedSpread",
     "BatchedTag",
+    "BatchedTeamForaging",
     "EntityTokens",
     "chase_policy",
     "Policy",

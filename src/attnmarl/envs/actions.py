@@ -20,11 +20,13 @@ DISCRETE_DIRECTION = np.array([[0.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [0.0, -1.0],
 """Unit force of each discrete action, as set in ``SimpleEnv._set_action`` (row = action)."""
 
 
-def check_actions(actions: np.ndarray, leading_shape: tuple[int, ...], continuous: bool) -> np.ndarray:
+def check_actions(actions: np.ndarray, leading_shape: tuple[int, ...], continuous: bool,
+                  n_actions: int = N_MOVES) -> np.ndarray:
     """Return ``actions`` as an array of the right dtype, or raise ``ValueError`` naming the problem.
 
     ``leading_shape`` is ``(num_envs, n_agents)`` for a batched env or ``(n_agents,)`` for one env.
-    Discrete actions must be integers in ``[0, 5)``; continuous ones must be finite and in
+    Discrete actions must be integers in ``[0, n_actions)`` (mpe2's 5 moves; Level-Based Foraging has 6
+    actions); continuous ones must be finite and in
     ``[0, 1]`` and are cast to float32, the dtype of mpe2's ``Box`` action space (mpe2 itself would
     clip out-of-range continuous actions with a warning; here, and in every policy played on mpe2 by
     :func:`attnmarl.envs.reference.play`, they are an error, so a port and mpe2 never score the same
@@ -48,9 +50,9 @@ def check_actions(actions: np.ndarray, leading_shape: tuple[int, ...], continuou
         return actions
     if not np.issubdtype(actions.dtype, np.integer):
         raise ValueError(f"discrete actions must be integers, got dtype {actions.dtype}")
-    if actions.size and (actions.min() < 0 or actions.max() >= N_MOVES):
+    if actions.size and (actions.min() < 0 or actions.max() >= n_actions):
         raise ValueError(
-            f"discrete actions must lie in [0, {N_MOVES - 1}], got values in [{actions.min()}, {actions.max()}]"
+            f"discrete actions must lie in [0, {n_actions - 1}], got values in [{actions.min()}, {actions.max()}]"
         )
     return actions
 

@@ -81,7 +81,11 @@ def make_lbf_reference(players: int, size: int, foods: int, sight: int, max_step
     seeded with ``seed`` (call ``reset()`` to start; ``reset(seed=k)`` reseeds it). ``"Foraging-2s-10x10-3p-3f-v3"``
     is ``make_lbf_reference(3, 10, 3, sight=2, max_steps=50, seed=...)``. Arguments are checked as the port
     checks them (:func:`check_lbf_arguments`)."""
-    from lbforaging.foraging import ForagingEnv  # a test-only dependency: imported only here
+    try:
+        from lbforaging.foraging import ForagingEnv  # imported only here: the port and the tokens do not need it
+    except ImportError:
+        raise ImportError("Level-Based Foraging's reference is the package lbforaging: pip install "
+                          "lbforaging==2.0.0") from None
 
     kwargs = check_lbf_arguments(players, size, foods, sight, max_steps, force_coop, penalty, normalize_reward)
     env = ForagingEnv(players=kwargs["players"], min_player_level=MIN_PLAYER_LEVEL, max_player_level=MAX_PLAYER_LEVEL,

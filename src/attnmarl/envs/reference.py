@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..checks import check_seed, derived_seed, is_int
-from .actions import check_actions
+from .actions import N_MOVES, check_actions
 from .scenarios import reference_kwargs, reference_module
 
 Policy = Callable[[dict[str, np.ndarray]], dict[str, Any]]
@@ -67,9 +67,11 @@ def obs_to_array(env, obs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def actions_to_dict(env, actions: np.ndarray) -> dict[str, Any]:
-    """Split an action array — ``(n_agents,)`` ints or ``(n_agents, 5)`` floats — into mpe2's action dict."""
+    """Split an action array — ``(n_agents,)`` ints or ``(n_agents, 5)`` floats — into mpe2's action dict (or that of
+    Level-Based Foraging's reference, whose game has ``n_actions`` = 6: :mod:`attnmarl.envs.foraging`)."""
     continuous = env.unwrapped.continuous_actions
-    actions = check_actions(actions, (len(env.possible_agents),), continuous)
+    n_actions = getattr(env.unwrapped, "n_actions", N_MOVES)
+    actions = check_actions(actions, (len(env.possible_agents),), continuous, n_actions)
     return {agent: actions[i] for i, agent in enumerate(env.possible_agents)}
 
 

@@ -1,9 +1,13 @@
 """Scenario names and arguments: one place that knows which `mpe2` module a name means.
 
-Every `mpe2` scenario can be made as a reference environment; three of them have batched ports
+Every `mpe2` scenario can be made as a reference environment; some of them have batched ports
 (:data:`PORTED`). Arguments are checked here, against the signature of the scenario's own
 ``raw_env``, so that a misspelt argument, an agent count below one or an argument the port does
 not implement is a :class:`ValueError` that names it, before any environment is built.
+
+Beside mpe2's scenarios sit the book's own: simple_spread with decoys (on mpe2's machinery) and Level-Based
+Foraging (``"lbforaging"``, :mod:`attnmarl.envs.foraging`: a grid world outside mpe2, whose reference is
+``lbforaging``'s game in the same parallel API; :data:`REFERENCE_MODULES`).
 """
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 from mpe2.all_modules import mpe_environments  # noqa: E402
 
-from . import decoys  # noqa: E402
+from . import decoys, foraging  # noqa: E402
+from .lbf import check_lbf_arguments  # noqa: E402
 
 MPE2_MODULES: dict[str, ModuleType] = {
     **{re.sub(r"_v\d+$", "", key.split("/")[-1]): module for key, module in mpe_environments.items()},
@@ -31,6 +36,10 @@ MPE2_MODULES: dict[str, ModuleType] = {
 }
 """Scenario name without version (``"simple_spread"``) → the versioned mpe2 module (``simple_spread_v3``), and
 the book's own scenario on mpe2's machinery, simple_spread with decoys (:mod:`attnmarl.envs.decoys`)."""
+
+REFERENCE_MODULES: dict[str, ModuleType] = {**MPE2_MODULES, foraging.NAME: foraging}
+"""Every scenario the package knows by name → the module whose ``parallel_env`` builds its reference: mpe2's
+worlds (:data:`MPE2_MODULES`) and Level-Based Foraging (:mod:`attnmarl.envs.foraging`), which has no mpe2 world."""
 
 PORT_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "simple_spread": ("N", "local_ratio", "max_cycles", "continuous_actions", "terminate_on_success"),
@@ -44,6 +53,7 @@ PORT_ARGUMENTS: dict[str, tuple[str, ...]] = {
     ),
     "collect_treasure": ("num_collectors", "num_deposits", "num_treasures", "max_cycles", "continuous_actions"),
     decoys.NAME: ("N", "decoys", "local_ratio", "max_cycles", "continuous_actions", "terminate_on_success"),
+    foraging.NAME: tuple(inspect.signature(foraging.raw_env).parameters),
 }
 """The mpe2 arguments each batched port implements (the others, e.g. curriculum or partial
 observability, are refused by :func:`port_kwargs` rather than silently ignored)."""
@@ -149,14 +159,15 @@ def scenario_name(scenario: str) -> str:
     if not isinstance(scenario, str):
         raise ValueError(f"scenario must be a string, got {type(scenario).__name__}")
     name = re.sub(r"_v\d+$", "", scenario.split("/")[-1])
-    if name not in MPE2_MODULES:
-        raise ValueError(f"unknown scenario {scenario!r}; mpe2 has {sorted(MPE2_MODULES)}")
+    if name not in REFERENCE_MODULES:
+        raise ValueError(f"unknown scenario {scenario!r}; mpe2 has {sorted(MPE2_MODULES)}, and the book adds "
+                         f"{foraging.NAME!r}")
     return name
 
 
 def reference_module(scenario: str) -> ModuleType:
-    """The mpe2 module of a scenario (it has ``env``, ``parallel_env`` and ``raw_env``)."""
-    return MPE2_MODULES[scenario_name(scenario)]
+    """The module of a scenario's reference (it has ``parallel_env`` and ``raw_env``; mpe2's have ``env`` too)."""
+    return REFERENCE_MODULES[scenario_name(scenario)]
 
 
 def reference_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
@@ -165,10 +176,11 @@ def reference_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
     Raises ``ValueError`` for an argument the scenario does not take, an argument of another type than
     mpe2 declares (a string for a flag or a number), an agent/landmark count below its minimum (e.g.
     ``N < 1``), a world so large that building it and stepping it once would take minutes
-    (:func:`check_world_cost`; ``ATTNMARL_ALLOW_COSTLY=1`` builds it anyway), or ``local_ratio`` outside [0, 1].
+    (:func:`check_world_cost`; ``ATTNMARL_ALLOW_COSTLY=1`` builds it anyway), or ``local_ratio`` outside [0, 1];
+    for Level-Based Foraging, what :func:`attnmarl.envs.lbf.check_lbf_arguments` refuses.
     """
     name = scenario_name(scenario)
-    signature = inspect.signature(MPE2_MODULES[name].raw_env)
+    signature = inspect.signature(REFERENCE_MODULES[name].raw_env)
     unknown = sorted(set(kwargs) - set(signature.parameters))
     if unknown:
         raise ValueError(f"{name} takes no argument(s) {unknown}; it takes {list(signature.parameters)}")
@@ -177,6 +189,8 @@ def reference_kwargs(scenario: str, **kwargs: Any) -> dict[str, Any]:
     resolved = dict(bound.arguments)
     for key, value in resolved.items():
         resolved[key] = _check_argument(name, key, value, signature.parameters[key].annotation)
+    if name == foraging.NAME:  # LBF's own limits (a grid of 3 x 3 or more, room for every player); no mpe2 world
+        return check_lbf_arguments(**resolved)
     if name == "collect_treasure" and resolved["num_deposits"] > 6:
         raise ValueError(
             f"collect_treasure: num_deposits must be <= 6 (mpe2 has 6 colours), got {resolved['num_deposits']}"

@@ -17,6 +17,12 @@ following how each scenario's ``observation`` builds the vector:
   *slot* ``landmark slot s = [p_l − p, is_target]`` (targets and decoys in the agent's shuffled order, named by
   slot, since which landmark fills a slot changes with every episode and agent); ``agent j = [p_j − p, c_j]``.
   With no decoys it is simple_spread, and so are its tokens (the same layout, names included).
+- **lbforaging** (Level-Based Foraging, :mod:`attnmarl.envs.foraging`): LBF lists ``(y, x, level)`` triples,
+  foods first, then the players, the observer first. The layout reads them as ``self = [x, y, level]``, one token
+  per food slot and one per other player's slot ``[x, y, level]``, named by slot (LBF lists the entities it sees
+  first); the entity actor makes the food and player positions relative to its own and masks the unseen slots
+  before it reads them (:class:`attnmarl.nets.foraging.ForagingView`), as :func:`attnmarl.envs.lbf.lbf_tokens`
+  does in numpy.
 
 Tokens of one kind have the same features, so ``EntityTokens.by_kind`` stacks them into the
 ``(..., n_entities, d)`` array an attention layer reads.
@@ -31,6 +37,9 @@ import numpy as np
 
 from .decoys import NAME as DECOYS
 from .decoys import observation_layout
+from .foraging import NAME as FORAGING
+from .foraging import agent_names
+from .lbf import lbf_token_names
 from .reference import make_reference, obs_dims
 from .scenarios import PORTED, port_kwargs, scenario_name
 
@@ -185,8 +194,25 @@ def _cached_layouts(scenario: str,
     return agents, tuple(layouts)
 
 
+def _foraging_layouts(players: int, foods: int) -> tuple[tuple[str, ...], tuple[TokenLayout, ...]]:
+    """The players of an LBF game and each one's layout (the same for all): the triple ``(y, x, level)`` of slot k
+    sits at columns ``3k … 3k + 2`` (foods 0 … foods − 1, then the players, the observer first), read as
+    ``(x, y, level)``; self first, then the food slots, then the other players' slots."""
+    triples = [(3 * k + 1, 3 * k, 3 * k + 2) for k in range(foods + players)]
+    names = lbf_token_names(foods, players)
+    kinds = ("self", *("food",) * foods, *("player",) * (players - 1))
+    columns = (triples[foods], *triples[:foods], *triples[foods + 1:])
+    features = (("x", "y", "level"), *(("dx", "dy", "level"),) * (foods + players - 1))
+    width = 3 * (foods + players)
+    layout = TokenLayout(names, kinds, columns, features, obs_dim=width, padded_dim=width)
+    return agent_names(players), (layout,) * players
+
+
 def _cached_layout(scenario: str, agent: str | int, kwargs: tuple[tuple[str, Any], ...]) -> TokenLayout:
-    agents, layouts = _cached_layouts(scenario, kwargs)
+    if scenario == FORAGING:
+        agents, layouts = _foraging_layouts(dict(kwargs)["players"], dict(kwargs)["foods"])
+    else:
+        agents, layouts = _cached_layouts(scenario, kwargs)
     if isinstance(agent, str):
         if agent not in agents:
             raise ValueError(f"{scenario} has no agent {agent!r}; agents are {list(agents)}")
@@ -200,7 +226,7 @@ def token_layout(scenario: str, agent: str | int, **scenario_kwargs: Any) -> Tok
     """The token layout of ``agent`` (its mpe2 name or index) in ``scenario`` with these arguments
     (those of the batched ports: full observability, as in mpe2's default)."""
     name = scenario_name(scenario)
-    if name not in _LAYOUTS:
+    if name not in _LAYOUTS and name != FORAGING:
         raise ValueError(f"entity tokens are defined for {list(PORTED)}, not {name!r}")
     if isinstance(agent, bool) or not isinstance(agent, (str, int, np.integer)):
         raise ValueError(f"agent must be a name or an index, got {agent!r}")
@@ -218,6 +244,9 @@ def entity_tokens(scenario: str, obs: np.ndarray, agent: str | int, **scenario_k
     simple_spread agents, all adversaries, …) the tokens of ``obs[:, i]`` for several ``i`` have
     the same shapes; only the names of the other agents differ.
     """
+    if scenario_name(scenario) == FORAGING:
+        raise ValueError("LBF's entity tokens are relative to the player and masked where it sees nothing, not a cut "
+                         "of its observation: use attnmarl.envs.lbf_tokens")
     layout = token_layout(scenario, agent, **scenario_kwargs)
     obs = np.asarray(obs)
     if obs.ndim < 1 or obs.shape[-1] not in (layout.obs_dim, layout.padded_dim):

@@ -33,10 +33,12 @@ from ..attention import masked_softmax
 from ..checks import check_like, check_no_overflow, check_sizes, has_values, overflow_error
 from ..costs import check_numbers
 from ..envs.decoys import NAME as DECOYS
+from ..envs.foraging import NAME as FORAGING
 from ..envs.scenarios import port_kwargs, scenario_name
 from ..envs.tokens import TokenLayout, token_layout
 from .central import AttentionNet, ConcatNet
 from .common import BufferList, check_obs, check_types, linear, mlp
+from .foraging import ForagingView
 
 __all__ = ["Actor", "ConcatPolicy", "AttentionPolicy", "EntityActor", "EntityAttention", "MIXINGS", "INTERVENTIONS",
            "POLICY_OUT_GAIN", "DECOY_VIEWS", "check_decoy_view", "DecoyView", "DecoyActor", "DecoyEntityActor"]
@@ -409,6 +411,10 @@ class EntityActor(nn.Module):
     that changes nothing else; :attr:`intervention` replaces a trained actor's alpha at test time
     (:data:`INTERVENTIONS`).
 
+    On Level-Based Foraging (``"lbforaging"``) the tokens are cut from :attr:`view`'s egocentric observation
+    (:class:`attnmarl.nets.foraging.ForagingView`: positions relative to the player) and the slots where the
+    player sees nothing are masked out of attention (:meth:`masks`); ``view`` is ``None`` elsewhere.
+
     ``forward(o)`` maps (batch, m, obs_dim) to (batch, m, d_y); ``outputs_and_alpha(o)`` also returns
     alpha (batch, m, l, n_tokens) when every agent has the same number of tokens (else a list per type),
     and :attr:`token_names` names each agent's tokens (mpe2 entity names). The gather indices that cut
@@ -460,6 +466,8 @@ class EntityActor(nn.Module):
             raise ValueError(f"{scenario} {scenario_kwargs} has observations of width {layouts[0].padded_dim}, "
                              f"not obs_dim = {obs_dim}")
         self.token_names = tuple(layout.names for layout in layouts)
+        self.view = ForagingView(layouts[0].kinds.count("food")) if scenario_name(scenario) == FORAGING else None
+        """LBF's egocentric view and key mask, or ``None`` (tokens cut from ``o`` as it is, every token present)."""
         self._groups = _TypeGroups(self.agent_types)
         self.nets = nn.ModuleList()
         gather, kind_gather, kind_order = [], [], []
@@ -499,7 +507,7 @@ class EntityActor(nn.Module):
 
     def tokens(self, o: Tensor) -> list[Tensor]:
         """Each type's token tensor (batch, m_type, n, d_tokens), gathered from ``o`` (batch, m, obs_dim)."""
-        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
+        o = self._viewed(o)
         if self.frame == "absolute":
             table = torch.cat([o.flatten(1), o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
             main, offset = self._absolute
@@ -507,11 +515,21 @@ class EntityActor(nn.Module):
         o = torch.cat([o, o.new_zeros(o.shape[:-1] + (1,)), o.new_ones(o.shape[:-1] + (1,))], dim=-1)
         return [o[:, members[:, None, None], index] for members, index in zip(self._groups.members, self._gather)]
 
+    def _viewed(self, o: Tensor) -> Tensor:
+        """``o`` after the checks of :func:`attnmarl.nets.common.check_obs`, through :attr:`view` where there is one."""
+        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
+        return o if self.view is None else self.view(o)
+
     def masks(self, o: Tensor) -> list[Tensor | None]:
-        """Each type's key mask (batch, m_type, n), True = the token takes part, or ``None``: here every token does.
-        An actor that hides tokens from itself (:class:`DecoyEntityActor`'s oracle) returns its mask, which
-        both forms apply (:meth:`outputs_and_alpha` and :meth:`forward`)."""
-        return [None] * len(self.nets)
+        """Each type's key mask (batch, m_type, n), True = the token takes part, or ``None``: every token does, except
+        on LBF, where the slots the player sees nothing in are masked out (:meth:`ForagingView.key_mask`). An actor
+        that hides tokens from itself (:class:`DecoyEntityActor`'s oracle) returns its mask, which both forms apply
+        (:meth:`outputs_and_alpha` and :meth:`forward`)."""
+        if self.view is None:
+            return [None] * len(self.nets)
+        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
+        mask = self.view.key_mask(o)
+        return [mask[:, members] for members in self._groups.members]
 
     def outputs_and_alpha(self, o: Tensor) -> tuple[Tensor, Tensor | list[Tensor]]:
         ys, alphas = zip(*(net(t, mask) for net, t, mask in zip(self.nets, self.tokens(o), self.masks(o))))
@@ -522,7 +540,7 @@ class EntityActor(nn.Module):
     def kind_tokens(self, o: Tensor) -> list[list[Tensor]]:
         """For each type, its tokens kind by kind, feature-major: (w_k, n_k, m_type, batch), raw features only
         (the input of :meth:`EntityAttention.folded`); the same numbers as :meth:`tokens` without the zeros."""
-        check_obs(o, self.m, self.obs_dim, self.nets[0].embed.weight)
+        o = self._viewed(o)
         table = o.flatten(1)  # o^1, ..., o^m side by side; in world coordinates, then a zero and a one
         if self.frame == "absolute":
             table = torch.cat([table, o.new_zeros(o.shape[0], 1), o.new_ones(o.shape[0], 1)], dim=-1)
