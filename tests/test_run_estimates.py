@@ -1,9 +1,10 @@
 """Estimates that cover a run (issue 44, item 2): one estimate of a whole run's CPU time and peak memory, from every
 size its config sets, checked before anything of the run exists (:mod:`attnmarl.algos.estimate`).
 
-The estimate is held to what runs measure: tiny runs' CPU time and peak resident memory, and the CPU time recorded
-for every shipped run, each within a stated factor. Sizes no machine can serve are refused within a second of CPU,
-naming the biggest part and the override; every shipped config passes.
+The estimate is held to what runs measure: tiny runs' peak resident memory, and the CPU time recorded for every
+shipped run, each within a stated range (a tiny run's CPU time against the estimate depends on the machine, so
+``bench/bench_estimates.py`` measures it in ``make bench``). Sizes no machine can serve are refused within a second of
+CPU, naming the biggest part and the override; every shipped config passes.
 """
 import json
 import math
@@ -31,9 +32,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 ALGORITHMS = {mappo.MAPPOConfig: mappo, maddpg.MADDPGConfig: maddpg, maac.MAACConfig: maac, qmix.QMIXConfig: qmix,
               mat.MATConfig: mat}
-
-TIME_FACTOR = 2.0
-"""A tiny run's measured CPU time lies within this factor of its estimate, either way (measured 0.78-1.06)."""
 
 MEMORY_RANGE = (0.6, 1.5)
 """A run's peak resident memory over its estimate (measured 0.99-1.03 for these runs, 0.96-1.23 for runs of 0.5-3
@@ -239,24 +237,6 @@ def test_the_recorded_cpu_time_of_every_shipped_run_is_within_the_range_the_book
         ratios.append(cpu_seconds / run.total_seconds)
     assert len(ratios) > 300 and (f"{min(ratios):.1f}", f"{max(ratios):.1f}") == quoted.groups()
     assert 0.75 < float(np.median(ratios)) < 1.33
-
-
-TINY = [("pi-spread6-entity", 4), ("comm-spread3-attention-2rounds", 3), ("mat-spread3", 2),
-        ("q-spread3-attention", None), ("qmix-spread3-qatten", None)]
-
-
-@pytest.mark.parametrize("name, updates", TINY)
-def test_a_tiny_runs_cpu_time_is_within_the_stated_factor_of_its_estimate(name, updates):
-    """A few updates of each kind of run (2-5 CPU-seconds), timed as the estimate counts: CPU time, one thread."""
-    config = CONFIGS[name]
-    if updates is None:  # off-policy: 40 iterations of updates after learning_starts
-        updates = -(-config.learning_starts // config.batch_size) + 40
-    config = replace(config, total_steps=updates * config.batch_size)
-    run = ESTIMATES[type(config)](config)
-    started = time.process_time()
-    TRAINERS[type(config)](config)
-    ratio = (time.process_time() - started) / run.total_seconds
-    assert 1 / TIME_FACTOR < ratio < TIME_FACTOR, str(run)
 
 
 PEAK = """

@@ -19,7 +19,8 @@ slower than repeated alone. :data:`STEP_SECONDS` and :data:`PROCESS_BYTES` were 
 against the estimate: tiny runs of every algorithm took 0.78-1.06 times its CPU time (runs of thousands of worlds
 up to 1.6 times: large batches run slower per byte), every shipped run recorded 0.59-2.5 times it (median 1.0;
 many were made by older, slower code), and runs of 0.5-3 GB peaked at 0.96-1.23 times its memory;
-``tests/test_run_estimates.py`` holds each within a stated factor. A run estimated
+``tests/test_run_estimates.py`` holds the recorded runs and the memory within stated ranges, and
+``bench/bench_estimates.py`` measures tiny runs' CPU time against it in ``make bench``. A run estimated
 beyond :data:`RUN_SECONDS` or :func:`run_memory_budget` is refused with its biggest part named, and the way to
 run it anyway (``ATTNMARL_ALLOW_COSTLY=1``, :data:`attnmarl.costs.ALLOW_COSTLY`, whose no — ``0``, ``false``,
 ``no``, ``off`` — keeps the check).
@@ -386,7 +387,8 @@ def start(config: Any, algorithm: str, buffers: Callable[[Any, World], dict[str,
     name = scenario_name(config.scenario)
     resolved = reference_kwargs(name, **config.scenario_kwargs)
     entities = world_entities(name, resolved)
-    world = World(world_agents(name, resolved), entities, resolved["max_cycles"], obs_dim=entities)
+    episode_steps = resolved["max_steps"] if "max_steps" in resolved else resolved["max_cycles"]  # LBF: max_steps
+    world = World(world_agents(name, resolved), entities, episode_steps, obs_dim=entities)
     run = RunEstimate(f"a {algorithm} run on {name} with {config.scenario_kwargs} ({_count_of(world.agents, 'agent')}; "
                       f"{_count_of(config.num_updates, 'iteration')} of {_count_of(config.rollout_steps, 'step')} of "
                       f"{_count_of(config.num_envs, 'world')})")

@@ -98,13 +98,15 @@ def world_entities(name: str, resolved: dict[str, Any]) -> int:
     checked arguments ``resolved``: ``len(world.entities)``, computed without building the world."""
     if name == decoys.NAME:
         return (2 + resolved["decoys"]) * resolved["N"]
+    if name == foraging.NAME:  # players and foods: what one player's observation lists
+        return resolved["players"] + resolved["foods"]
     per = _ENTITIES_PER_COUNT.get(name, {})
     return _FIXED_ENTITIES.get(name, 0) + sum(per.get(key, 1) * value for key, value in _counts(resolved).items())
 
 
 PORT_AGENT_COUNTS: dict[str, tuple[str, ...]] = {"simple_spread": ("N",), "simple_tag": ("num_good", "num_adversaries"),
                                                  "collect_treasure": ("num_collectors", "num_deposits"),
-                                                 decoys.NAME: ("N",)}
+                                                 decoys.NAME: ("N",), foraging.NAME: ("players",)}
 """The arguments of each ported scenario that count its agents (collect_treasure's deposits are agents too)."""
 
 
