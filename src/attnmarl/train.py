@@ -99,8 +99,9 @@ from .selection import decoy_alpha
 from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "LBF_MS",
-           "LBF_DESIGNS", "LBF_GAMMA", "SIGHT_MS", "ESTIMATES", "named_config", "budget", "run_estimate", "existing_run",
-           "check_init_actor", "evaluate_agent", "run", "device_name", "write_index", "check_command", "main"]
+           "LBF_DESIGNS", "LBF_GAMMA", "SIGHT_MS", "ESTIMATES", "named_config", "budget", "run_estimate",
+           "existing_run", "check_init_actor", "evaluate_agent", "run", "device_name", "write_index", "check_command",
+           "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
