@@ -54,6 +54,7 @@ from attnmarl.nets import (
     EntityAttention,
 )
 from attnmarl.nets.common import BufferList
+from attnmarl.nets.foraging import ForagingView
 from attnmarl.nets.maac import MAACAttentionCritic, MAACConcatCritic, _MAACCritic, chosen
 from attnmarl.nets.mat import AgentTokens, DecoderBlock, EncoderBlock, MATAttention, MultiAgentTransformer
 from attnmarl.nets.messages import CommActor, EntityEncoder, TargetedMessages
@@ -322,6 +323,12 @@ CASES: dict[str, Case] = {
                                      _decoys, lambda net, o: (*_entity_run(net, o), net.masks(o))),
     "MAPPOAgent, no bit": Case(mappo.MAPPOAgent, lambda: _mappo_agent(**DECOYS, actor="entity", decoy_view="no-bit"),
                                _decoys, _mappo_run),
+    # Level-Based Foraging's view of an entity actor (nets/foraging.py, chapter 12)
+    "ForagingView": Case(ForagingView, lambda: ForagingView(3), lambda: (observations("lbforaging"),),
+                         lambda net, o: (net(o), net.seen(o), net.key_mask(o))),
+    "MAPPOAgent, lbforaging": Case(mappo.MAPPOAgent, lambda: _mappo_agent(scenario="lbforaging", scenario_kwargs={},
+                                                                       actor="entity"),
+                                   lambda: (observations("lbforaging"),), _mappo_run),
     "VDN": Case(VDN, lambda: VDN(3, SPREAD_DIM), _agent_values),
     "QMIX": Case(QMIX, lambda: QMIX(3, SPREAD_DIM, embed=8, hyper_hidden=16), _agent_values),
     "Qatten": Case(Qatten, lambda: Qatten("simple_spread", {"N": 3}, 3, SPREAD_DIM, heads=2, d=8, d_u=8,
