@@ -35,7 +35,7 @@ __all__ = ["nested_tensors", "is_int", "INT_MAX", "check_int", "check_bool", "ch
            "MAX_EPISODES", "cli_threads", "cli_episodes", "check_episodes", "SEED_MAX", "check_seed",
            "derived_seed", "cli_seed", "check_index", "check_indices", "check_real", "check_choice",
            "check_config_fields", "has_values", "check_finite", "WeightsOverflowError", "overflow_error",
-           "check_no_overflow", "check_distributions", "check_like"]
+           "check_no_overflow", "check_distributions", "check_like", "check_array"]
 
 
 def is_int(value: Any) -> bool:
@@ -184,6 +184,22 @@ def check_real(name: str, value: Any, low: float = -math.inf, high: float = math
         where = "" if math.isinf(low) and math.isinf(high) else f" in {interval}"  # not "in [-inf, inf]"
         raise ValueError(f"{name} must be a finite number{where}; got {value!r}")
     return number
+
+
+def check_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a numpy array if it is a rectangular array of finite real numbers (integers or floats);
+    else ``ValueError``: a ragged list, strings, bools or complex numbers, NaN or an infinity would otherwise
+    pass into numpy arithmetic and come out as a numpy error, or as NaN, far from the mistake."""
+    try:
+        array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+    except ValueError:
+        raise ValueError(f"{name} must be a rectangular array of numbers; got rows of different lengths") from None
+    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise ValueError(f"{name} must hold real numbers (integers or floats); got an array of dtype {array.dtype}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} holds {int(np.isnan(array).sum())} NaN and {int(np.isinf(array).sum())} infinite "
+                         "value(s); every entry must be a finite number")
+    return array
 
 
 def check_choice(name: str, value: Any, options: Iterable[str]) -> None:

@@ -12,12 +12,14 @@ slots, an actor that did not tell them apart would give them k / (m + k) of it (
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from .checks import check_int, check_seed
 from .envs import make_batched
 from .envs.decoys import NAME as DECOYS
 from .nets.policies import DecoyView
@@ -46,6 +48,10 @@ def decoy_alpha(actor: nn.Module, scenario_kwargs: dict[str, Any], worlds: int =
     alpha (the flat actor)."""
     if not hasattr(actor, "outputs_and_alpha"):
         raise ValueError(f"{type(actor).__name__} has no attention weights to read; the read-out needs an entity actor")
+    if not isinstance(scenario_kwargs, Mapping):
+        raise ValueError(f"scenario_kwargs must be a mapping such as {{'N': 3, 'decoys': 1}}; "
+                         f"got {type(scenario_kwargs).__name__} {scenario_kwargs!r}")
+    worlds, seed = check_int("worlds", worlds), check_seed(seed)
     if int(scenario_kwargs.get("decoys", 0)) < 1:
         raise ValueError(f"the read-out needs decoys >= 1; got scenario_kwargs {dict(scenario_kwargs)}")
     weight = next(actor.parameters())

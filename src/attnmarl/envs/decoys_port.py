@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_bool, cli_episodes
+from ..checks import check_array, check_bool, cli_episodes
 from ..files.atomic import save_result
 from .baselines import greedy_assignment_policy, random_policy
 from .decoys import NAME, ObservationLayout, observation_layout
@@ -109,9 +109,12 @@ def decoy_tokens(obs: np.ndarray, agent: str | int, oracle: bool = False, no_bit
     """
     oracle, no_bit = check_bool("oracle", oracle), check_bool("no_bit", no_bit)
     layout = token_layout(NAME, agent, **scenario_kwargs)
-    obs = np.asarray(obs)
+    obs = check_array("obs", obs)
     if obs.ndim < 1 or obs.shape[-1] != layout.obs_dim:
         raise ValueError(f"obs of agent {agent!r} must end in {layout.obs_dim} numbers, got shape {obs.shape}")
+    for t, features in enumerate(layout.features):
+        if "is_target" in features:
+            _check_bits(obs[..., layout.columns[t][features.index("is_target")]])
     tokens = [obs[..., list(columns)] for columns in layout.columns]  # copies (fancy indexing): no_bit may write
     mask = np.ones(obs.shape[:-1] + (len(tokens),), dtype=bool)
     for t, features in enumerate(layout.features):
@@ -129,15 +132,34 @@ def decoy_tokens(obs: np.ndarray, agent: str | int, oracle: bool = False, no_bit
 # --------------------------------------------------------------------------------------------
 
 
+def _check_bits(bits: np.ndarray) -> None:
+    """Raise ``ValueError`` unless every ``is_target`` entry is 0 or 1: another value is no observation the
+    environment makes, and would be read as a decoy (the oracle mask and :func:`target_view` test ``== 1``)."""
+    not_bits = bits[~np.isin(bits, (0, 1))]
+    if not_bits.size:
+        raise ValueError(f"the is_target entries of an observation must be 0 or 1; got {not_bits[0]!r}")
+
+
 def target_view(observations: np.ndarray, layout: ObservationLayout) -> np.ndarray:
     """The simple_spread observations ``(m, 6m)`` of the targets alone, from all agents' decoy observations
     ``(m, obs_dim)``: each agent's target entries (``is_target`` = 1), put into one order for every agent —
     agent 0's, each other agent's targets matched to it by absolute position ``p + (p_l − p)`` — as
     simple_spread's greedy assignment needs (its cost matrix has one column per landmark for all agents)."""
+    if not isinstance(layout, ObservationLayout):
+        raise ValueError(f"layout must be an ObservationLayout (attnmarl.envs.decoys.observation_layout(N, decoys)); "
+                         f"got {type(layout).__name__}")
+    observations = check_array("observations", observations)
+    m = layout.n_agents
+    if observations.shape != (m, layout.obs_dim):
+        raise ValueError(f"observations must be one row per agent of one world, (m, obs_dim) = {(m, layout.obs_dim)} "
+                         f"for this layout; got shape {observations.shape}")
     if not layout.n_decoys:
         return observations
-    m = layout.n_agents
     entries = observations[:, layout.landmark_columns]  # (m, m + k, 3)
+    _check_bits(entries[..., 2])
+    if not (entries[..., 2].sum(-1) == m).all():
+        raise ValueError(f"each agent's observation must mark m = {m} landmarks as targets (is_target = 1); got "
+                         f"{entries[..., 2].sum(-1).astype(int).tolist()} per agent")
     targets = entries[entries[..., 2] == 1.0][:, :2].reshape(m, m, 2)  # each agent's targets, in its slot order
     absolute = targets + observations[:, None, 2:4]
     match = np.linalg.norm(absolute[:, :, None] - absolute[0][None, None], axis=-1).argmin(axis=1)  # (m, m)

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_bool, check_index, check_int, check_real, check_seed
+from ..checks import check_array, check_bool, check_index, check_int, check_real, check_seed
 from ..costs import check_numbers
 
 ACTIONS: tuple[str, ...] = ("NONE", "NORTH", "SOUTH", "WEST", "EAST", "LOAD")
@@ -245,7 +245,9 @@ class BatchedForaging:
         if any(player.position is None for player in raw.players):
             raise ValueError("reference_env has players without a cell: reset it first")
         field = np.asarray(raw.field, dtype=np.int64)
-        check_reachable(field, np.array([p.position for p in raw.players]))
+        positions = np.array([p.position for p in raw.players])
+        self._check_positions(positions)
+        check_reachable(field, positions)
         self.position[slot] = [player.position for player in raw.players]
         self.level[slot] = [player.level for player in raw.players]
         self.placed[slot] = True
@@ -253,6 +255,16 @@ class BatchedForaging:
         self.food_spawned[slot] = raw._food_spawned
         self.steps[slot] = raw.current_step
         self._list_food(np.array([slot]))
+
+    def _check_positions(self, positions: np.ndarray) -> None:
+        """Raise ``ValueError`` unless ``positions`` (m, 2) are (row, col) cells on the grid: LBF never moves a player
+        off it (players may share a cell: a crowded reference game makes that, and the port follows it)."""
+        if positions.shape != (self.n_agents, 2) or not np.issubdtype(positions.dtype, np.integer):
+            raise ValueError(f"reference_env's player positions must be {self.n_agents} (row, col) integer pairs; "
+                             f"got {positions.tolist()}")
+        off = [tuple(p) for p in positions.tolist() if not (0 <= p[0] < self.size and 0 <= p[1] < self.size)]
+        if off:
+            raise ValueError(f"reference_env has players off the {self.size} x {self.size} grid, at {off}")
 
     # ----------------------------------------------------------------------------------------
     # inside a step
@@ -415,7 +427,7 @@ def lbf_tokens(obs: np.ndarray, foods: int) -> tuple[np.ndarray, np.ndarray]:
     LBF lists seen entities first, so slots are ranks, not identities (slot k holds the k-th food seen in
     row-major order). Nothing is lost: the observation can be rebuilt from the tokens and the mask.
     """
-    obs = np.asarray(obs)
+    obs = check_array("obs", obs)
     foods = check_int("foods", foods)
     width = obs.shape[-1] if obs.ndim else 0
     if width % 3 or width // 3 <= foods:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...checkpoints import shipped_curve, shipped_runs
+from ...checks import check_int
 from ...envs.decoys_port import BASELINES_PATH
 from ...train import CONFIGS, DECOY_DESIGNS
 from ...transfer import closed_share
@@ -32,6 +33,7 @@ FOLDER = "decoys"
 def decoy_name(m: int, d: int, design: str) -> str:
     """The config of the point (m, d, design): ``decoys{d}-spread{m}-{design}``; ``ValueError`` for a point the book
     has no config for (a control without decoys, an m or d outside :data:`attnmarl.train.DECOY_MS` / ``DECOY_DS``)."""
+    m, d = check_int("m", m), check_int("d", d, minimum=0)  # '3' would otherwise name the same config as 3
     name = f"decoys{d}-spread{m}-{design}"
     if design not in DECOY_DESIGNS or name not in CONFIGS:
         raise ValueError(f"no config for m = {m}, d = {d}, design {design!r}: the decoy configs are "
@@ -60,8 +62,9 @@ def decoy_runs(m: int, d: int, design: str) -> list[dict[str, Any]]:
 
 def decoy_shares(m: int, d: int, design: str) -> np.ndarray:
     """Each shipped seed's final score (mpe2, 200 episodes) as a share (%) of the (m, d) random → greedy range."""
+    runs = decoy_runs(m, d, design)  # checks the point first: (m, d) then has a row in the baselines
     random, greedy = decoy_baselines()[m, d]
-    return np.array([100 * closed_share(r["final_return"], random, greedy) for r in decoy_runs(m, d, design)])
+    return np.array([100 * closed_share(r["final_return"], random, greedy) for r in runs])
 
 
 def decoy_readout(m: int, d: int, design: str, seed: int) -> dict[str, np.ndarray]:
