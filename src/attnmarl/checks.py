@@ -159,15 +159,16 @@ def check_indices(name: str, index: Tensor, n: int, shape: tuple[int, ...] | Non
     dtype and shape only."""
     import torch
 
+    whats = what[:-2] + "ices" if what.endswith("index") else what + "s"  # "agent indices", "actions"
     integer = isinstance(index, torch.Tensor) and not (index.is_floating_point() or index.is_complex())
     if not integer or index.dtype == torch.bool:
         got = f"dtype {index.dtype}" if isinstance(index, torch.Tensor) else type(index).__name__
-        raise ValueError(f"{name} must be a tensor of integer {what}es (for example torch.long); got {got}")
+        raise ValueError(f"{name} must be a tensor of integer {whats} (for example torch.long); got {got}")
     if shape is not None and tuple(index.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}; got {tuple(index.shape)}")
     if index.numel() and has_values(index) and not bool(((index >= 0) & (index < n)).all()):
         bad = index[(index < 0) | (index >= n)]
-        raise ValueError(f"{name} must hold {what}es in [0, {n}); {bad.numel()} do not, for example {int(bad[0])}")
+        raise ValueError(f"{name} must hold {whats} in [0, {n}); {bad.numel()} do not, for example {int(bad[0])}")
 
 
 def check_real(name: str, value: Any, low: float = -math.inf, high: float = math.inf, low_open: bool = False,

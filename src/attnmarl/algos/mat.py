@@ -48,8 +48,17 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..checks import check_choice, check_config_fields, check_int, check_seed
-from ..costs import RolloutBudget, check_on_policy_budget
+from ..checks import (
+    MAX_EPISODES,
+    check_bool,
+    check_choice,
+    check_config_fields,
+    check_episodes,
+    check_indices,
+    check_int,
+    check_seed,
+)
+from ..costs import RolloutBudget, check_numbers, check_on_policy_budget
 from ..devices import check_device
 from ..envs import make_batched, scenario_name
 from ..envs.scenarios import given_port_kwargs
@@ -126,8 +135,10 @@ class MATConfig(RolloutBudget):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
         self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)
         if scenario_name(self.scenario) not in COOPERATIVE_SCENARIOS:
-            raise ValueError(f"MAT decodes one team's joint action, so it needs a cooperative scenario, one of "
-                             f"{list(COOPERATIVE_SCENARIOS)}; got {self.scenario!r}")
+            raise ValueError(f"MAT supports the scenarios {list(COOPERATIVE_SCENARIOS)} only; got {self.scenario!r}. "
+                             "It decodes one team's joint action from a team reward, so a scenario with opposed "
+                             "rewards (simple_tag) cannot train it, and of the cooperative ones it is set up and "
+                             "tested on these two only (not simple_spread_decoys or lbforaging)")
         if self.scenario_kwargs.get("continuous_actions", False) is not False:
             raise ValueError("this MAT decodes discrete actions (one-hots of a^{i-1}): scenario_kwargs must not set "
                              f"continuous_actions=True; got {self.scenario_kwargs!r}")
@@ -196,6 +207,9 @@ class MATAgent(nn.Module):
             order: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Actions (batch, m) decoded agent by agent (argmax, or sampled with ``generator``) and their
         log-probabilities (batch, m). ``order`` (batch, m) defaults to :attr:`order` for every row."""
+        deterministic = check_bool("deterministic", deterministic)
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise ValueError(f"generator must be a torch.Generator (or None); got {generator!r}")
         if order is None and self.order is not None:
             order = self.order.to(o.device).expand(o.shape[0], -1)
 
@@ -211,7 +225,9 @@ class MATAgent(nn.Module):
         return *log_prob(logits, a), values
 
     def env_actions(self, a: Tensor) -> np.ndarray:
-        """Actions as the environment takes them: integers, on the CPU."""
+        """Actions as the environment takes them: integers, on the CPU. ``ValueError`` unless ``a`` holds integer
+        actions in [0, n_actions): a float or an out-of-range action would otherwise reach the environment."""
+        check_indices("a", a, self.net.n_actions, None, "action")
         return a.cpu().numpy()
 
 
@@ -226,7 +242,13 @@ def make_agent(config: MATConfig, spec: EnvSpec | None = None) -> MATAgent:
 
 
 def random_orders(count: int, m: int, generator: torch.Generator) -> Tensor:
-    """``count`` random decision orders of m agents, (count, m), each row a permutation drawn from ``generator``."""
+    """``count`` random decision orders of m agents, (count, m), each row a permutation drawn from ``generator``.
+    ``ValueError`` for a count or m that is not a positive integer, or an array larger than the machine allows
+    (:func:`attnmarl.costs.check_numbers`, checked before anything is allocated)."""
+    check_numbers("random_orders", ("count", count), ("m", m))
+    if not isinstance(generator, torch.Generator):
+        raise ValueError(f"generator must be a torch.Generator (torch.Generator().manual_seed(seed)); "
+                         f"got {generator!r}")
     return torch.rand(count, m, generator=generator).argsort(dim=1)
 
 
@@ -239,7 +261,8 @@ def order_scores(path: str | Path, orders: int = 5, episodes: int = 200, seed: i
     from ..checkpoints import agent_policy, load_agent_at
     from ..envs import episode_returns
 
-    check_int("orders", orders)
+    check_int("orders", orders, maximum=MAX_EPISODES)
+    check_int("orders * episodes", orders * check_episodes("episodes", episodes), maximum=MAX_EPISODES)
     check_seed(seed)
     agent, config = load_agent_at(path, **env_kwargs)
     if not isinstance(agent, MATAgent):

@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..checks import check_finite, check_indices, check_sizes
+from ..checks import check_bool, check_finite, check_indices, check_sizes
 from .common import linear, mlp
 from .messages import EntityEncoder
 from .policies import POLICY_OUT_GAIN, EntityActor, EntityAttention
@@ -219,7 +219,8 @@ class MultiAgentTransformer(nn.Module):
                  agent_types: Sequence[int] | None = None, d: int = 32, heads: int = 2, d_ff: int = 64,
                  entity_heads: int = 2, blocks: int = 1, decoder: bool = True) -> None:
         super().__init__()
-        check_sizes(n_actions=n_actions, blocks=blocks)
+        check_sizes(n_actions=n_actions, blocks=blocks, d=d, heads=heads, d_ff=d_ff, entity_heads=entity_heads)
+        decoder = check_bool("decoder", decoder)  # 'yes' would build MAT where False was meant, or the reverse
         self.m, self.n_actions = m, n_actions
         self.cache = True
         self.tokens = AgentTokens(scenario, scenario_kwargs, m, obs_dim, agent_types, d, entity_heads, d_ff)
@@ -272,18 +273,23 @@ class MultiAgentTransformer(nn.Module):
         """Agent by agent: position i's logits from the actions chosen before it, then ``choose`` (logits
         (batch, n_actions) -> actions (batch,)) picks a^i, which becomes position i + 1's input. Returns the
         actions (batch, m) and their logits (batch, m, n_actions), in agent order. MAT-Dec chooses every
-        agent's action from its own token at once."""
+        agent's action from its own token at once. ``ValueError`` if ``choose`` is not callable or returns anything
+        but integer actions of shape (batch,), each in [0, n_actions)."""
+        if not callable(choose):
+            raise ValueError(f"choose must be a function from logits (batch, n_actions) to actions (batch,), such as "
+                             f"lambda y: y.argmax(-1); got {choose!r}")
+        cache = check_bool("cache", self.cache)
         if self.decoder is None:  # acting needs no encoder: it is MAT-Dec's critic only
             y = self.policy_head(self.tokens(o))
             check_order(order, *y.shape[:2])
-            return choose(y.flatten(0, 1)).view(y.shape[:2]), y
+            return self._chosen(choose, y.flatten(0, 1)).view(y.shape[:2]), y
         _, o_hat, _ = self.encode(o, order)
         batch, m = o.shape[:2]
         a = torch.full((batch, m), self.n_actions, dtype=torch.long, device=o.device)  # later ones: start token
         y = o_hat.new_empty(batch, m, self.n_actions)
         caches: list[KVCache] = [{} for _ in self.decoder]
         for i in range(m):  # m decoder passes
-            if self.cache:
+            if cache:
                 h = self.action_embed(self._shifted(a)[:, i:i + 1])
                 for block, cache in zip(self.decoder, caches):
                     h = block.step(h, o_hat[:, i:i + 1], cache)
@@ -291,8 +297,16 @@ class MultiAgentTransformer(nn.Module):
             else:
                 y[:, i] = self.policy_head(self._decoded(self.action_embed(self._shifted(a)), o_hat)[:, i])
             check_finite("the decoder's logits", y[:, i])
-            a[:, i] = choose(y[:, i])
+            a[:, i] = self._chosen(choose, y[:, i])
         return _unpermute(a, order), _unpermute(y, order)
+
+    def _chosen(self, choose: Callable[[Tensor], Tensor], y: Tensor) -> Tensor:
+        """``choose(y)`` for logits y (rows, n_actions), checked: integer actions (rows,) in [0, n_actions). Anything
+        else would broadcast (a scalar, a column), be cut to an integer (a float), or come back as the start
+        token n_actions, which no environment takes."""
+        a = choose(y)
+        check_indices("choose's actions", a, self.n_actions, (y.shape[0],), "action")
+        return a
 
     def extra_repr(self) -> str:
         return f"decoder={self.decoder is not None}, cache={self.cache}"
