@@ -29,14 +29,15 @@ of a design fall, given the seeds already trained?
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.stats import t as student_t
 
-from .checks import check_int, check_real, check_seed, is_int
+from .checks import check_choice, check_int, check_real, check_seed, is_int
+from .costs import check_numbers
 
 __all__ = ["STATISTICS", "METHODS", "RESOLVING_SEEDS", "Interval", "iqm", "welch_difference", "bootstrap_difference",
            "resolved", "verdict", "normal_scores", "skewed_scores", "coverage", "prediction_interval"]
@@ -74,6 +75,11 @@ class Interval:
             object.__setattr__(self, name, check_real(name, getattr(self, name)))
         if self.low > self.high:
             raise ValueError(f"an interval's low bound must not exceed its high bound; got [{self.low}, {self.high}]")
+        check_choice("statistic", self.statistic, STATISTICS)
+        check_choice("method", self.method, METHODS)
+        if self.method == "welch" and not self.low <= self.estimate <= self.high:  # Welch's is centred on it
+            raise ValueError(f"a Welch interval holds its estimate; got {self.estimate} outside [{self.low}, "
+                             f"{self.high}]")
         object.__setattr__(self, "level", _check_level(self.level))
         for name in ("n_a", "n_b"):
             object.__setattr__(self, name, check_int(name, getattr(self, name)))
@@ -113,6 +119,7 @@ def _numbers(name: str, scores: Any) -> np.ndarray:
     """``scores`` as a float array if it holds real numbers only; ``ValueError`` for strings, bools and complex
     numbers, which numpy would convert silently (``'3'`` to 3.0, ``True`` to 1.0, ``1+1j`` to 1.0), and anything
     else that is not a number."""
+    _check_container(name, scores)
     if isinstance(scores, np.ndarray) and scores.dtype.kind in "iuf":
         return scores.astype(float)
     refused = (str, bytes, bool, np.bool_, complex, np.complexfloating)  # numpy would drop an imaginary part too
@@ -125,7 +132,33 @@ def _numbers(name: str, scores: Any) -> np.ndarray:
         raise ValueError(f"{name} must hold numbers only; got {scores!r}") from None
 
 
+def _check_container(name: str, scores: Any) -> None:
+    """``ValueError`` for the containers of numbers that would be read wrongly or not at all: a generator (read
+    once, then empty), a masked array (numpy's conversion drops its mask, so masked scores would count), a tensor
+    that requires grad (torch refuses to convert it), or a single number (no scores to take a statistic over)."""
+    if isinstance(scores, Iterator):
+        raise ValueError(f"{name} must be a list or an array of scores; got a {type(scores).__name__} (pass "
+                         f"list(...) of it)")
+    if isinstance(scores, np.ma.MaskedArray):
+        raise ValueError(f"{name} is a masked array: its mask would be ignored and the masked scores counted; pass "
+                         f"{name}.compressed() (the unmasked scores)")
+    if getattr(scores, "requires_grad", False):
+        raise ValueError(f"{name} is a tensor that requires grad; pass {name}.detach()")
+    if np.ndim(scores) == 0 and isinstance(scores, (int, float, np.number)):
+        raise ValueError(f"{name} must be a list or an array of scores; got a single number {scores!r}")
+
+
+def _check_spread(name: str, array: np.ndarray) -> None:
+    """``ValueError`` if the mean or variance of finite scores overflows float64 (scores near 1e154 or more)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = np.isfinite(array.mean()) and np.isfinite(array.var(ddof=1))
+    if not finite:
+        raise ValueError(f"{name}'s scores are too large for float64 arithmetic: their mean or variance overflows "
+                         f"(largest |score| {np.abs(array).max():.3g}); divide them all by a common scale first")
+
+
 def _scores(name: str, scores: Sequence[float]) -> np.ndarray:
+    _check_container(name, scores)
     try:
         array = _numbers(name, scores)
     except ValueError:
@@ -135,7 +168,15 @@ def _scores(name: str, scores: Sequence[float]) -> np.ndarray:
                          f"interval); got {scores!r}")
     if not np.isfinite(array).all():
         raise ValueError(f"{name} holds a score that is NaN or infinite: {scores!r}")
+    _check_spread(name, array)
     return array
+
+
+def _check_bounds(low: float, high: float, what: str) -> None:
+    """``ValueError`` if an interval computed from finite scores came out infinite or NaN: float64 overflowed."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise ValueError(f"{what} overflows float64 for these scores (its bounds come out as [{low}, {high}]); "
+                         "divide the scores by a common scale first")
 
 
 def _check_level(level: float) -> float:
@@ -166,7 +207,9 @@ def welch_difference(a: Sequence[float], b: Sequence[float], level: float = 0.95
     (0, 1)."""
     a_scores, b_scores = _scores("a", a), _scores("b", b)
     level = _check_level(level)
-    low, high = _welch_bounds(a_scores, b_scores, level)
+    with np.errstate(over="ignore", invalid="ignore"):
+        low, high = _welch_bounds(a_scores, b_scores, level)
+    _check_bounds(float(low), float(high), "the Welch interval of a - b")
     return Interval(float(a_scores.mean() - b_scores.mean()), float(low), float(high), level, "mean",
                     a_scores.size, b_scores.size, "welch")
 
@@ -212,12 +255,16 @@ def bootstrap_difference(a: Sequence[float], b: Sequence[float], statistic: str 
         raise ValueError(f"statistic must be one of {STATISTICS}; got {statistic!r}")
     level = _check_level(level)
     resamples = check_int("resamples", resamples, minimum=100, maximum=1_000_000)
+    check_numbers("the bootstrap's draws", ("resamples", resamples), ("scores", a_scores.size + b_scores.size),
+                  itemsize=16, hint=" (an index and a score per draw); give fewer resamples")
     rng = np.random.default_rng(check_seed(seed))
     reduce = np.mean if statistic == "mean" else iqm
     draws_a = a_scores[rng.integers(0, a_scores.size, (resamples, a_scores.size))]
     draws_b = b_scores[rng.integers(0, b_scores.size, (resamples, b_scores.size))]
-    differences = reduce(draws_a, axis=1) - reduce(draws_b, axis=1)
-    low, high = np.quantile(differences, [(1 - level) / 2, (1 + level) / 2])
+    with np.errstate(over="ignore", invalid="ignore"):
+        differences = reduce(draws_a, axis=1) - reduce(draws_b, axis=1)
+        low, high = np.quantile(differences, [(1 - level) / 2, (1 + level) / 2])
+    _check_bounds(float(low), float(high), "the bootstrap interval of a - b")
     return Interval(float(reduce(a_scores) - reduce(b_scores)), float(low), float(high), float(level), statistic,
                     a_scores.size, b_scores.size, "percentile bootstrap")
 
@@ -289,4 +336,7 @@ def prediction_interval(scores: Sequence[float], level: float = 0.95) -> tuple[f
     level = _check_level(level)
     n = array.size
     half = float(student_t.ppf((1 + level) / 2, n - 1)) * array.std(ddof=1) * np.sqrt(1 + 1 / n)
-    return float(array.mean() - half), float(array.mean() + half)
+    with np.errstate(over="ignore"):
+        low, high = float(array.mean() - half), float(array.mean() + half)
+    _check_bounds(low, high, "the prediction interval")
+    return low, high

@@ -22,12 +22,14 @@ that act with continuous forces (:func:`attnmarl.notebook.explorers.scale.contin
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...checkpoints import shipped_runs
-from ...checks import check_bool, check_int
+from ...checks import check_bool, check_int, check_real
 from ...seeds import seed_span
 from ...stats import RESOLVING_SEEDS, Interval, welch_difference
 from ...stats import verdict as interval_verdict
@@ -102,7 +104,23 @@ def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread", cont
     if m not in table["baselines"]:
         raise ValueError(f"no baselines of {scenario} at m = {m}; measured at m = {sorted(table['baselines'])}")
     low, high = table["baselines"][m]["random"][0], table["baselines"][m]["greedy"][0]
-    return np.array([100 * closed_share(r["final_return"], low, high) for r in runs])
+    return np.array([100 * closed_share(_final_return(k, run), low, high) for k, run in enumerate(_runs(runs))])
+
+
+def _runs(runs: Any) -> list[dict]:
+    """``runs`` as a list of run summaries; ``ValueError`` for one run given bare, ``None`` or anything else."""
+    if isinstance(runs, Mapping) or not isinstance(runs, (list, tuple)):
+        raise ValueError(f"runs must be a list of run summaries (dicts with a final_return), one per seed; got "
+                         f"{type(runs).__name__}" + (" (wrap one run in a list: [run])" if isinstance(runs, Mapping)
+                                                     else ""))
+    return list(runs)
+
+
+def _final_return(k: int, run: Any) -> float:
+    """Run k's ``final_return`` as a finite float; ``ValueError`` naming the run otherwise."""
+    if not isinstance(run, Mapping) or "final_return" not in run:
+        raise ValueError(f"runs[{k}] must be a run summary with a final_return (a finished run's); got {run!r}")
+    return check_real(f"runs[{k}]['final_return']", run["final_return"])
 
 
 def effects() -> list[Effect]:
