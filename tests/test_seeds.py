@@ -118,3 +118,23 @@ def test_a_run_that_prints_more_than_a_pipe_holds_does_not_block_the_list(tmp_pa
     assert done.returncode == 0, done.stderr
     assert "{0: 'trained', 1: 'trained', 2: 'trained'}" in done.stdout
     assert f"{NAME} seed 2: mpe2 return over 2 episodes -1.00" in done.stdout
+
+
+def test_a_users_file_named_like_a_run_is_not_taken_for_an_incomplete_run(tmp_path, capsys):
+    """Only a run's own files (.pt, .csv, .json) left without a summary that describes them make a seed restart
+    with --replace: a user's NAME-seed1.notes.txt beside them is not one of them, and is not named as replaced."""
+    from attnmarl.seeds import run_seeds
+
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!/bin/sh\necho \"$*\" > {tmp_path}/args-$6\n")  # -m attnmarl.train --config NAME --seed S
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / f"{NAME}-seed1.notes.txt").write_text("my notes")
+    (out / f"{NAME}-seed2.pt").write_bytes(b"half a checkpoint")
+    run_seeds(NAME, [1, 2], out, ["--config", NAME, "--seeds", "1-2"], jobs=1, python=str(fake))
+    printed = capsys.readouterr().out
+    assert "notes.txt" not in printed and f"seed 2: replacing incomplete files {NAME}-seed2.pt\n" in printed
+    assert (tmp_path / "args-1").read_text() == f"-m attnmarl.train --config {NAME} --seed 1\n"  # no --replace
+    assert (tmp_path / "args-2").read_text() == f"-m attnmarl.train --config {NAME} --seed 2 --replace\n"
+    assert (out / f"{NAME}-seed1.notes.txt").read_text() == "my notes"

@@ -28,7 +28,12 @@ from typing import IO
 
 from .checks import SEED_MAX
 
-__all__ = ["MAX_SEEDS", "parse_seeds", "finished_seeds", "single_seed_arguments", "run_seeds", "seed_span"]
+__all__ = ["MAX_SEEDS", "RUN_SUFFIXES", "parse_seeds", "finished_seeds", "single_seed_arguments", "run_seeds",
+           "seed_span"]
+
+RUN_SUFFIXES = (".pt", ".csv", ".json")
+"""The files one run writes, ``NAME-seedS`` with each suffix: its checkpoint, curve and summary. Another file whose
+name starts the same (a user's ``NAME-seedS.notes.txt``) is not the run's."""
 
 MAX_SEEDS = 1000
 """The longest list ``--seeds`` takes: more is a typo (``0-99999``), not a plan."""
@@ -117,7 +122,8 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
             while waiting and len(running) < jobs:
                 seed = waiting.pop(0)
                 command = [python, "-m", "attnmarl.train", *single_seed_arguments(arguments, seed)]
-                stray = [path.name for path in Path(out).glob(f"{name}-seed{seed}.*")]
+                stem = Path(out) / f"{name}-seed{seed}"
+                stray = [stem.with_suffix(suffix).name for suffix in RUN_SUFFIXES if stem.with_suffix(suffix).exists()]
                 if stray:  # left by a run whose summary is gone or does not describe them: not finished work
                     print(f"{name} seed {seed}: replacing incomplete files {', '.join(sorted(stray))}")
                     command.append("--replace")

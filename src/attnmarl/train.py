@@ -94,7 +94,7 @@ from .envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
 from .files.atomic import check_writable_folder, save_files, write_atomically
 from .interrupt import run_command
 from .nets.messages import MESSAGES
-from .seeds import parse_seeds, run_seeds
+from .seeds import RUN_SUFFIXES, parse_seeds, run_seeds
 from .selection import decoy_alpha
 from .transfer import team_kwargs
 
@@ -444,7 +444,7 @@ def run_estimate(config: Config, evals: int, eval_episodes: int = 20,
 def existing_run(out: str | Path, name: str, seed: int) -> str | None:
     """What already sits in ``out`` under ``NAME-seedS.*`` (a run of the same config and seed), or None."""
     stem = Path(out) / f"{name}-seed{seed}"
-    found = [stem.with_suffix(suffix).name for suffix in (".pt", ".csv", ".json") if stem.with_suffix(suffix).exists()]
+    found = [stem.with_suffix(suffix).name for suffix in RUN_SUFFIXES if stem.with_suffix(suffix).exists()]
     if not found:
         return None
     try:
