@@ -257,3 +257,12 @@ def test_bootstrap_refuses_draws_larger_than_the_machine_allows():
 def test_range_shares_refuses_runs_without_a_finite_final_return(runs, message):
     with pytest.raises(ValueError, match=message):
         range_shares(runs, 3)
+
+
+@pytest.mark.parametrize("sight", [-2, 0])
+def test_lbforaging_states_the_bound_on_sight_that_holds(sight):
+    """sight = -2 was told 'must be >= 0', and then sight = 0 was refused too: the first refusal names the bound."""
+    from attnmarl.envs import make_reference
+
+    with pytest.raises(ValueError, match="sight must be a positive integer"):
+        make_reference("lbforaging", sight=sight)

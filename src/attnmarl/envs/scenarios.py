@@ -145,6 +145,8 @@ def _check_argument(name: str, key: str, value: Any, annotation: str) -> Any:
     if kind == "int":
         if not is_int(value):
             raise ValueError(f"{name}: {key} must be an int, got {value!r}")
+        if name == "lbforaging":  # its own check (check_lbf_arguments, next) states each bound: sight >= 1, size >= 3
+            return int(value)
         minimum = _COUNT_MINIMUM.get(key, 0)
         if not minimum <= value <= INT_MAX:
             raise ValueError(f"{name}: {key} must be >= {minimum}" + (f" and <= {INT_MAX:,}" if value > 0 else "")
