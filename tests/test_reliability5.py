@@ -180,7 +180,7 @@ def test_mat_config_says_which_scenarios_it_supports():
 
 
 @pytest.mark.parametrize("count, m, generator, message", [
-    (-1, 3, torch.Generator(), "count must be a positive integer"),
+    (-1, 3, torch.Generator(), "count must be a non-negative integer"),
     (10**12, 3, torch.Generator(), "count must be at most"),
     (10**9, 1000, torch.Generator(), "allocates at most"),
     (2, 3, 0, "generator must be a torch.Generator"),
@@ -190,6 +190,10 @@ def test_mat_config_says_which_scenarios_it_supports():
 def test_random_orders_checks_its_arguments_before_allocating(count, m, generator, message):
     with pytest.raises(ValueError, match=message):
         random_orders(count, m, generator)
+
+
+def test_random_orders_of_no_count_is_empty():
+    assert random_orders(0, 3, torch.Generator()).shape == (0, 3)
 
 
 def test_order_scores_refuses_more_orders_than_an_evaluation_plays(tmp_path):

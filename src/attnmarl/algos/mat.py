@@ -243,9 +243,9 @@ def make_agent(config: MATConfig, spec: EnvSpec | None = None) -> MATAgent:
 
 def random_orders(count: int, m: int, generator: torch.Generator) -> Tensor:
     """``count`` random decision orders of m agents, (count, m), each row a permutation drawn from ``generator``.
-    ``ValueError`` for a count or m that is not a positive integer, or an array larger than the machine allows
-    (:func:`attnmarl.costs.check_numbers`, checked before anything is allocated)."""
-    check_numbers("random_orders", ("count", count), ("m", m))
+    ``ValueError`` for a count that is not a non-negative integer, an m that is not a positive one, or an array
+    larger than the machine allows (:func:`attnmarl.costs.check_numbers`, checked before anything is allocated)."""
+    check_numbers("random_orders", ("count", count), ("m", check_int("m", m)), minimum=0)  # no orders: (0, m)
     if not isinstance(generator, torch.Generator):
         raise ValueError(f"generator must be a torch.Generator (torch.Generator().manual_seed(seed)); "
                          f"got {generator!r}")
