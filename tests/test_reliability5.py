@@ -192,8 +192,9 @@ def test_random_orders_checks_its_arguments_before_allocating(count, m, generato
         random_orders(count, m, generator)
 
 
-def test_random_orders_of_no_count_is_empty():
+def test_random_orders_of_no_count_is_empty_and_none_draws_from_torchs_generator():
     assert random_orders(0, 3, torch.Generator()).shape == (0, 3)
+    assert sorted(random_orders(2, 3, None)[1].tolist()) == [0, 1, 2]
 
 
 def test_order_scores_refuses_more_orders_than_an_evaluation_plays(tmp_path):
@@ -270,3 +271,8 @@ def test_lbforaging_states_the_bound_on_sight_that_holds(sight):
 
     with pytest.raises(ValueError, match="sight must be a positive integer"):
         make_reference("lbforaging", sight=sight)
+
+
+def test_iqm_still_names_ragged_scores():
+    with pytest.raises(ValueError, match="scores must hold numbers only"):
+        iqm([[1.0], [1.0, 2.0]])

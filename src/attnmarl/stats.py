@@ -144,7 +144,8 @@ def _check_container(name: str, scores: Any) -> None:
                          f"{name}.compressed() (the unmasked scores)")
     if getattr(scores, "requires_grad", False):
         raise ValueError(f"{name} is a tensor that requires grad; pass {name}.detach()")
-    if np.ndim(scores) == 0 and isinstance(scores, (int, float, np.number)):
+    single = isinstance(scores, (int, float, np.integer, np.floating)) and not isinstance(scores, bool)
+    if single or (isinstance(scores, np.ndarray) and scores.ndim == 0):
         raise ValueError(f"{name} must be a list or an array of scores; got a single number {scores!r}")
 
 
@@ -153,7 +154,7 @@ def _check_spread(name: str, array: np.ndarray) -> None:
     with np.errstate(over="ignore", invalid="ignore"):
         finite = np.isfinite(array.mean()) and np.isfinite(array.var(ddof=1))
     if not finite:
-        raise ValueError(f"{name}'s scores are too large for float64 arithmetic: their mean or variance overflows "
+        raise ValueError(f"{name} holds scores too large for float64 arithmetic: their mean or variance overflows "
                          f"(largest |score| {np.abs(array).max():.3g}); divide them all by a common scale first")
 
 

@@ -241,13 +241,13 @@ def make_agent(config: MATConfig, spec: EnvSpec | None = None) -> MATAgent:
     return MATAgent(net, ValueNorm(1))
 
 
-def random_orders(count: int, m: int, generator: torch.Generator) -> Tensor:
+def random_orders(count: int, m: int, generator: torch.Generator | None) -> Tensor:
     """``count`` random decision orders of m agents, (count, m), each row a permutation drawn from ``generator``.
     ``ValueError`` for a count that is not a non-negative integer, an m that is not a positive one, or an array
     larger than the machine allows (:func:`attnmarl.costs.check_numbers`, checked before anything is allocated)."""
     check_numbers("random_orders", ("count", count), ("m", check_int("m", m)), minimum=0)  # no orders: (0, m)
-    if not isinstance(generator, torch.Generator):
-        raise ValueError(f"generator must be a torch.Generator (torch.Generator().manual_seed(seed)); "
+    if generator is not None and not isinstance(generator, torch.Generator):  # None: torch's default generator
+        raise ValueError(f"generator must be a torch.Generator (torch.Generator().manual_seed(seed)) or None; "
                          f"got {generator!r}")
     return torch.rand(count, m, generator=generator).argsort(dim=1)
 

@@ -137,7 +137,7 @@ def _check_bits(bits: np.ndarray) -> None:
     environment makes, and would be read as a decoy (the oracle mask and :func:`target_view` test ``== 1``)."""
     not_bits = bits[~np.isin(bits, (0, 1))]
     if not_bits.size:
-        raise ValueError(f"the is_target entries of an observation must be 0 or 1; got {not_bits[0]!r}")
+        raise ValueError(f"the is_target entries of an observation must be 0 or 1; got {float(not_bits[0])}")
 
 
 def target_view(observations: np.ndarray, layout: ObservationLayout) -> np.ndarray:
