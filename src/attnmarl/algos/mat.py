@@ -115,6 +115,7 @@ class MATConfig(RolloutBudget):
     """Draw a random decision order per environment for every rollout (and train in it); else agent order."""
     # PPO, MAT's recipe
     lr: float = 5e-4
+    """Adam's learning rate; 0 keeps the network as it is (a frozen policy, as the order tests train one)."""
     anneal_lr: bool = True
     gamma: float = 0.95
     gae_lambda: float = 0.95
