@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # torch is imported only where a check needs it: attnmarl.env
 
 from .checks import check_int
 
-__all__ = ["ALLOW_COSTLY", "COST_SECONDS", "costly_allowed", "memory_budget", "duration", "check_cost", "check_numbers",
-           "RolloutBudget", "check_on_policy_budget", "check_off_policy_budget", "check_replay_buffer"]
+__all__ = ["ALLOW_COSTLY", "COST_SECONDS", "costly_allowed", "physical_memory", "memory_budget", "duration",
+           "check_cost", "check_numbers", "RolloutBudget", "check_on_policy_budget", "check_off_policy_budget",
+           "check_replay_buffer"]
 
 
 ALLOW_COSTLY = "ATTNMARL_ALLOW_COSTLY"
@@ -49,14 +50,19 @@ def costly_allowed() -> bool:
                      "(0, false, no, off)")
 
 
-def memory_budget() -> int:
-    """The most bytes one estimated allocation may take: a quarter of this machine's physical memory (the rest
-    leaves room for the copies a computation makes of its largest array, and for everything else running)."""
+def physical_memory() -> int:
+    """This machine's physical memory in bytes, at least 1 GiB (8 GiB where the system does not say: Windows)."""
     try:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # no sysconf (Windows): assume a small machine
         physical = 8 * 2**30
-    return max(physical, 2**30) // 4
+    return max(physical, 2**30)
+
+
+def memory_budget() -> int:
+    """The most bytes one estimated allocation may take: a quarter of this machine's physical memory (the rest
+    leaves room for the copies a computation makes of its largest array, and for everything else running)."""
+    return physical_memory() // 4
 
 
 def duration(seconds: float) -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -40,7 +39,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..costs import ALLOW_COSTLY, costly_allowed, duration
+from ..costs import ALLOW_COSTLY, costly_allowed, duration, physical_memory
 from ..envs.actions import N_MOVES
 
 __all__ = ["OP_SECONDS", "FLOP_SECONDS", "BYTE_SECONDS", "OPTIMIZER_STEP_SECONDS", "OPTIMIZER_TENSOR_SECONDS",
@@ -89,11 +88,7 @@ shipped runs took under an hour."""
 def run_memory_budget() -> int:
     """The most memory a whole run may be estimated to hold: half of this machine's physical memory (the other
     half for the system and for another run beside it)."""
-    try:
-        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): assume a small machine
-        physical = 8 * 2**30
-    return max(physical, 2**30) // 2
+    return physical_memory() // 2
 
 
 def _size(nbytes: float) -> str:
