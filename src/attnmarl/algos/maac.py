@@ -62,7 +62,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -78,18 +78,16 @@ from ..nets import Actor
 from ..nets.maac import MAACAttentionCritic, MAACConcatCritic, chosen
 from .compile import compile_in_place
 from .estimate import (
-    MEASURED_BATCHES,
     NoStep,
     Probe,
     RunEstimate,
     measure,
     off_policy,
     probe,
-    probe_observations,
     replay_buffer,
     start,
 )
-from .maddpg import ReplayBuffer, soft_update
+from .maddpg import OffPolicyProbe, ReplayBuffer, soft_update
 from .mappo import EnvSpec, env_spec, log_prob, sample_actions
 
 __all__ = ["MAACConfig", "MAAC_CRITICS", "MAACAgent", "make_agent", "one_hot", "counterfactual_advantage",
@@ -263,20 +261,14 @@ def estimate(config: MAACConfig, evaluation_episodes: int = 0) -> RunEstimate:
 def _probe(config: MAACConfig) -> Probe:
     """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`): acting
     on the observations of four worlds, and :func:`_update` on a replay buffer of them (no optimizer steps)."""
-    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
-    with torch.random.fork_rng(devices=[]):
-        agent = make_agent(config, spec)
-    target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
-    buffer = ReplayBuffer.holding(o, one_hot(torch.zeros(len(o), spec.m, dtype=torch.long), spec.n_actions))
-    sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
-    actor_steps, critic_steps = NoStep(agent.actor.parameters()), NoStep(agent.critic.parameters())
-    r_mean, r_std = torch.zeros(spec.m), torch.ones(spec.m)
+    p = OffPolicyProbe.of(config, make_agent, discrete=True)
+    actor_steps, critic_steps = NoStep(p.agent.actor.parameters()), NoStep(p.agent.critic.parameters())
+    r_mean, r_std = torch.zeros(p.spec.m), torch.ones(p.spec.m)
     with torch.no_grad():
-        act = measure(lambda b: agent.act(o[:b], generator))
-    update = measure(lambda b: _update(agent, target, buffer, actor_steps, critic_steps, sized[b], generator, r_mean,
-                                       r_std, torch.device("cpu")))
-    return Probe.of({"act": act, "update": update}, agent, spec)
-
+        act = measure(lambda b: p.agent.act(p.o[:b], p.generator))
+    update = measure(lambda b: _update(p.agent, p.target, p.buffer, actor_steps, critic_steps, p.sized[b],
+                                       p.generator, r_mean, r_std, torch.device("cpu")))
+    return Probe.of({"act": act, "update": update}, p.agent, p.spec)
 
 def train(config: MAACConfig, callback: Callable[[dict[str, float], MAACAgent], None] | None = None,
           compile_nets: bool = False, device: str | torch.device = "cpu") -> MAACAgent:

@@ -286,6 +286,34 @@ class ReplayBuffer:
         return self.o[rows], self.a[rows], self.r[rows], self.o_next[rows], self.terminated[rows]
 
 
+@dataclass
+class OffPolicyProbe:
+    """What an off-policy algorithm's ``_probe`` measures its calls on (:func:`attnmarl.algos.estimate.measure`): a
+    fresh agent and its target copy, the observations ``o`` (4, m, obs_dim) of four worlds, a replay buffer holding
+    them, a seeded generator, and the config at each of the measured minibatch sizes."""
+
+    spec: EnvSpec
+    o: Tensor
+    agent: Any
+    target: Any
+    generator: torch.Generator
+    buffer: ReplayBuffer
+    sized: dict[int, Any]
+
+    @classmethod
+    def of(cls, config: Any, make: Callable[[Any, EnvSpec], Any], discrete: bool) -> OffPolicyProbe:
+        """The probe of ``config``, its agent built by ``make(config, spec)`` without touching the global random
+        state; the buffer's actions are action 0 of every agent, as one-hots when ``discrete``, else zero forces."""
+        spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
+        with torch.random.fork_rng(devices=[]):
+            agent = make(config, spec)
+        a = torch.zeros(len(o), spec.m, spec.n_actions)
+        if discrete:
+            a[..., 0] = 1.0
+        return cls(spec, o, agent, copy.deepcopy(agent), torch.Generator().manual_seed(0), ReplayBuffer.holding(o, a),
+                   {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES})
+
+
 def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     """Polyak averaging of the target network: w' <- tau w + (1 - tau) w' for every parameter."""
     check_real("tau", tau, 0.0, 1.0)
@@ -320,19 +348,13 @@ def estimate(config: MADDPGConfig, evaluation_episodes: int = 0) -> RunEstimate:
 def _probe(config: MADDPGConfig) -> Probe:
     """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`): acting
     on the observations of four worlds, and :func:`_update` on a replay buffer of them (no optimizer steps)."""
-    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
-    with torch.random.fork_rng(devices=[]):
-        agent = make_agent(config, spec)
-    target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
-    buffer = ReplayBuffer.holding(o, torch.zeros(len(o), spec.m, spec.n_actions))
-    sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
-    actor_steps, critic_steps = NoStep(agent.actor.parameters()), NoStep(agent.critic.parameters())
+    p = OffPolicyProbe.of(config, make_agent, discrete=False)
+    actor_steps, critic_steps = NoStep(p.agent.actor.parameters()), NoStep(p.agent.critic.parameters())
     with torch.no_grad():
-        act = measure(lambda b: agent.act(o[:b], generator, deterministic=False))
-    update = measure(lambda b: _update(agent, target, buffer, actor_steps, critic_steps, sized[b], generator,
-                                       torch.device("cpu")))
-    return Probe.of({"act": act, "update": update}, agent, spec)
-
+        act = measure(lambda b: p.agent.act(p.o[:b], p.generator, deterministic=False))
+    update = measure(lambda b: _update(p.agent, p.target, p.buffer, actor_steps, critic_steps, p.sized[b],
+                                       p.generator, torch.device("cpu")))
+    return Probe.of({"act": act, "update": update}, p.agent, p.spec)
 
 def train(config: MADDPGConfig, callback: Callable[[dict[str, float], MADDPGAgent], None] | None = None,
           compile_nets: bool = False, device: str | torch.device = "cpu") -> MADDPGAgent:

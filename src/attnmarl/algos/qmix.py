@@ -51,7 +51,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,19 +67,17 @@ from ..envs.scenarios import given_port_kwargs
 from ..nets import Actor, EntityActor
 from ..nets.mixers import MIXERS, QMIX, VDN, Qatten
 from .estimate import (
-    MEASURED_BATCHES,
     NoStep,
     Probe,
     RunEstimate,
     measure,
     off_policy,
     probe,
-    probe_observations,
     replay_buffer,
     start,
 )
 from .maac import one_hot
-from .maddpg import ReplayBuffer, soft_update
+from .maddpg import OffPolicyProbe, ReplayBuffer, soft_update
 from .mappo import EnvSpec, env_spec
 
 __all__ = ["COOPERATIVE_SCENARIOS", "QMIXConfig", "AGENT_NETS", "QMIXAgent", "make_agent", "copy_agent_net",
@@ -349,18 +347,13 @@ def estimate(config: QMIXConfig, evaluation_episodes: int = 0) -> RunEstimate:
 def _probe(config: QMIXConfig) -> Probe:
     """The calls of a run of ``config`` measured on a fresh agent (:func:`attnmarl.algos.estimate.measure`): acting
     on the observations of four worlds, and :func:`_update` on a replay buffer of them (no optimizer step)."""
-    spec, o = env_spec(config.scenario, **config.scenario_kwargs), probe_observations(config)
-    with torch.random.fork_rng(devices=[]):
-        agent = make_agent(config, spec)
-    target, generator = copy.deepcopy(agent), torch.Generator().manual_seed(0)
-    buffer = ReplayBuffer.holding(o, one_hot(torch.zeros(len(o), spec.m, dtype=torch.long), spec.n_actions))
-    sized = {b: replace(config, minibatch_size=b) for b in MEASURED_BATCHES}
-    steps = NoStep(agent.parameters())
+    p = OffPolicyProbe.of(config, make_agent, discrete=True)
+    steps = NoStep(p.agent.parameters())
     with torch.no_grad():
-        act = measure(lambda b: agent.act(o[:b], generator, deterministic=False, epsilon=0.5))
-    update = measure(lambda b: _update(agent, target, buffer, steps, sized[b], generator, torch.device("cpu")))
-    return Probe.of({"act": act, "update": update}, agent, spec)
-
+        act = measure(lambda b: p.agent.act(p.o[:b], p.generator, deterministic=False, epsilon=0.5))
+    update = measure(lambda b: _update(p.agent, p.target, p.buffer, steps, p.sized[b], p.generator,
+                                       torch.device("cpu")))
+    return Probe.of({"act": act, "update": update}, p.agent, p.spec)
 
 def train(config: QMIXConfig,
           callback: Callable[[dict[str, float], QMIXAgent], None] | None = None,
