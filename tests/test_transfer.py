@@ -342,3 +342,140 @@ def test_without_ring_heads_the_large_m_explorer_rings_the_mean_and_its_static_f
     spec = json.loads(gzip.decompress(base64.b64decode(
         re.search(r'type="application/octet-stream" id="[^"]+">([^<]+)<', markup).group(1))))
     assert len(spec["frames"]) == 26 * 12 and len(markup) < 120_000
+
+
+# ---- chapter 12: entity actors at other (m, d) of simple_spread with decoys ----------------------------------------
+
+DECOYS = "simple_spread_decoys"
+
+
+def save_decoy_run(assets, name):
+    """An (untrained) agent of the config ``name``, saved as attnmarl.train saves a run's checkpoint (its name and seed
+    in the metadata), at ``assets/decoys/NAME-seed0.pt``: ``--run decoys/NAME`` once ``ASSETS`` is ``assets``."""
+    from attnmarl.checkpoints import save_checkpoint
+    from attnmarl.train import named_config
+
+    config = named_config(name, seed=0)
+    path = assets / "decoys" / f"{name}-seed0.pt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(path, make_agent(config), config, name=name, seed=0)
+    return path
+
+
+@pytest.fixture(scope="module")
+def decoy_zero_shot_table(tmp_path_factory):
+    """The CLI's table for an entity actor trained at (m, d) = (3, 1), scored at (4, 2) on 2 episodes."""
+    assets = tmp_path_factory.mktemp("assets")
+    path = save_decoy_run(assets, "decoys1-spread3-entity")
+    out = assets / "zero-shot.json"
+    threads = torch.get_num_threads()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("attnmarl.transfer.ASSETS", assets)
+        try:
+            main(["--scenario", DECOYS, "--run", "decoys/decoys1-spread3-entity", "--m", "4", "--decoys", "2",
+                  "--episodes", "2", "--out", str(out)])
+        finally:  # the command runs on one torch thread and leaves it so
+            torch.set_num_threads(threads)
+    return path, out
+
+
+def test_a_decoy_entity_actor_is_scored_at_another_m_and_d_as_load_policy_plays_there(decoy_zero_shot_table,
+                                                                                         one_thread):
+    from attnmarl.envs.decoys_port import baseline_scores
+
+    path, out = decoy_zero_shot_table
+    result = json.loads(out.read_text())
+    assert result["scenario"] == DECOYS and result["decoys"] == [2] and set(result["baselines"]) == {"4,2"}
+    run = result["runs"][0]
+    assert (run["run"], run["seed"], run["trained_m"], run["trained_decoys"]) == ("decoys/decoys1-spread3-entity", 0,
+                                                                                3, 1)
+    direct = evaluate(load_policy(path, N=4, decoys=2), DECOYS, 2, N=4, decoys=2)
+    assert run["scores"]["4,2"] == pytest.approx(list(direct), abs=1e-4)
+    shipped_way = baseline_scores((4,), (2,), 2)[0]  # how assets/decoys/baselines.json is made
+    assert result["baselines"]["4,2"] == {"random": shipped_way["random"], "greedy": shipped_way["greedy"]}
+
+
+def test_the_decoy_zero_shot_table_reads_back_as_shares_of_the_range(decoy_zero_shot_table):
+    from attnmarl.notebook.explorers.decoys import decoy_zero_shot
+
+    _, out = decoy_zero_shot_table
+    result = json.loads(out.read_text())
+    (random, _), (greedy, _) = result["baselines"]["4,2"].values()
+    expected = 100 * closed_share(result["runs"][0]["scores"]["4,2"][0], random, greedy)
+    assert decoy_zero_shot(out) == {"decoys/decoys1-spread3-entity": {(4, 2): {0: pytest.approx(expected)}}}
+    with pytest.raises(ValueError, match="no zero-shot table at .*; write it with python -m attnmarl.transfer"):
+        decoy_zero_shot(out.with_name("missing.json"))
+
+
+@pytest.mark.parametrize("team", [(4, 1), (3, 2)])
+def test_the_flat_decoy_actor_is_refused_at_another_m_or_d(tmp_path, team):
+    from attnmarl.transfer import check_transferable
+
+    path = save_decoy_run(tmp_path, "decoys1-spread3-flat")
+    assert check_transferable(path, DECOYS, [(3, 1)])[0] == path
+    with pytest.raises(ValueError, match=re.escape(f"a flat actor at (m, d) = (3, 1); its weights' shapes depend on m "
+                                                   f"and d, so it cannot run at (m, d) = [{team}]")):
+        check_transferable(path, DECOYS, [(3, 1), team])
+
+
+@pytest.mark.parametrize("name,fits,team", [("decoys1-spread3-entity", (4, 3), (6, 0)),
+                                            ("decoys0-spread3-entity", (6, 0), (4, 1))])
+def test_a_decoy_entity_actor_runs_on_its_side_of_d_0_only(tmp_path, name, fits, team):
+    """With decoys a landmark token is [dx, dy, is_target]; at d = 0 (simple_spread itself) it is [dx, dy]: the
+    actor's landmark embedding fits one width, so transfer refuses the other side before any evaluation, as
+    loading the actor there would fail."""
+    from attnmarl.transfer import check_transferable
+
+    path = save_decoy_run(tmp_path, name)
+    assert check_transferable(path, DECOYS, [fits])[0] == path
+    with pytest.raises(ValueError, match=re.escape(f"so it cannot run at (m, d) = [{team}]")) as refused:
+        check_transferable(path, DECOYS, [fits, team])
+    assert "is_target bit" in str(refused.value)
+    with pytest.raises(ValueError, match="weights do not fit"):
+        load_policy(path, N=team[0], decoys=team[1])
+
+
+@pytest.mark.parametrize("name", ["decoys1-spread3-oracle", "decoys1-spread3-nobit"])
+def test_the_decoy_controls_transfer_with_their_view_rebuilt_for_the_new_m_and_d(tmp_path, name, one_thread):
+    """The oracle and no-bit controls act at (m, d) = (4, 2) as at their own: the oracle gives the decoy slots of
+    (4, 2) exactly zero attention, the no-bit actor's actions do not depend on the is_target bits."""
+    from attnmarl.checkpoints import load_agent_at
+    from attnmarl.envs import make_reference
+    from attnmarl.envs.decoys import observation_layout
+    from attnmarl.transfer import check_transferable
+
+    path = save_decoy_run(tmp_path, name)
+    check_transferable(path, DECOYS, [(4, 2)])
+    actor = load_agent_at(path, N=4, decoys=2)[0].actor
+    layout = observation_layout(4, 2)
+    assert actor.decoys.bit_columns.tolist() == layout.landmark_columns[:, 2].tolist()
+    env = make_reference(DECOYS, N=4, decoys=2)
+    obs, _ = env.reset(seed=0)
+    o = torch.from_numpy(np.stack([obs[agent] for agent in env.possible_agents])).float()[None]
+    y, alpha = actor.outputs_and_alpha(o)
+    bits = o[0][:, layout.landmark_columns[:, 2]] == 1  # (m, m + k): which slots hold targets
+    slots = alpha[0, :, :, 1:1 + layout.n_landmarks]  # (m, heads, m + k), after the self token
+    if name.endswith("oracle"):
+        assert (slots.permute(1, 0, 2)[:, ~bits] == 0).all() and (slots.permute(1, 0, 2)[:, bits] > 0).all()
+    else:
+        no_bits = o.clone()
+        no_bits[..., layout.landmark_columns[:, 2]] = 0.0
+        assert torch.equal(actor(no_bits), actor(o)) and torch.allclose(actor(o), y, atol=1e-5)
+
+
+def test_decoys_belong_to_simple_spread_with_decoys_only(tmp_path, capsys):
+    from attnmarl.transfer import parse_decoys, teams_of
+
+    assert team_kwargs(DECOYS, (6, 3)) == {"N": 6, "decoys": 3}
+    assert teams_of(DECOYS, [3, 6], parse_decoys("0-1")) == [(3, 0), (3, 1), (6, 0), (6, 1)]
+    for bad, message in (("-1", "takes a range"), ("1,1", "more than once"), ("3-1", "empty range")):
+        with pytest.raises(ValueError, match=f"--decoys.*{message}"):
+            parse_decoys(bad)
+    with pytest.raises(ValueError, match=r"a team of simple_spread_decoys is \(m, d\)"):
+        team_kwargs(DECOYS, 6)
+    for scenario in ("simple_spread", "collect_treasure"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["--scenario", scenario, "--decoys", "1", "--m", "4", "--out", str(tmp_path / "no.json")])
+        assert exit_.value.code == 2
+        assert f"--decoys sets the decoys per agent of --scenario {DECOYS}; {scenario} has no decoys" in (
+            capsys.readouterr().err)

@@ -8,26 +8,41 @@
   weights and random numbers; ``tests/test_decoys_training.py`` holds it): the d = 0 points are those runs, with
   their seeds (:func:`attnmarl.notebook.explorers.scale.scale_runs`);
 - :func:`decoy_readout` reads how a run's attention on the decoys moved during training (the curve's
-  ``alpha_decoys`` and ``alpha_landmarks`` columns, :func:`attnmarl.selection.decoy_alpha`).
+  ``alpha_decoys`` and ``alpha_landmarks`` columns, :func:`attnmarl.selection.decoy_alpha`);
+- :func:`decoy_zero_shot` reads the zero-shot table (``zero-shot.json``, made by ``python -m attnmarl.transfer
+  --scenario simple_spread_decoys``, :data:`ZERO_SHOT_COMMAND`): the share of the random → greedy range each seed's
+  checkpoint closes at each (m, d) scored, most of them not the one it was trained at.
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ...checkpoints import shipped_curve, shipped_runs
+from ...checkpoints import ASSETS, shipped_curve, shipped_runs
 from ...checks import check_int
+from ...envs.decoys import NAME
 from ...envs.decoys_port import BASELINES_PATH
 from ...train import CONFIGS, DECOY_DESIGNS
-from ...transfer import closed_share
+from ...transfer import closed_share, key_team
 from .scale import scale_runs
 
-__all__ = ["FOLDER", "decoy_name", "decoy_baselines", "decoy_runs", "decoy_shares", "decoy_readout"]
+__all__ = ["FOLDER", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name", "decoy_baselines", "decoy_runs",
+           "decoy_shares", "decoy_readout", "decoy_zero_shot"]
 
 FOLDER = "decoys"
 """The asset folder of chapter 12's runs."""
+
+ZERO_SHOT_PATH = ASSETS / FOLDER / "zero-shot.json"
+"""The shipped zero-shot table of chapter 12's m = 6, d = 3 entity runs, written by :data:`ZERO_SHOT_COMMAND`."""
+
+ZERO_SHOT_COMMAND = ("python -m attnmarl.transfer --scenario simple_spread_decoys --run decoys/decoys3-spread6-entity "
+                     "--seeds 0 1 2 --m 3,6,12 --decoys 1,3 --out src/attnmarl/assets/decoys/zero-shot.json")
+"""The command that writes :data:`ZERO_SHOT_PATH` (from the repository's root, the runs' checkpoints in
+``assets/decoys``). Not d = 0: an actor trained with decoys reads an ``is_target`` bit that d = 0 does not give
+(:func:`attnmarl.transfer.check_transferable`)."""
 
 
 def decoy_name(m: int, d: int, design: str) -> str:
@@ -75,3 +90,24 @@ def decoy_readout(m: int, d: int, design: str, seed: int) -> dict[str, np.ndarra
         raise ValueError(f"the curve of {decoy_name(m, d, design)} seed {seed} has no read-out (it needs d >= 1 and "
                          "an actor with attention weights)")
     return {"env_steps": curve["env_steps"], "decoy_part": curve["alpha_decoys"] / curve["alpha_landmarks"]}
+
+
+def decoy_zero_shot(path: str | Path = ZERO_SHOT_PATH) -> dict[str, dict[tuple[int, int], dict[int, float]]]:
+    """A zero-shot table of simple_spread with decoys (by default the shipped :data:`ZERO_SHOT_PATH`) as shares:
+    ``{run: {(m, d): {seed: share}}}``, the share (%) of the (m, d) random → greedy range that the checkpoint of
+    that run and seed closes there, read against the table's own baselines (the same episodes). ``ValueError`` for
+    a missing file (it names the command that makes it) or a table of another scenario."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no zero-shot table at {path}; write it with {ZERO_SHOT_COMMAND}")
+    table = json.loads(path.read_text())
+    if table.get("scenario") != NAME:
+        raise ValueError(f"{path} is a zero-shot table of {table.get('scenario')!r}, not of {NAME!r}")
+    ranges = {key_team(key): (b["random"][0], b["greedy"][0]) for key, b in table["baselines"].items()}
+    shares: dict[str, dict[tuple[int, int], dict[int, float]]] = {}
+    for run in table["runs"]:
+        for key, (mean, _) in run["scores"].items():
+            team = key_team(key)
+            share = 100 * closed_share(mean, *ranges[team])
+            shares.setdefault(run["run"], {}).setdefault(team, {})[run["seed"]] = share
+    return shares
