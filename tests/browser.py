@@ -63,6 +63,10 @@ window.ready = attnmarlPlayground.loadSpec(
     window.MSPEC = data.messages;
     window.MW = {comm: Object.fromEntries(Object.entries(MSPEC.comm).map(([p, w]) => [p, decode(w)]))};
   }
+  if (data.decoys) {
+    window.DSPEC = data.decoys;
+    window.DW = {entity: decode(DSPEC.entity)};
+  }
   window.DATA = data;
 });
 """
@@ -73,8 +77,9 @@ def playground_page(folder: Path, markup: str, touch: bool = False) -> Iterator:
     """An offline Chromium page with one playground's HTML (attnmarl.notebook.playground.playground_html) as the book
     embeds it, paused, so that only the tests step it; the twins' inputs are globals: for simple_spread SPEC (the
     task's data, weights inflated) and W (its decoded weights), for collect_treasure TSPEC and TW (TW.entity: one
-    network per agent type), for messages MSPEC and MW (MW.comm: one communicating actor per policy). Checks at
-    the end that the page neither asked the network for anything nor threw. ``touch``: a touch screen."""
+    network per agent type), for messages MSPEC and MW (MW.comm: one communicating actor per policy), for decoys
+    DSPEC and DW. Checks at the end that the page neither asked the network for anything nor threw. ``touch``: a
+    touch screen."""
     path = folder / "playground.html"
     path.write_text(f"<!doctype html><meta charset='utf-8'><body>{markup}<script>{_PLAYGROUND_GLOBALS}</script></body>")
     with offline_page(touch) as page:

@@ -8,18 +8,22 @@ exported here at build time from their checkpoints, whose checksums are checked 
 and runs the actors in the browser. No kernel, no network: the same HTML works in the built book,
 in Jupyter and in Colab (:func:`playground` displays it).
 
-Three tasks (:data:`TASKS`); one widget offers one or more, with a menu to switch:
+Four tasks (:data:`TASKS`); one widget offers one or more, with a menu to switch:
 
 - **simple_spread**: chapter 8's entity-attention actor, its flat MLP actor and the greedy assignment
   play the same episodes side by side;
 - **collect_treasure**: chapter 10's entity-attention actor, whose collectors and two deposits each have
   their own network (:func:`export_treasure_actor`);
 - **messages**: simple_spread under chapter 11's limited sight, where its communicating actors play side by
-  side, with targeted, averaged and no messages (:func:`export_comm_actor`); the page shows whom an agent hears.
+  side, with targeted, averaged and no messages (:func:`export_comm_actor`); the page shows whom an agent hears;
+- **decoys**: simple_spread with decoys (chapter 12, :mod:`attnmarl.envs.decoys`), where its entity actor plays among
+  d·m landmarks that pay nothing, each agent seeing the landmarks in its own shuffled order
+  (:func:`export_decoy_actor`); the page shows how little of an agent's attention lands on the decoys.
 
 The JavaScript is a twin of the package, trusted only through parity tests in Chromium
-(``tests/test_playground.py``, ``tests/test_playground_treasure.py``): the world steps against
-:class:`attnmarl.envs.spread.BatchedSpread` and :class:`attnmarl.envs.treasure.BatchedCollectTreasure`,
+(``tests/test_playground.py``, ``tests/test_playground_treasure.py``, ``tests/test_playground_messages.py``,
+``tests/test_playground_decoys.py``): the world steps against :class:`attnmarl.envs.spread.BatchedSpread`,
+:class:`attnmarl.envs.treasure.BatchedCollectTreasure` and :class:`attnmarl.envs.decoys_port.BatchedDecoySpread`,
 the actors' logits and alpha against torch, and whole episodes' actions against Python rollouts.
 """
 from __future__ import annotations
@@ -39,17 +43,18 @@ import torch
 from ..checkpoints import load_agent, shipped_checkpoint
 from ..checks import check_int
 from ..envs import make_batched
+from ..envs.decoys import DECOY_COLOR
+from ..envs.decoys import NAME as DECOYS
 from ..envs.scenarios import port_kwargs
-from ..envs.spread import BatchedSpread
 from ..envs.treasure import GONE, RESPAWN_BOUND, BatchedCollectTreasure
 from ..nets.messages import CommActor
 from ..transfer import team_kwargs
 from .widgets import _asset, page_script
 
-__all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "TREASURE_ACTOR", "COMM_ACTORS", "TASKS", "POLICIES", "M_RANGE",
-           "MAX_PAGE_SEED", "world_constants", "export_entity_actor", "entity_actor_weights", "export_flat_actor",
-           "export_treasure_actor", "export_comm_actor", "comm_actor_weights", "task_spec",
-           "playground_spec", "playground_html", "playground"]
+__all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "TREASURE_ACTOR", "COMM_ACTORS", "DECOY_ACTOR", "DECOY_CHOICES", "TASKS",
+           "POLICIES", "M_RANGE", "MAX_PAGE_SEED", "world_constants", "export_entity_actor", "entity_actor_weights",
+           "export_flat_actor", "export_treasure_actor", "export_comm_actor", "comm_actor_weights",
+           "export_decoy_actor", "task_spec", "playground_spec", "playground_html", "playground"]
 
 ENTITY_ACTOR = ("policy", "pi-spread6-entity", 0)
 """The entity-attention actor the page runs (chapter 8's, trained at m = 6): folder, run name, seed."""
@@ -62,8 +67,13 @@ zero-shot everywhere but m = 4 (at m = 12 about 42 against the m = 12 actor's 20
 COMM_ACTORS = {messages: ("comm", f"comm-narrow-spread6-{messages}", 0) for messages in ("attention", "mean", "none")}
 """The communicating actors the messages task runs (chapter 11's, trained at m = 6 under sight rho = 0.5), by how
 they weigh the messages: targeted, averaged, none."""
-TASKS = ("simple_spread", "collect_treasure", "messages")
-"""The tasks the playground plays ("messages": simple_spread under limited sight, with chapter 11's actors)."""
+DECOY_ACTOR = ("decoys", "decoys3-spread6-entity", 0)
+"""The entity-attention actor the decoys task runs (chapter 12's, trained at m = 6 with d = 3 decoys per agent)."""
+DECOY_CHOICES = (1, 3)
+"""The decoys per agent d the decoys task offers; it starts at the last, the d its actor was trained at."""
+TASKS = ("simple_spread", "collect_treasure", "messages", "decoys")
+"""The tasks the playground plays ("messages": simple_spread under limited sight, with chapter 11's actors;
+"decoys": simple_spread with decoys, with chapter 12's)."""
 M_RANGE = (3, 16)
 """The team sizes of the page's m slider, for either task (collect_treasure: m − 2 collectors, 2 deposits)."""
 MAX_PAGE_SEED = 2**52
@@ -71,7 +81,7 @@ MAX_PAGE_SEED = 2**52
 only up to 2^53, and its reset button counts up from the seed (a larger one would start another episode than
 Python's ``BatchedSpread(1, seed)``, or repeat one)."""
 POLICIES = {"simple_spread": ("entity", "flat", "greedy"), "collect_treasure": ("entity",),
-            "messages": tuple(COMM_ACTORS)}
+            "messages": tuple(COMM_ACTORS), "decoys": ("entity",)}
 """The teams each task plays side by side (playground.js's tasks list the same)."""
 
 _ENTITY_TENSORS = (("embed", "embed.weight"), ("ln_attn_w", "ln_attn.weight"), ("ln_attn_b", "ln_attn.bias"),
@@ -85,6 +95,9 @@ _ENTITY_TENSORS = (("embed", "embed.weight"), ("ln_attn_w", "ln_attn.weight"), (
 _SPREAD_KINDS = (4, 2, 4)
 """Widths of simple_spread's token kinds (self [v, p], landmark [dx, dy], agent [dx, dy, c]), the
 layout playground.js's spreadTokens cuts."""
+_DECOY_KINDS = (4, 3, 4)
+"""Widths of the token kinds of simple_spread with decoys: simple_spread's, with a landmark slot [dx, dy, is_target]
+(playground.js's spreadTokens with slots of 3)."""
 
 
 def _treasure_kinds(num_deposits: int) -> tuple[tuple[int, ...], ...]:
@@ -102,14 +115,15 @@ def _one(values: np.ndarray, what: str) -> float:
     return float(values[0])
 
 
-def _spread_constants() -> dict[str, float]:
-    """mpe2's simple_spread constants as the port reads them (:class:`attnmarl.envs.physics.WorldParams`)."""
-    env = BatchedSpread(1, N=3)
+def _spread_constants(scenario: str = "simple_spread", **kwargs: Any) -> dict[str, float]:
+    """mpe2's simple_spread constants as the port reads them (:class:`attnmarl.envs.physics.WorldParams`), for
+    simple_spread or, with ``kwargs``, simple_spread with decoys (whose port steps the agents and targets alone)."""
+    env = make_batched(scenario, 1, N=3, **kwargs)
     p = env.params
     if np.isfinite(p.max_speed).any() or p.landmarks_collide or not p.agents_collide:
         raise ValueError("playground.js steps colliding agents without a speed limit and landmarks that do not collide")
-    if port_kwargs("simple_spread", N=M_RANGE[1])["max_cycles"] != env.max_cycles:
-        raise ValueError("simple_spread's episode length depends on m")
+    if port_kwargs(scenario, N=M_RANGE[1], **kwargs)["max_cycles"] != env.max_cycles:
+        raise ValueError(f"{scenario}'s episode length depends on m")
     one = {name: _one(getattr(p, name), f"{name} for every entity")
            for name in ("agent_size", "landmark_size", "sensitivity", "mass")}
     return {"dt": p.dt, "damping": p.damping, "contact_force": p.contact_force, "contact_margin": p.contact_margin,
@@ -133,12 +147,26 @@ def _treasure_constants(m: int) -> dict[str, float]:
             "max_cycles": int(env.max_cycles)}
 
 
-def world_constants(scenario: str = "simple_spread") -> dict[str, float]:
+def _decoy_constants() -> dict[str, Any]:
+    """simple_spread's constants (the decoys neither move nor collide), the decoys per agent the page offers
+    (``d_choices``, :data:`DECOY_CHOICES`) and starts at (``decoys``), and the decoys' colour as mpe2 draws it
+    (:data:`attnmarl.envs.decoys.DECOY_COLOR` x 200); ``ValueError`` if the decoy port's world differs."""
+    spread = _spread_constants()
+    for d in DECOY_CHOICES:
+        if _spread_constants(DECOYS, decoys=d) != spread:
+            raise ValueError(f"the decoy port's constants at d = {d} are not simple_spread's")
+    color = "#" + "".join(f"{round(200 * c):02x}" for c in DECOY_COLOR)
+    return {**spread, "decoys": DECOY_CHOICES[-1], "d_choices": list(DECOY_CHOICES), "decoy_color": color}
+
+
+def world_constants(scenario: str = "simple_spread") -> dict[str, Any]:
     """The constants playground.js steps ``scenario``'s world with (one of :data:`TASKS`; "messages" is
-    simple_spread's world); ``ValueError`` if they depend on m over :data:`M_RANGE` or break an assumption of the
-    JavaScript."""
+    simple_spread's world, "decoys" simple_spread's with decoys); ``ValueError`` if they depend on m over
+    :data:`M_RANGE` or break an assumption of the JavaScript."""
     if scenario in ("simple_spread", "messages"):
         return _spread_constants()
+    if scenario == "decoys":
+        return _decoy_constants()
     if scenario != "collect_treasure":
         raise ValueError(f"the playground plays {list(TASKS)}, not {scenario!r}")
     low, high = (_treasure_constants(m) for m in M_RANGE)
@@ -220,13 +248,33 @@ def export_entity_actor(path: str | Path, compressed: bool = False) -> dict[str,
 
 
 def entity_actor_weights(actor: torch.nn.Module, trained_m: int, source: str = "the actor",
-                         compressed: bool = False) -> dict[str, Any]:
+                         compressed: bool = False, kinds: Sequence[int] = _SPREAD_KINDS,
+                         **sizes: Any) -> dict[str, Any]:
     """An egocentric simple_spread entity actor (trained at ``trained_m``) packed as playground.js's
-    ``decodeWeights`` reads it; ``ValueError`` (naming ``source``) for any other actor."""
+    ``decodeWeights`` reads it, ``sizes`` added to its sizes; ``ValueError`` (naming ``source``) for any other actor,
+    or token kinds other than ``kinds`` (simple_spread's; with decoys, :func:`export_decoy_actor` passes theirs)."""
     _check_entity_actor(actor, source)
     if len(actor.nets) != 1:
         raise ValueError(f"{source}: the page runs one egocentric entity actor for all agents")
-    return _entity_net_weights(actor.nets[0], _SPREAD_KINDS, {"trained_m": int(trained_m)}, source, compressed)
+    return _entity_net_weights(actor.nets[0], kinds, {"trained_m": int(trained_m), **sizes}, source, compressed)
+
+
+def export_decoy_actor(path: str | Path, compressed: bool = False) -> dict[str, Any]:
+    """The weights of a chapter 12 MAPPO checkpoint's egocentric entity actor of simple_spread with decoys, as
+    playground.js decodes them: simple_spread's entity actor whose landmark tokens are slots [dx, dy, is_target];
+    its sizes add ``trained_d``, the decoys per agent it was trained with. ``ValueError`` for any other actor: one
+    under a decoy control (``decoy_view`` "oracle" or "no-bit" reads the observation otherwise, inside its forward
+    pass), or one trained without decoys (simple_spread's: :func:`export_entity_actor`)."""
+    path = Path(path)
+    actor, config = _actor(path, "entity", DECOYS)
+    if config.decoy_view != "bit":
+        raise ValueError(f"{path}: an actor under the {config.decoy_view!r} control reads its observation otherwise "
+                         "(attnmarl.nets.policies.DecoyView); the page runs the plain one (decoy_view 'bit')")
+    kwargs = port_kwargs(DECOYS, **config.scenario_kwargs)
+    if kwargs["decoys"] < 1:
+        raise ValueError(f"{path}: trained without decoys, on simple_spread's tokens (export_entity_actor)")
+    return entity_actor_weights(actor, kwargs["N"], str(path), compressed, kinds=_DECOY_KINDS,
+                                trained_d=int(kwargs["decoys"]))
 
 
 def export_treasure_actor(path: str | Path, compressed: bool = False) -> list[dict[str, Any]]:
@@ -323,6 +371,13 @@ def task_spec(task: str) -> dict[str, Any]:
         return {"world": world_constants(task), "m_range": list(M_RANGE),
                 "comm": {p: export_comm_actor(_shipped(run), compressed=True) for p, run in COMM_ACTORS.items()},
                 "names": {p: _name(run) for p, run in COMM_ACTORS.items()}}
+    if task == "decoys":
+        entity = export_decoy_actor(_shipped(DECOY_ACTOR), compressed=True)
+        world = world_constants(task)
+        if entity["sizes"]["trained_d"] != world["decoys"]:
+            raise ValueError(f"the page starts at d = {world['decoys']}; {_name(DECOY_ACTOR)} was trained at "
+                             f"d = {entity['sizes']['trained_d']}")
+        return {"world": world, "m_range": list(M_RANGE), "entity": entity, "names": {"entity": _name(DECOY_ACTOR)}}
     raise ValueError(f"the playground plays {list(TASKS)}, not {task!r}")
 
 

@@ -4,9 +4,11 @@
  * (float32, their byte planes gzipped, base64).
  *
  * Twins of the Python package, each held to it by a parity test in Chromium
- * (tests/test_playground.py, tests/test_playground_treasure.py):
- *   numpyRandom     -- numpy.random.default_rng(seed): random(), uniform(), integers();
+ * (tests/test_playground.py, tests/test_playground_treasure.py, tests/test_playground_messages.py,
+ * tests/test_playground_decoys.py):
+ *   numpyRandom     -- numpy.random.default_rng(seed): random(), uniform(), integers(), shuffle();
  *   World           -- attnmarl.envs.spread.BatchedSpread + physics.world_step, one world, float64;
+ *   DecoyWorld      -- attnmarl.envs.decoys_port.BatchedDecoySpread: World with decoys and shuffled slots;
  *   TreasureWorld   -- attnmarl.envs.treasure.BatchedCollectTreasure (pickups, respawns, deliveries);
  *   spreadTokens, treasureTokens -- attnmarl.envs.tokens: an observation cut into entity tokens;
  *   entityForward   -- attnmarl.nets.policies.EntityAttention.forward (embed, pre-LN, one query
@@ -15,7 +17,7 @@
  *   commForward     -- attnmarl.nets.messages.CommActor: each agent's encoding, rounds of messages, its head;
  *   flatForward     -- attnmarl.nets.policies.Actor, an MLP on o^i;
  *   greedyActions   -- attnmarl.envs.baselines.greedy_assignment_policy (discrete actions).
- * Then Playground, the widget that draws and drives them. Both worlds offer the widget the same face:
+ * Then Playground, the widget that draws and drives them. The worlds offer the widget the same face:
  * reset, copy, step, observe, tokensOf, netOf, tokenNames, columns, entities, position, place. */
 if (typeof window.attnmarlPlayground === "undefined") {
   (function () {
@@ -67,7 +69,10 @@ if (typeof window.attnmarlPlayground === "undefined") {
      * Generator.integers(0, high), by numpy's Lemire draw on 32-bit words; numpy keeps the unused upper half
      * of a 64-bit draw for the next 32-bit one (spare), across calls of the other kinds too.
      * random.clone(): an independent copy, the same stream from here; random.state(): where it stands, as
-     * numpy's bit_generator.state holds it (state and inc as decimal strings; spare, or null). */
+     * numpy's bit_generator.state holds it (state and inc as decimal strings; spare, or null).
+     * random.shuffle(a): a permuted in place as Generator.shuffle (and so permutation and permuted along an axis)
+     * permutes a 1-d array: Fisher-Yates from the last entry, each swap partner drawn by numpy's random_interval
+     * (32-bit draws masked to the bits of the bound, until one is within it). */
     function pcg64(state, inc, spare) {
       const next64 = () => { // XSL-RR output of the next state
         state = (state * PCG_MULT + inc) & M128;
@@ -93,6 +98,16 @@ if (typeof window.attnmarlPlayground === "undefined") {
         }
         return Number(m >> 32n);
       };
+      random.shuffle = (a) => {
+        if (a.length > 2 ** 31) throw new Error(`shuffle: ${a.length} entries is more than 32-bit draws reach`);
+        for (let i = a.length - 1; i > 0; i--) {
+          let mask = i, j;
+          for (let b = 1; b < 32; b *= 2) mask |= mask >>> b;
+          do { j = (uint32() & mask) >>> 0; } while (j > i);
+          const t = a[i]; a[i] = a[j]; a[j] = t;
+        }
+        return a;
+      };
       random.clone = () => pcg64(state, inc, spare);
       random.state = () => ({ state: String(state), inc: String(inc), spare }); // numpy's bit_generator.state
       return random;
@@ -106,7 +121,10 @@ if (typeof window.attnmarlPlayground === "undefined") {
     /* One simple_spread world with m agents and m landmarks. P holds mpe2's constants
      * (attnmarl.envs.physics.WorldParams): dt, damping, contact_force, contact_margin, agent_size,
      * landmark_size, sensitivity, mass, local_ratio, max_cycles. Positions and velocities are
-     * Float64Arrays [x0, y0, x1, y1, ...]. Entities are named a1..am (agents) and L1..Lm (landmarks). */
+     * Float64Arrays [x0, y0, x1, y1, ...]. Entities are named a1..am (agents) and L1..Lm (landmarks).
+     * An observation holds slotCount landmark slots of landmarkWidth numbers; agent i's slot s holds landmark
+     * slot(i, s), counted in landmarkNames() (here every agent sees the m landmarks in their own order:
+     * DecoyWorld changes these four). */
     class World {
       constructor(P, m) {
         this.P = P; this.m = m;
@@ -123,10 +141,18 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
 
       copy() {
-        const w = new World(this.P, this.m);
+        const w = new this.constructor(this.P, this.m);
         w.pos.set(this.pos); w.vel.set(this.vel); w.landmarks.set(this.landmarks); w.steps = this.steps;
         return w;
       }
+
+      get slotCount() { return this.m; }
+
+      get landmarkWidth() { return 2; }
+
+      slot(i, s) { return s; }
+
+      landmarkNames() { return Array.from({ length: this.m }, (_, l) => `L${l + 1}`); }
 
       /* One step with discrete actions (m ints in 0..4): action forces, contact forces between agents,
        * integration in mpe2's order (p += v dt; v = v (1 - damping) + f / mass dt), then the rewards
@@ -181,15 +207,14 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
 
       /* o^i as mpe2 builds it, rounded to float32 like the port's observations:
-       * [v_i, p_i, (p_l - p_i) for each l, (p_j - p_i) for each j != i, c_j = (0, 0) for each j != i]. */
+       * [v_i, p_i, (p_l - p_i) for each l, (p_j - p_i) for each j != i, c_j = (0, 0) for each j != i];
+       * the landmark block is observeLandmarks'. */
       observe(i) {
-        const { m, pos, vel, landmarks } = this;
-        const o = new Float64Array(6 * m), f = Math.fround;
+        const { m, pos, vel } = this, start = 4 + this.landmarkWidth * this.slotCount;
+        const o = new Float64Array(start + 4 * (m - 1)), f = Math.fround;
         o[0] = f(vel[2 * i]); o[1] = f(vel[2 * i + 1]); o[2] = f(pos[2 * i]); o[3] = f(pos[2 * i + 1]);
-        for (let l = 0; l < m; l++) {
-          o[4 + 2 * l] = f(landmarks[2 * l] - pos[2 * i]); o[5 + 2 * l] = f(landmarks[2 * l + 1] - pos[2 * i + 1]);
-        }
-        let k = 4 + 2 * m;
+        this.observeLandmarks(o, i);
+        let k = start;
         for (let j = 0; j < m; j++) {
           if (j === i) continue;
           o[k] = f(pos[2 * j] - pos[2 * i]); o[k + 1] = f(pos[2 * j + 1] - pos[2 * i + 1]); k += 2;
@@ -197,19 +222,29 @@ if (typeof window.attnmarlPlayground === "undefined") {
         return o;
       }
 
-      tokensOf(o) { return spreadTokens(o, this.m); }
+      // The landmark block of o^i from index 4: p_l - p_i for each landmark l.
+      observeLandmarks(o, i) {
+        const { m, pos, landmarks } = this, f = Math.fround;
+        for (let l = 0; l < m; l++) {
+          o[4 + 2 * l] = f(landmarks[2 * l] - pos[2 * i]); o[5 + 2 * l] = f(landmarks[2 * l + 1] - pos[2 * i + 1]);
+        }
+      }
+
+      tokensOf(o) { return spreadTokens(o, this.m, this.slotCount, this.landmarkWidth); }
 
       netOf() { return 0; } // one network for every agent
 
-      // Agent i's tokens by what they are: itself, the landmarks, the other agents (in agent order).
+      otherNames(i) { return Array.from({ length: this.m - 1 }, (_, j) => `a${j < i ? j + 1 : j + 2}`); }
+
+      // Agent i's tokens by what they are: itself, the landmark in each of its slots, the other agents (in agent order).
       tokenNames(i) {
-        const names = ["self"];
-        for (let l = 0; l < this.m; l++) names.push(`L${l + 1}`);
-        for (let j = 0; j < this.m; j++) if (j !== i) names.push(`a${j + 1}`);
-        return names;
+        const landmarks = this.landmarkNames();
+        return ["self", ...Array.from({ length: this.slotCount }, (_, s) => landmarks[this.slot(i, s)]), ...this.otherNames(i)];
       }
 
-      columns(i) { return this.tokenNames(i); } // the alpha row shows the tokens in their own order
+      // The alpha row's columns, one per entity in a fixed order: itself, the landmarks, the other agents (here the
+      // tokens in their own order).
+      columns(i) { return ["self", ...this.landmarkNames(), ...this.otherNames(i)]; }
 
       agentName(i) { return `agent a${i + 1}`; }
 
@@ -228,19 +263,85 @@ if (typeof window.attnmarlPlayground === "undefined") {
         return out;
       }
 
+      // The positions of the entities whose names start with `letter`: the agents' (a) or the landmarks' (L).
+      coordinates(letter) { return letter === "a" ? this.pos : this.landmarks; }
+
       position(name) {
-        const k = Number(name.slice(1)) - 1, at = name[0] === "L" ? this.landmarks : this.pos;
+        const k = Number(name.slice(1)) - 1, at = this.coordinates(name[0]);
         return [at[2 * k], at[2 * k + 1]];
       }
 
       // Put an entity at (x, y); an agent put there is at rest. Returns whether it could be put.
       place(name, x, y) {
         const k = Number(name.slice(1)) - 1;
-        if (name[0] === "L") { this.landmarks[2 * k] = x; this.landmarks[2 * k + 1] = y; return true; }
+        if (name[0] !== "a") { const at = this.coordinates(name[0]); at[2 * k] = x; at[2 * k + 1] = y; return true; }
         let nudge = 0; // two agents on exactly one point would push each other with 0/0 (mpe2 too): avoid it
         for (let j = 0; j < this.m; j++) if (j !== k && this.pos[2 * j] === x && this.pos[2 * j + 1] === y) nudge = 1e-9;
         this.pos[2 * k] = x + nudge; this.pos[2 * k + 1] = y; this.vel[2 * k] = 0; this.vel[2 * k + 1] = 0;
         return true;
+      }
+    }
+
+    /* simple_spread with decoys (attnmarl.envs.decoys_port.BatchedDecoySpread; the reference is
+     * attnmarl.envs.decoys): World's m agents and its m landmarks, the targets, which alone the physics and the
+     * rewards read, and k = d m decoys (P.decoys = d) that pay nothing and neither move nor collide. Agent i sees
+     * all m + k landmarks, each slot [p_l - p_i, is_target], in its own order: order[i][s] is the landmark in its
+     * slot s (targets 0..m-1, then decoys m..m+k-1), shuffled at reset. Decoys are named D1..Dk. */
+    class DecoyWorld extends World {
+      constructor(P, m) {
+        super(P, m); this.k = P.decoys * m;
+        this.decoys = new Float64Array(2 * this.k);
+        this.order = Array.from({ length: m }, () => Int32Array.from({ length: m + this.k }, (_, s) => s));
+      }
+
+      // World's reset (agents, then targets), then the decoys uniform in [-1, 1]^2, then each agent's slot order, a
+      // shuffle of 0..m+k-1, agent by agent (DecoyScenario.reset_world; the port's Generator.permuted draws the same).
+      reset(random) {
+        super.reset(random);
+        for (let c = 0; c < 2 * this.k; c++) this.decoys[c] = random.uniform(-1, 1);
+        this.order.forEach((row) => { row.forEach((_, s) => { row[s] = s; }); random.shuffle(row); });
+      }
+
+      copy() {
+        const w = super.copy();
+        w.decoys.set(this.decoys); w.order.forEach((row, i) => row.set(this.order[i]));
+        return w;
+      }
+
+      get slotCount() { return this.m + this.k; }
+
+      get landmarkWidth() { return 3; }
+
+      slot(i, s) { return this.order[i][s]; }
+
+      landmarkNames() { return [...super.landmarkNames(), ...Array.from({ length: this.k }, (_, c) => `D${c + 1}`)]; }
+
+      // The slots of o^i from index 4: [p_l - p_i, is_target] for the landmark l in each (DecoyScenario.observation).
+      observeLandmarks(o, i) {
+        const { m, pos } = this, f = Math.fround;
+        this.order[i].forEach((l, s) => {
+          const at = l < m ? this.landmarks : this.decoys, c = 2 * (l < m ? l : l - m);
+          o[4 + 3 * s] = f(at[c] - pos[2 * i]); o[5 + 3 * s] = f(at[c + 1] - pos[2 * i + 1]); o[6 + 3 * s] = l < m ? 1 : 0;
+        });
+      }
+
+      coordinates(letter) { return letter === "D" ? this.decoys : super.coordinates(letter); }
+
+      // The alpha row's columns (World's: self, L1..Lm, then D1..Dk, then the agents) in groups, each in its colour.
+      columnGroups() {
+        const { m, k } = this;
+        return [{ label: "targets", from: 1, to: 1 + m, color: LANDMARK_COLOR },
+          { label: "decoys", from: 1 + m, to: 1 + m + k, color: this.P.decoy_color },
+          { label: "other agents", from: 1 + m + k, to: 2 * m + k, color: AGENT_COLOR }];
+      }
+
+      // World's entities with the decoys between the agents and the targets: drawn under the targets, their labels last.
+      entities() {
+        const { P } = this, out = super.entities();
+        out.splice(this.m, 0, ...Array.from({ length: this.k }, (_, c) => ({ name: `D${c + 1}`, x: this.decoys[2 * c],
+          y: this.decoys[2 * c + 1], r: P.landmark_size, fill: P.decoy_color, inside: false, agent: null,
+          grab: P.landmark_size + 0.05, layer: 1, visible: true, role: "decoy", labelRank: 3 })));
+        return out;
       }
     }
 
@@ -479,11 +580,12 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
     /* Agent i's entity tokens from its simple_spread observation (attnmarl.envs.tokens): token 0 is itself
      * [v, p] (kind 0), tokens 1..m the landmarks [dx, dy] (kind 1), tokens m+1..2m-1 the other agents
-     * [dx, dy, c_0, c_1] (kind 2), in agent order without i. Returns {kinds, features}. */
-    function spreadTokens(o, m) {
+     * [dx, dy, c_0, c_1] (kind 2), in agent order without i. Returns {kinds, features}. With decoys, `slots`
+     * landmark slots of `width` 3 [dx, dy, is_target] (kind 1) in place of the m landmarks. */
+    function spreadTokens(o, m, slots = m, width = 2) {
       const kinds = [0], features = [o.subarray(0, 4)];
-      for (let l = 0; l < m; l++) { kinds.push(1); features.push(o.subarray(4 + 2 * l, 6 + 2 * l)); }
-      const others = 4 + 2 * m, comm = others + 2 * (m - 1);
+      for (let l = 0; l < slots; l++) { kinds.push(1); features.push(o.subarray(4 + width * l, 4 + width * (l + 1))); }
+      const others = 4 + width * slots, comm = others + 2 * (m - 1);
       for (let j = 0; j < m - 1; j++) {
         kinds.push(2);
         features.push(Float64Array.of(o[others + 2 * j], o[others + 2 * j + 1], o[comm + 2 * j], o[comm + 2 * j + 1]));
@@ -820,16 +922,18 @@ if (typeof window.attnmarlPlayground === "undefined") {
     }
 
     /* What the widget needs to know of each task beyond its world: its name in the menu, the teams it plays
-     * (policy, label; the first, the lead, is the one whose alpha the side panel shows), whether tokens are
-     * ranked by distance (then the alpha row maps them back to entities), whether its actors talk (comm: the
-     * panel shows alpha over the senders, the arena the focused agent's sight), what a reader can do, and a
-     * note on the team size (pg: the playground). */
+     * (policy, label; the first, the lead, is the one whose alpha the side panel shows), what a token's place is
+     * when it is not its entity's own (tokenOrder: "token", ranked by distance, or "slot", shuffled per agent;
+     * then the alpha row maps the tokens back to entities), whether the table counts pickups and deliveries
+     * (counts), whether its actors talk (comm: the panel shows alpha over the senders, the arena the focused
+     * agent's sight), what a reader can do, and a note on the team size (pg: the playground). A world with decoys
+     * (DecoyWorld) adds a d menu, and the panel the decoys' part of the landmarks' alpha. */
     const TASKS = {
       simple_spread: {
         label: "simple_spread",
         World,
         policies: [["entity", "entity-attention actor"], ["flat", "flat MLP actor"], ["greedy", "greedy assignment"]],
-        ranked: false,
+        tokenOrder: null,
         help: "Drag a landmark or an agent, even while the team plays. Click an agent to see its attention &alpha; " +
           "(arrows and the row of cells); click a cell to hide that token from it.",
         note: (pg) => (pg.m === pg.flatM ? "" :
@@ -841,7 +945,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
         label: "collect_treasure",
         World: TreasureWorld,
         policies: [["entity", "entity-attention actor"]],
-        ranked: true,
+        tokenOrder: "token",
+        counts: true,
         help: "Drag a treasure, a collector or a deposit, even while the team plays. Click a collector or a deposit " +
           "to see its attention &alpha; (arrows and the row of cells, one per entity); click a cell to hide that " +
           "entity from it.",
@@ -857,7 +962,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         label: "simple_spread, limited sight, messages",
         World,
         policies: [["attention", "targeted messages"], ["mean", "averaged messages"], ["none", "no messages"]],
-        ranked: false,
+        tokenOrder: null,
         comm: true,
         help: "Drag a landmark or an agent, even while the teams play. Click an agent: the pale disc is what it sees, " +
           "the lines and the row of cells show whom it hears, &alpha; over the senders' messages (the targeted team's).",
@@ -866,6 +971,22 @@ if (typeof window.attnmarlPlayground === "undefined") {
           return `Each agent sees only the landmarks and agents within ρ = ${W.rho} of it (faded: unseen by the ` +
             `agent clicked), and every agent hears every message. The three teams differ only in how they weigh ` +
             `the messages. Trained at m = ${trained}` + (pg.m === trained ? "." : `; at m = ${pg.m} the same weights play zero-shot.`);
+        },
+      },
+      decoys: {
+        label: "simple_spread with decoys",
+        World: DecoyWorld,
+        policies: [["entity", "entity-attention actor"]],
+        tokenOrder: "slot",
+        help: "Drag a target (dark grey), a decoy (orange) or an agent, even while the team plays. Click an agent to see " +
+          "its attention &alpha; (arrows, and the row of cells, one per entity: targets, decoys, other agents) and, " +
+          "in the bar, the part of its weight on landmarks that lands on decoys; click a cell to hide that entity from it.",
+        note: (pg) => {
+          const W = pg.weights.entity[0], d = pg.P.decoys, k = d * pg.m, trained = pg.m === W.trained_m && d === W.trained_d;
+          return `${pg.m} targets (dark grey) and ${k} decoys (orange, d = ${d} per agent), which pay nothing. Each agent ` +
+            `sees all ${pg.m + k} landmarks, each with one bit saying whether it is a target, in an order shuffled for it ` +
+            `alone at every episode. The actor was trained at m = ${W.trained_m}, d = ${W.trained_d}` +
+            (trained ? "." : `; here the same weights play zero-shot.`);
         },
       },
     };
@@ -903,6 +1024,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
           `<button data-act="step" aria-keyshortcuts="s">step</button><button data-act="reset">new episode</button>` +
           `<label>m <input type="range" data-act="m" step="1" value="${this.m}" aria-label="number of agents m">` +
           `<span class="pg-m"></span></label>` +
+          `<label class="pg-d">d <select data-act="d" aria-label="decoys per agent d"></select></label>` +
           `<label class="pg-policy">policy <select data-act="policy" aria-label="policy"></select></label>` +
           `<label>speed <select data-act="speed" aria-label="speed">${speeds}</select></label>` +
           `<button data-act="unhide">show all tokens</button></div>` +
@@ -917,6 +1039,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         on("step", "click", () => { this.setRunning(false); this.tick(); });
         on("reset", "click", () => this.reset(this.seed + 1));
         on("m", "input", (e) => this.setM(Number(e.target.value), this.seed));
+        on("d", "change", (e) => this.setD(Number(e.target.value)));
         on("policy", "change", (e) => this.setPolicy(e.target.value));
         on("speed", "change", (e) => { this.speed = Number(e.target.value); });
         on("unhide", "click", () => { this.hidden.clear(); this.decide(); this.draw(); });
@@ -937,10 +1060,17 @@ if (typeof window.attnmarlPlayground === "undefined") {
         });
       }
 
-      // Another task: its world, weights, teams and range of m; the team size is kept where the task allows it.
+      // Another task: its world, weights, teams and range of m; the team size (and d) is kept where the task allows it.
       setTask(task, seed) {
         this.taskName = task; this.task = TASKS[task]; this.lead = this.task.policies[0][0];
         Object.assign(this, this.data[task]);
+        const choices = this.P.d_choices, dMenu = this.root.querySelector('[data-act="d"]');
+        this.root.querySelector(".pg-d").style.display = choices ? "" : "none";
+        if (choices) {
+          if (!choices.includes(this.d)) this.d = this.P.decoys;
+          this.P = Object.assign({}, this.P, { decoys: this.d });
+          dMenu.innerHTML = choices.map((d) => `<option value="${d}"${d === this.d ? " selected" : ""}>${d}</option>`).join("");
+        }
         this.flatM = this.weights.flat ? this.weights.flat.trained_m : null;
         this.focus = 0; this.drawn = null;
         const [lo, hi] = this.spec[task].m_range, slider = this.root.querySelector('[data-act="m"]');
@@ -967,6 +1097,14 @@ if (typeof window.attnmarlPlayground === "undefined") {
           `${label}${this.available(p) ? "" : ` (m = ${this.flatM} only)`}</option>`).join("");
         this.root.querySelector(".pg-note").textContent = this.task.note(this);
         this.reset(seed);
+      }
+
+      // Another number of decoys per agent (a task with decoys): new worlds, every statistic starts again.
+      setD(d) {
+        if (!(this.P.d_choices || []).includes(d)) throw new Error(`${this.taskName} offers no d = ${d}`);
+        this.d = d; this.P = Object.assign({}, this.P, { decoys: d });
+        this.root.querySelector('[data-act="d"]').value = String(d);
+        this.setM(this.m, this.seed);
       }
 
       setPolicy(policy) {
@@ -1100,7 +1238,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       // focused agent, the hidden tokens, the view); each step then only moves and recolours its elements.
       draw() {
         this.fitView();
-        const key = [this.taskName, this.m, this.policy, this.focus, [...this.hidden].sort().join(), this.lim].join("|");
+        const key = [this.taskName, this.m, this.P.decoys, this.policy, this.focus, [...this.hidden].sort().join(), this.lim].join("|");
         if (key !== this.drawn) {
           const focused = this.svg.contains(document.activeElement) ? document.activeElement.dataset.name : null;
           this.buildArena(); this.buildReturns(); this.buildAlpha(); this.drawn = key;
@@ -1109,6 +1247,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.updateArena(); this.updateReturns(); this.updateAlpha();
         const r = this.root.dataset, t = String(this.worlds[this.lead].steps);
         if (r.m !== String(this.m)) r.m = String(this.m);
+        if (this.P.d_choices && r.d !== String(this.P.decoys)) r.d = String(this.P.decoys);
         if (r.policy !== this.policy) r.policy = this.policy;
         if (r.focus !== String(this.focus)) r.focus = String(this.focus);
         if (r.t !== t) r.t = t;
@@ -1146,7 +1285,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         const hides = this.policy === "entity" ? `; Enter hides it from ${w.agentName(this.focus)}'s actor` : "";
         const circles = (agents) => ents.filter((e) => (e.agent !== null) === agents).map((e) =>
           `<circle class="${agents ? "pg-agent" : "pg-landmark"}" data-name="${e.name}"${agents ? ` data-i="${e.agent}"` : ""} ` +
-          `tabindex="0" role="button" aria-label="${agents ? "agent" : "landmark"} ${e.name}: drag it or move it with the arrow keys` +
+          `tabindex="0" role="button" aria-label="${e.role || (agents ? "agent" : "landmark")} ${e.name}: drag it or move it with the arrow keys` +
           `${agents ? "; focus selects it" : hides}" ` +
           `r="${R(e.r)}"${e.stroke ? ` stroke="${e.stroke}"` : ""} fill-opacity="${faded(e.name) ? 0.3 : 0.85}"/>` +
           (e.agent === this.focus ? `<circle class="pg-ring" r="${R(e.r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>` : "")).join("");
@@ -1170,8 +1309,9 @@ if (typeof window.attnmarlPlayground === "undefined") {
           ring: this.svg.querySelector(".pg-ring"), labels: all(".pg-label"), arrows: all(".pg-arrow"),
           sight: this.svg.querySelector(".pg-sight"), messages: all(".pg-message") };
         this.els.labels.forEach((e, k) => { e.textContent = ents[k].name; });
-        // labels in the order they claim room: the focused agent's, the other agents', the rest
-        const order = ents.map((e, k) => [e.agent === this.focus ? 0 : e.agent === null ? 2 : 1, k]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        // labels in the order they claim room: the focused agent's, the other agents', the rest (decoys' last)
+        const order = ents.map((e, k) => [e.agent === this.focus ? 0 : e.agent === null ? e.labelRank || 2 : 1, k])
+          .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
         this.labelOrder = order.map(([, k]) => k);
       }
 
@@ -1242,7 +1382,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
       }
 
       buildReturns() {
-        const counted = this.task.ranked; // collect_treasure: the episode's pickups and deliveries too
+        const counted = this.task.counts; // collect_treasure: the episode's pickups and deliveries too
         let s = `<table><caption>Return of ${this.task.policies.length > 1 ? "each team on the same episodes" : "the team"} ` +
           `(mean over agents, ${this.P.max_cycles} steps, m = ${this.m})</caption><tr><th>policy</th>` +
           `<th class="pg-now">this episode</th><th>mean of finished episodes</th>` +
@@ -1268,38 +1408,60 @@ if (typeof window.attnmarlPlayground === "undefined") {
         });
       }
 
-      // The focused agent's alpha: one row per head, one cell per column of the world (hidden tokens crossed out).
+      /* The focused agent's alpha: one row per head, one cell per column of the world (hidden tokens crossed out).
+       * Columns too narrow for a name are named on hover; a world that groups its columns (columnGroups) has each
+       * group marked in its colour below them, and a world with decoys a bar: the decoys' part of the alpha on
+       * landmarks against the uniform share k / (m + k) (attnmarl.selection's read-out, for this agent and state). */
       buildAlpha() {
         if (this.task.comm) { this.buildMessages(); return; }
         const i = this.focus, w = this.worlds.entity, names = w.columns(i), n = names.length;
-        const heads = this.weights.entity[0].heads;
-        const cell = Math.min(30, Math.floor(620 / n)), left = 52, top = 22;
-        const width = Math.max(left + cell * n + 10, 560), height = top + heads * cell + 40; // room for the legend
+        const heads = this.weights.entity[0].heads, groups = w.columnGroups ? w.columnGroups() : [];
+        const cell = Math.min(30, Math.floor(620 / n)), row = Math.max(cell, 14), left = 52, top = 22;
+        const named = cell >= 18, grid = top + heads * row, groupsAt = grid + (named ? 20 : 4);
+        const shareAt = groupsAt + (groups.length ? 24 : 0), bar = 240, k = w.k || 0, uniform = k / (w.m + k);
+        const width = Math.max(left + cell * n + 10, 560), height = shareAt + (k ? 36 : 0) + 20; // room for the legend
         let s = `<svg class="pg-heatmap" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" ` +
           `aria-label="alpha of ${w.agentName(i)}">`; // on a phone it narrows with the page (playground.css)
         s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's ${w.agentName(i)} ` +
-          `over its ${n} tokens${this.task.ranked ? ", by entity" : ""}` +
+          `over its ${n} tokens${this.task.tokenOrder ? ", by entity" : ""}` +
           `${this.policy === "entity" ? "" : " (in the entity team's world)"}</text>`;
         for (let h = 0; h < heads; h++) {
-          s += `<text x="${left - 6}" y="${top + h * cell + cell / 2 + 4}" text-anchor="end" font-size="11" ` +
+          s += `<text x="${left - 6}" y="${top + h * row + row / 2 + 4}" text-anchor="end" font-size="11" ` +
             `fill="${HEAD_COLORS[h % HEAD_COLORS.length]}">head ${h + 1}</text>`;
           for (let t = 0; t < n; t++) {
-            s += `<rect data-token="${t}" data-name="${names[t]}" data-head="${h}" x="${left + t * cell}" y="${top + h * cell}" ` +
-              `width="${cell}" height="${cell}" style="cursor:${t ? "pointer" : "default"}"/>`;
+            s += `<rect data-token="${t}" data-name="${names[t]}" data-head="${h}" x="${left + t * cell}" y="${top + h * row}" ` +
+              `width="${cell}" height="${row}" style="cursor:${t ? "pointer" : "default"}"/>`;
           }
         }
+        this.columnColors = names.map((_, t) => (groups.find((g) => g.from <= t && t < g.to) || { color: "#000" }).color);
         names.forEach((name, t) => {
           const x = left + t * cell + cell / 2, hidden = this.hidden.has(`${i}:${name}`);
-          s += `<text class="pg-column" x="${x}" y="${top + heads * cell + 14}" text-anchor="middle" font-size="${cell < 24 ? 9 : 11}"` +
-            `${hidden ? ' text-decoration="line-through"' : ""}>${name}</text>`;
-          if (hidden) s += `<line x1="${x - cell / 2 + 2}" y1="${top + 2}" x2="${x + cell / 2 - 2}" y2="${top + heads * cell - 2}" stroke="#fff" stroke-width="2"/>`;
+          if (named) {
+            s += `<text class="pg-column" x="${x}" y="${grid + 14}" text-anchor="middle" font-size="${cell < 24 ? 9 : 11}"` +
+              `${hidden ? ' text-decoration="line-through"' : ""}>${name}</text>`;
+          }
+          if (hidden) s += `<line x1="${x - cell / 2 + 2}" y1="${top + 2}" x2="${x + cell / 2 - 2}" y2="${grid - 2}" stroke="#fff" stroke-width="2"/>`;
         });
+        groups.filter((g) => g.to > g.from).forEach((g) => {
+          const x0 = left + g.from * cell, x1 = left + g.to * cell;
+          s += `<rect x="${x0 + 1}" y="${groupsAt}" width="${x1 - x0 - 2}" height="4" fill="${g.color}"/>` +
+            `<text x="${(x0 + x1) / 2}" y="${groupsAt + 16}" text-anchor="middle" font-size="11" fill="${g.color}">${g.label}</text>`;
+        });
+        if (w.k) {
+          s += `<text class="pg-share-text" x="${left}" y="${shareAt + 10}" font-size="11"></text>` +
+            `<rect x="${left}" y="${shareAt + 16}" width="${bar}" height="10" fill="#d8d8d8"/>` +
+            `<rect class="pg-share-bar" x="${left}" y="${shareAt + 16}" width="0" height="10" fill="${this.P.decoy_color}"/>` +
+            `<line x1="${left + bar * uniform}" x2="${left + bar * uniform}" y1="${shareAt + 13}" y2="${shareAt + 29}" ` +
+            `stroke="#000" stroke-width="2"/>` +
+            `<text x="${left + bar + 8}" y="${shareAt + 25}" font-size="11">black tick: k/(m + k) = ${uniform.toFixed(2)}, uniform</text>`;
+        }
         s += `<text class="pg-scale" x="${left}" y="${height - 6}" font-size="11"></text>`;
         const box = this.root.querySelector(".pg-alpha");
         box.innerHTML = s + "</svg>";
         this.cells = Array.from(box.querySelectorAll("rect[data-token]")); this.hover = null;
         this.columnLabels = Array.from(box.querySelectorAll(".pg-column"));
         this.scale = box.querySelector(".pg-scale");
+        this.share = w.k ? { text: box.querySelector(".pg-share-text"), bar: box.querySelector(".pg-share-bar"), width: bar } : null;
       }
 
       /* The cells' colours: column c of head h shows alpha on the token of the column's entity (the same token
@@ -1316,21 +1478,44 @@ if (typeof window.attnmarlPlayground === "undefined") {
           rect.setAttribute("fill", viridis(value / vmax)); rect.dataset.value = String(value);
         });
         this.columnLabels.forEach((label, c) => {
-          const grey = this.hidden.has(`${i}:${columns[c]}`) || (c > 0 && !w.position(columns[c]));
-          if (label.getAttribute("fill") !== (grey ? "#999" : "#000")) label.setAttribute("fill", grey ? "#999" : "#000");
+          const fill = this.hidden.has(`${i}:${columns[c]}`) || (c > 0 && !w.position(columns[c])) ? "#999" : this.columnColors[c];
+          if (label.getAttribute("fill") !== fill) label.setAttribute("fill", fill);
         });
+        if (this.share) this.updateShare(alpha, tokens.length);
         const hover = this.hover == null ? null : this.cells[this.hover];
         if (!hover) {
-          this.scale.textContent = `${this.task.ranked ? "entity" : "token (key)"} \u2014 colour: \u03b1 from 0 (dark) to ` +
+          this.scale.textContent = `${this.task.tokenOrder ? "entity" : "token (key)"} \u2014 colour: \u03b1 from 0 (dark) to ` +
             `${vmax.toFixed(2)} (yellow); hover a cell for its value`;
           return;
         }
         const c = this.hover % n, name = hover.dataset.name, gone = c > 0 && !w.position(name);
-        this.scale.textContent = `${name}${this.task.ranked && c ? ` (token ${token[c]})` : ""}, head ` +
+        const slot = this.task.tokenOrder === "slot" && c > 0 && token[c] <= w.slotCount; // a landmark: its slot
+        const place = this.task.tokenOrder === "token" && c ? ` (token ${token[c]})` : slot ? ` (in slot ${token[c] - 1})` : "";
+        this.scale.textContent = `${name}${place}, head ` +
           `${Number(hover.dataset.head) + 1}: \u03b1 = ${Number(hover.dataset.value).toFixed(3)}` +
           `${gone ? " (picked up this step: its token is zeros)" : ""}`;
       }
     }
+
+    /* A world with decoys: the decoys' part of the alpha the focused agent's landmark slots get, each head's sums
+     * averaged (attnmarl.selection.decoy_alpha's ratio, for one agent and state), as the bar's orange part and in
+     * words. alpha: heads x n, over the agent's tokens (self, its slots, the other agents). */
+    Playground.prototype.updateShare = function (alpha, n) {
+      const i = this.focus, w = this.worlds.entity, heads = alpha.length / n;
+      let decoys = 0, landmarks = 0;
+      for (let s = 0; s < w.slotCount; s++) {
+        for (let h = 0; h < heads; h++) {
+          const a = alpha[h * n + 1 + s];
+          landmarks += a; if (w.slot(i, s) >= w.m) decoys += a;
+        }
+      }
+      decoys /= heads; landmarks /= heads;
+      const part = landmarks > 0 ? decoys / landmarks : 0;
+      this.share.bar.setAttribute("width", String(part * this.share.width));
+      this.share.bar.dataset.part = String(part);
+      this.share.text.textContent = `\u03b1 on decoys / \u03b1 on landmarks: ${part.toFixed(2)} ` +
+        `(${decoys.toFixed(2)} / ${landmarks.toFixed(2)}, mean of the heads)`;
+    };
 
     /* The messages panel of a task whose actors talk: the focused receiver's alpha over the m senders (itself
      * included), one row per round, in the lead (targeted) team's world. */
@@ -1392,8 +1577,9 @@ if (typeof window.attnmarlPlayground === "undefined") {
     }
 
     window.attnmarlPlayground = {
-      World, TreasureWorld, TASKS, spreadTokens, treasureTokens, entityForward, sightTokens, commForward, flatForward, greedyActions,
-      teamActions, assignment, argmax, decodeWeights, inflateWeights, loadSpec, numpyRandom, Playground, mount,
+      World, DecoyWorld, TreasureWorld, TASKS, spreadTokens, treasureTokens, entityForward, sightTokens, commForward,
+      flatForward, greedyActions, teamActions, assignment, argmax, decodeWeights, inflateWeights, loadSpec, numpyRandom,
+      Playground, mount,
     };
   })();
 }
