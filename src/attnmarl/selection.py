@@ -99,7 +99,7 @@ LBF_READOUT_STEPS = 10
 
 
 def lbf_readout_observations(scenario_kwargs: Mapping[str, Any], worlds: int = READOUT_WORLDS,
-                             steps: int = LBF_READOUT_STEPS, seed: int = READOUT_SEED) -> np.ndarray:
+                             seed: int = READOUT_SEED, steps: int = LBF_READOUT_STEPS) -> np.ndarray:
     """The observations :func:`lbf_alpha` reads, (steps · worlds, m, obs_dim): ``worlds`` LBF games of the port
     (``make_batched("lbforaging", worlds, seed, **scenario_kwargs)``) at reset and after each of ``steps`` − 1 steps
     of the random team (:func:`attnmarl.envs.lbf_baselines.random_actions`, its generator seeded with ``seed``).
@@ -139,7 +139,7 @@ def lbf_token_classes(obs: np.ndarray, foods: int) -> np.ndarray:
 
 
 def lbf_alpha(actor: nn.Module, scenario_kwargs: Mapping[str, Any], worlds: int = READOUT_WORLDS,
-              steps: int = LBF_READOUT_STEPS, seed: int = READOUT_SEED) -> dict[str, Any]:
+              seed: int = READOUT_SEED, steps: int = LBF_READOUT_STEPS) -> dict[str, Any]:
     """Where an LBF entity actor's alpha lands: its share on each class of :data:`LBF_CLASSES`, and the share mean
     pooling would give it, on the observations of :func:`lbf_readout_observations` in which the player sees at
     least one food (elsewhere there is no food to choose). Returns ``{"alpha": {class: share}, "uniform": {class:
@@ -158,7 +158,7 @@ def lbf_alpha(actor: nn.Module, scenario_kwargs: Mapping[str, Any], worlds: int 
     if not isinstance(view, ForagingView):
         raise ValueError(f"{type(actor).__name__} is not built for Level-Based Foraging ({FORAGING!r}); the read-out "
                          "needs an LBF entity actor")
-    obs = lbf_readout_observations(scenario_kwargs, worlds, steps, seed)
+    obs = lbf_readout_observations(scenario_kwargs, worlds, seed, steps)
     players, foods = obs.shape[1], obs.shape[2] // 3 - obs.shape[1]
     if (players, foods) != (actor.m, view.foods):
         raise ValueError(f"the actor is built for {actor.m} players and {view.foods} foods; scenario_kwargs "
