@@ -1,5 +1,5 @@
-"""The synthesis of Part II (attnmarl.notebook.explorers.synthesis): every comparison the book ships runs for,
-each read on the random → greedy range of its scenario and m, with the interval attnmarl.stats computes and a
+"""The synthesis of Parts II and III (attnmarl.notebook.explorers.synthesis): every comparison the book ships runs
+for, each read on the random → greedy range of its scenario and m, with the interval attnmarl.stats computes and a
 verdict that follows it."""
 from __future__ import annotations
 
@@ -100,3 +100,24 @@ def test_a_score_without_a_range_is_refused_not_read_on_another_scenarios(scenar
 
     with pytest.raises(ValueError, match=message):
         range_shares([{"final_return": -20.0}], m, scenario)
+
+
+def test_the_preface_quotes_the_rows_it_names_as_the_synthesis_rounds_them():
+    """The preface (book/intro.md) is Markdown and cannot assert what it quotes, so its numbers are checked here
+    against the rows they come from: attention against mean pooling on simple_spread (m = 3, 6, 12), on
+    collect_treasure (m = 4, 12) and among chapter 12's decoys, and the continuous policy mu at m = 6."""
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).parents[1] / "book" / "intro.md").read_text().split())
+    pooling = {(e.scenario, e.m, e.setting): round(e.interval.estimate) for e in rows()
+               if e.design in ("attention vs mean pooling", "selection with decoys") and e.b == "mean pooling"}
+    mu6 = next(e for e in rows() if e.design == "centralized policy μ" and e.m == 6)
+    spread = {m: pooling["simple_spread", m, ""] for m in (3, 6, 12)}
+    treasure = {m: pooling["collect_treasure", m, ""] for m in (4, 12)}
+    quoted = [f"{spread[6]} and {spread[12]} points of the range at $m = 6$ and 12 (ten seeds) against {spread[3]} at "
+              "$m = 3$",
+              f"({treasure[4]} points at $m = 4$, {treasure[12]} at $m = 12$, three seeds)",
+              f"leads by about a tenth of that range ({round(mu6.interval.estimate)} points)",
+              f"{pooling['simple_spread', 6, 'd = 3']} points at $m = 6$ with three decoys per agent"]
+    missing = [q for q in quoted if q not in text]
+    assert not missing, f"the preface does not quote these rows as they stand: {missing}"

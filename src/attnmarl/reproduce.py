@@ -77,7 +77,7 @@ __all__ = ["CHAPTERS", "THRESHOLD", "VERDICTS", "PASSING", "TRAIN_COMMAND", "DEV
            "select_runs", "unrunnable", "rerun_arguments", "rerun", "task_options", "verdict", "seed_check",
            "reproduce", "main"]
 
-CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac", "comm", "mix")
+CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac", "comm", "mix", "decoys")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
 the mean-pooling control of chapters 8 and 10, and MAAC's runs in it) and 11 (messages under limited sight,
 value decomposition)."""

@@ -15,6 +15,8 @@ looking for how a figure was drawn opens these.
 - :mod:`attnmarl.notebook.explorers.scale` — chapter 10, the runs at m = 3 to 12, zero-shot play and baselines;
 - :mod:`attnmarl.notebook.explorers.comm` — chapter 11, what limited sight costs the actors of chapter 8;
 - :mod:`attnmarl.notebook.explorers.mix` — chapter 11, the credit a trained Qatten mixer gives each agent;
+- :mod:`attnmarl.notebook.explorers.decoys` — chapter 12, the runs on simple_spread with decoys, their read-out of
+  alpha and the zero-shot table;
 - :mod:`attnmarl.notebook.explorers.lbf` — chapter 12, the Level-Based Foraging runs against the random and
   scripted-forager teams;
 - :mod:`attnmarl.notebook.explorers.synthesis` — the synthesis page: every comparison with its interval, and

@@ -1,4 +1,4 @@
-"""When attention helps in MARL: every comparison Part II trained, with attention and without, in one table.
+"""When attention helps in MARL: every comparison Parts II and III trained, with attention and without, in one table.
 
 Each :class:`Effect` is one design at one team size: the shipped seeds' final mpe2 scores of the attention
 variant and of its comparison, both as shares of the scenario's random → greedy range at that m (simple_spread:
@@ -13,7 +13,9 @@ concatenation twins of chapters 7–9 (the same network reading the same inputs 
 self-attention), attention against mean pooling (α uniform), targeted against averaged messages. A **design
 comparison** changes more: entity tokens against a flat MLP change the whole representation, messages against none
 remove the channel, Qatten against VDN adds state-dependent weights and a bias beside attention. Only the first
-kind attributes an effect to attention.
+kind attributes an effect to attention. Chapter 12's rows are read on simple_spread's range at the same m: with
+decoys the random and greedy teams score exactly as without them (the decoys are placed after everything else and
+pay nothing), so one scale serves every number of decoys d.
 
 simple_tag's runs (chapters 7–9) are left out: a predator-prey score has no random → greedy range to read it on.
 The continuous-action runs (chapter 8's μ, chapter 9's Q critics) are read on the range of random and greedy teams
@@ -35,6 +37,7 @@ from ...stats import RESOLVING_SEEDS, Interval, welch_difference
 from ...stats import verdict as interval_verdict
 from ...transfer import closed_share
 from .comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
+from .decoys import decoy_runs
 from .mix import SHIPPED_MIX_MS, mix_runs
 from .scale import (
     CRITIC_MS,
@@ -47,15 +50,19 @@ from .scale import (
     zero_shot_results,
 )
 
-__all__ = ["Effect", "DESIGNS", "KINDS", "range_shares", "effects", "verdict", "SEED_PLAN", "PLAN_VARIANTS",
-           "seed_plan", "seed_plan_markdown"]
+__all__ = ["Effect", "DESIGNS", "DECOY_POINT", "KINDS", "range_shares", "effects", "verdict", "SEED_PLAN",
+           "PLAN_VARIANTS", "seed_plan", "seed_plan_markdown"]
 
 KINDS = ("attention ablation", "design comparison")
 """What a row isolates: attention alone, or a design that changes more than attention."""
 
+DECOY_POINT = (6, 3)
+"""Chapter 12's decisive point with decoys, (m, d): its rows here (its d = 0 twin is chapter 10's m = 6 row)."""
+
 DESIGNS = ("value critic V", "centralized policy π", "centralized policy μ", "Q critic", "critic, collect_treasure",
-           "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer")
-"""The rows' designs, in the order of the book's chapters (7, 8, 8, 9, 10, 10, 8 and 10, 10, 11, 11)."""
+           "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer",
+           "selection with decoys")
+"""The rows' designs, in the order of the book's chapters (7, 8, 8, 9, 10, 10, 8 and 10, 10, 11, 11, 12)."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,7 @@ def _final_return(k: int, run: Any) -> float:
 
 
 def effects() -> list[Effect]:
-    """Every comparison of attention against its alternative that Part II ships runs for, in chapter order."""
+    """Every comparison of attention against its alternative that Parts II and III ship runs for, in chapter order."""
     rows: list[Effect] = []
 
     def add(design: str, chapter: int, scenario: str, m: int, setting: str, a: str, b: str,
@@ -174,6 +181,10 @@ def effects() -> list[Effect]:
     for m in SHIPPED_MIX_MS:
         add("Qatten mixer", 11, "simple_spread", m, "", "Qatten", "VDN (sum)", mix_runs(m, "qatten"),
             mix_runs(m, "vdn"), "design comparison")
+    for b, b_name, kind in (("mean", "mean pooling", "attention ablation"),
+                            ("flat", "flat actor", "design comparison")):
+        add("selection with decoys", 12, "simple_spread", DECOY_POINT[0], f"d = {DECOY_POINT[1]}", "attention", b_name,
+            decoy_runs(*DECOY_POINT, "entity"), decoy_runs(*DECOY_POINT, b), kind)
     return rows
 
 
@@ -197,6 +208,7 @@ SEED_PLAN: tuple[tuple[str, str, str], ...] = (
     ("messages, m = 3, ρ = 0.5", "comm", "comm-narrow-spread3-{}"),
     ("two rounds, m = 6, ρ = 0.5", "comm", "comm-narrow-spread6-{}-2rounds"),
     ("Qatten vs VDN, m = 3", "mix", "qmix-spread3-{}"),
+    ("attention vs the flat actor, decoys, m = 6, d = 3", "decoys", "decoys3-spread6-{}"),
 )
 """Every comparison a sentence of the book leans on that still has fewer than ten seeds a design, in the order its
 runs are trained: the source's design first (its cheap m = 3 points and μ at m = 6, whose three seeds lean furthest
@@ -204,7 +216,8 @@ from 0, before the dearer m = 6 points), then the rest. Each entry: the comparis
 the asset folder of its runs, and its configs' name with ``{}`` for the variant (:data:`PLAN_VARIANTS`)."""
 
 PLAN_VARIANTS = {"policy": ("attention", "concat"), "qnet": ("attention", "concat"), "value": ("attention", "concat"),
-                 "scale": ("", "-mean"), "comm": ("attention", "mean", "none"), "mix": ("qatten", "vdn")}
+                 "scale": ("", "-mean"), "comm": ("attention", "mean", "none"), "mix": ("qatten", "vdn"),
+                 "decoys": ("entity", "flat")}
 """The designs each planned comparison trains, by asset folder; the messages at m = 6 with two rounds train only the
 first two (targeted and averaged: the pair the book compares)."""
 
