@@ -92,3 +92,32 @@ def test_the_zero_shot_table_plays_the_shipped_checkpoints_at_their_own_point_as
             recorded = 100 * (runs[seed]["final_return"] - random) / (greedy - random)
             assert share == pytest.approx(recorded, abs=0.05), (name, seed)
         assert all(np.isfinite(s) for by_seed in points.values() for s in by_seed.values())
+
+
+def test_the_decoy_explorer_shows_each_agents_alpha_on_the_entities_it_belongs_to():
+    """decoy_frame: agent i's alpha row sums to 1 and is sorted self, targets, decoys, other agents; the arena rings
+    each entity by that weight (the agent's own entity, the focus, carries its self token's); the caption's decoys'
+    part is the row's weight on decoy columns over its weight on landmark columns; another world or agent redraws."""
+    from attnmarl.checkpoints import load_agent
+    from attnmarl.notebook.explorers.decoys import decoy_explorer, decoy_frame
+
+    agent, _ = load_agent(shipped_checkpoint(FOLDER, "decoys3-spread6-entity", 0))
+    frame = decoy_frame(agent.actor, 6, 3, seed=2, i=1)
+    arena, heat = frame.panels
+    row, cols = heat.values[0], heat.cols
+    assert row.sum() == pytest.approx(1.0, abs=1e-5) and cols[0] == "a2"
+    assert cols[1:7] == [f"T{n}" for n in range(1, 7)] and cols[7:25] == [f"D{n}" for n in range(1, 19)]
+    assert sorted(cols[25:]) == ["a1", "a3", "a4", "a5", "a6"]
+    part = row[7:25].sum() / row[1:25].sum()
+    assert f"{part:.2f} of its weight on landmarks lands on decoys" in frame.caption
+    labels = list(arena.labels)
+    ringed = {label: arena.emphasis[labels.index(label)] for label in cols}
+    scale = max(row[1:])
+    assert all(ringed[c] == pytest.approx(min(row[k] / scale, 1.0), abs=1e-6) for k, c in enumerate(cols) if k)
+    assert arena.focus == labels.index("a2")
+    other = decoy_frame(agent.actor, 6, 3, seed=3, i=1)
+    assert not np.allclose(other.panels[1].values, heat.values)
+    explorer = decoy_explorer(agent.actor, worlds=2)
+    assert explorer is not None
+    with pytest.raises(ValueError, match="agent index"):
+        decoy_frame(agent.actor, 6, 3, seed=0, i=6)

@@ -11,7 +11,9 @@
   ``alpha_decoys`` and ``alpha_landmarks`` columns, :func:`attnmarl.selection.decoy_alpha`);
 - :func:`decoy_zero_shot` reads the zero-shot table (``zero-shot.json``, made by ``python -m attnmarl.transfer
   --scenario simple_spread_decoys``, :data:`ZERO_SHOT_COMMAND`): the share of the random → greedy range each seed's
-  checkpoint closes at each (m, d) scored, most of them not the one it was trained at.
+  checkpoint closes at each (m, d) scored, most of them not the one it was trained at;
+- :func:`decoy_frame` and :func:`decoy_explorer` show where a trained actor's alpha lands in one world at reset,
+  among targets and decoys.
 """
 from __future__ import annotations
 
@@ -20,17 +22,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from ...checkpoints import ASSETS, shipped_curve, shipped_runs
-from ...checks import check_int
-from ...envs.decoys import NAME
+from ...checks import check_index, check_int, check_seed
+from ...envs import make_reference, obs_to_array, token_layout
+from ...envs.decoys import DECOY_COLOR, NAME
 from ...envs.decoys_port import BASELINES_PATH
+from ...nets.policies import DecoyView
+from ...selection import uniform_decoy_share
 from ...train import CONFIGS, DECOY_DESIGNS
 from ...transfer import closed_share, key_team
+from ..viz import Arena, Frame, Heatmap
+from ..widgets import Explorer, Slider
 from .scale import scale_runs
 
 __all__ = ["FOLDER", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name", "decoy_baselines", "decoy_runs",
-           "decoy_shares", "decoy_readout", "decoy_zero_shot"]
+           "decoy_shares", "decoy_readout", "decoy_zero_shot",
+           "decoy_world", "decoy_arena", "decoy_frame", "decoy_explorer"]
 
 FOLDER = "decoys"
 """The asset folder of chapter 12's runs."""
@@ -111,3 +120,78 @@ def decoy_zero_shot(path: str | Path = ZERO_SHOT_PATH) -> dict[str, dict[tuple[i
             share = 100 * closed_share(mean, *ranges[team])
             shares.setdefault(run["run"], {}).setdefault(team, {})[run["seed"]] = share
     return shares
+
+
+def _screen_color(rgb: np.ndarray) -> str:
+    """An entity's colour as mpe2 draws it (``entity.color * 200``), as ``#rrggbb``."""
+    return "#" + "".join(f"{int(min(max(200 * c, 0.0), 255.0)):02x}" for c in rgb)
+
+
+def decoy_world(m: int, d: int, seed: int) -> tuple[Any, np.ndarray]:
+    """The reference environment of simple_spread with decoys at reset with ``seed``, and its observations
+    (m, obs_dim)."""
+    env = make_reference(NAME, N=check_int("m", m), decoys=check_int("d", d, minimum=1))
+    obs, _ = env.reset(seed=check_seed(seed))
+    return env, obs_to_array(env, obs)
+
+
+def decoy_arena(env: Any, emphasis: np.ndarray | None = None, focus: int | None = None, title: str = "") -> Arena:
+    """The world of ``env`` drawn as mpe2 draws it: agents a1…, targets T1… and decoys D1… (in
+    :data:`attnmarl.envs.decoys.DECOY_COLOR`), in that order; ``emphasis`` rings them, ``focus`` rings one agent."""
+    world = env.unwrapped.world
+    entities = [*world.agents, *world.landmarks, *world.decoys]
+    labels = ([f"a{i + 1}" for i in range(len(world.agents))] + [f"T{n + 1}" for n in range(len(world.landmarks))]
+              + [f"D{n + 1}" for n in range(len(world.decoys))])
+    colours = [_screen_color(DECOY_COLOR if n >= len(world.agents) + len(world.landmarks) else e.color)
+               for n, e in enumerate(entities)]
+    return Arena(np.stack([e.state.p_pos for e in entities]), [e.size for e in entities], colours, labels,
+                 emphasis=emphasis, focus=focus, title=title, lim=1.3)
+
+
+def decoy_frame(actor: Any, m: int = 6, d: int = 3, seed: int = 0, i: int = 0) -> Frame:
+    """Agent ``i``'s alpha (the self token's row, averaged over heads) in the world of ``seed`` at reset: the arena
+    with every entity ringed by the weight agent i gives it, and the row over its tokens sorted as self, targets,
+    decoys, other agents (each slot identified by the landmark it holds in the world)."""
+    env, o = decoy_world(m, d, seed)
+    i = check_index("i", i, m, "agent index")
+    kwargs = {"N": m, "decoys": d}
+    weight = next(actor.parameters())
+    with torch.no_grad():
+        _, alpha = actor.outputs_and_alpha(torch.as_tensor(o[None], dtype=weight.dtype, device=weight.device))
+    row = alpha[0, i].mean(0).cpu().numpy()  # (n_tokens,)
+    world = env.unwrapped.world
+    places = np.stack([e.state.p_pos for e in (*world.agents, *world.landmarks, *world.decoys)])
+    layout = token_layout(NAME, i, **kwargs)
+    view = DecoyView("no-bit", NAME, kwargs, o.shape[-1])
+    entity_of = {0: i}  # token -> entity (agents, then targets, then decoys)
+    for token, columns in zip(view.slot_tokens.tolist(), view.slot_columns.tolist()):
+        where = o[i, 2:4] + o[i, columns[:2]]
+        entity_of[token] = int(np.linalg.norm(places[m:] - where, axis=1).argmin()) + m
+    for token, name in enumerate(layout.names):
+        if token not in entity_of:
+            entity_of[token] = int(name.split("_")[1])
+    emphasis = np.zeros(len(places))
+    for token, entity in entity_of.items():
+        emphasis[entity] = row[token]
+    arena = decoy_arena(env, np.clip(emphasis / max(row[1:].max(), 1e-12), 0.0, 1.0), focus=i,
+                        title=f"seed {seed}: agent a{i + 1}'s α ringed in red")
+    order = sorted(range(len(row)), key=lambda token: (entity_of[token] != i, entity_of[token] < m,
+                                                        entity_of[token]))
+    names = decoy_arena(env).labels
+    heat = Heatmap(row[order][None], [f"a{i + 1}"], [names[entity_of[t]] for t in order],
+                   title=f"α of a{i + 1} over its tokens", xlabel="token (key): self, targets, decoys, agents",
+                   ylabel="query")
+    decoy = row[[t for t in entity_of if entity_of[t] >= 2 * m]].sum()
+    landmarks = row[[t for t in entity_of if entity_of[t] >= m]].sum()
+    return Frame([arena, heat], caption=f"a{i + 1}: {decoy / landmarks:.2f} of its weight on landmarks lands on "
+                                        f"decoys (uniform {uniform_decoy_share(m, d):.2f})")
+
+
+def decoy_explorer(actor: Any, m: int = 6, d: int = 3, worlds: int = 6) -> Explorer:
+    """Choose a world and an agent: where the trained actor's attention lands among targets and decoys."""
+    def frame(seed: int = 0, i: int = 0) -> Frame:
+        return decoy_frame(actor, m, d, seed, i)
+
+    return Explorer(frame, [Slider("seed", list(range(worlds)), default=0, label="world (seed)"),
+                            Slider("i", list(range(m)), default=0, label="agent")],
+                    title="Where the attention actor looks among targets and decoys")
