@@ -156,6 +156,20 @@ def spread_observations(m: int, episodes: int = 2, seed: int = 0) -> np.ndarray:
     return np.concatenate(rows)
 
 
+def argmax_rollout(actor, env) -> np.ndarray:
+    """The actions (max_cycles, m) the actor's argmax takes in world 0 of a one-world batched port ``env``, from its
+    current observation to the episode's end: the Python side of a page-rollout parity test."""
+    import torch
+
+    obs, actions = env.observe(), []
+    with torch.no_grad():
+        for _ in range(env.max_cycles):
+            a = actor(torch.from_numpy(obs)).argmax(-1).numpy()
+            actions.append(a[0])
+            obs, *_ = env.step(a)
+    return np.array(actions)
+
+
 def page_episode_returns(page, lead: str, episodes: int = 48, m: int = 6, seed: int = 1000) -> dict[str, list[float]]:
     """Every team's returns over the playground's next ``episodes`` episodes at m, from the port's start for
     ``seed`` on (the page counts episodes by its lead team, ``lead``)."""

@@ -24,7 +24,7 @@ from functools import cache
 import numpy as np
 import pytest
 import torch
-from browser import arena_labels, playground_page, smallest_svg_text, touch_drag
+from browser import arena_labels, argmax_rollout, playground_page, smallest_svg_text, touch_drag
 
 from attnmarl.algos.mappo import MAPPOConfig, make_agent
 from attnmarl.checkpoints import load_agent, load_agent_at, save_checkpoint, shipped_checkpoint, shipped_runs
@@ -258,15 +258,8 @@ def test_page_episodes_take_the_python_rollouts_actions(page, m, d):
     actions of the Python episode (the port, torch, argmax) at every step."""
     actor = _actor(m, d)
     for seed in (1, 2):
-        env = BatchedDecoySpread(1, seed=seed, N=m, decoys=d)
-        obs, python = env.observe(), []
-        with torch.no_grad():
-            for _ in range(env.max_cycles):
-                a = actor(torch.from_numpy(obs)).argmax(-1).numpy()
-                python.append(a[0])
-                obs, *_ = env.step(a)
+        python = argmax_rollout(actor, BatchedDecoySpread(1, seed=seed, N=m, decoys=d))
         js = np.array(page.evaluate(_JS_ROLLOUT, {"m": m, "d": d, "seed": seed}))
-        python = np.array(python)
         assert js.shape == python.shape == (25, m)
         assert np.array_equal(js, python), f"seed {seed}: first differing step {np.argmax((js != python).any(1))}"
         assert len(np.unique(python)) > 1

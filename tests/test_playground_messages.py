@@ -15,7 +15,7 @@ import copy
 import numpy as np
 import pytest
 import torch
-from browser import page_episode_returns, playground_page, spread_observations
+from browser import argmax_rollout, page_episode_returns, playground_page, spread_observations
 
 from attnmarl.checkpoints import load_agent_at, shipped_checkpoint, shipped_runs
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, apply_sight, visibility
@@ -161,15 +161,8 @@ _JS_SEEDED_ROLLOUT = """args => {
 def test_page_episodes_take_the_python_rollouts_actions(page, policy, m):
     actor = _actor(policy, m)
     for seed in (1, 2):
-        env = BatchedSpread(1, seed=seed, N=m)
-        obs, python = env.observe(), []
-        with torch.no_grad():
-            for _ in range(env.max_cycles):
-                a = actor(torch.from_numpy(obs)).argmax(-1).numpy()
-                python.append(a[0])
-                obs, *_ = env.step(a)
+        python = argmax_rollout(actor, BatchedSpread(1, seed=seed, N=m))
         js = np.array(page.evaluate(_JS_SEEDED_ROLLOUT, {"m": m, "seed": seed, "policy": policy}))
-        python = np.array(python)
         assert js.shape == python.shape == (25, m)
         assert np.array_equal(js, python), f"seed {seed}: first differing step {np.argmax((js != python).any(1))}"
         assert len(np.unique(python)) > 1
