@@ -203,3 +203,103 @@ def test_bad_input_gets_a_clear_error(tmp_path):
     save_checkpoint(tmp_path / "mat.pt", agent, replace(MATConfig(), scenario_kwargs={"N": 3}))
     with pytest.raises(ValueError, match="a team of one has no other agent"):
         load_policy(tmp_path / "mat.pt", N=1)
+
+
+# --------------------------------------------------------------------------------------------
+# reading a trained team: alpha, the influence of earlier actions, the explorer (chapter 13, section "what the
+# attention does")
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_alpha_is_the_weights_attention_uses(causal):
+    torch.manual_seed(0)
+    attn, x_q, x_kv = MATAttention(32, 2), torch.randn(3, 5, 32), torch.randn(3, 5, 32)
+    alpha = attn.alpha(x_q, x_kv, causal)
+    _, v = attn.keys_values(x_kv)
+    assert alpha.shape == (3, 2, 5, 5) and torch.allclose(alpha.sum(-1), torch.ones(3, 2, 5))
+    assert torch.allclose(attn.W_o((alpha @ v).transpose(1, 2).flatten(2)), attn(x_q, x_kv, causal), atol=1e-6)
+    assert (alpha.triu(1) == 0).all() == causal
+
+
+def test_an_agents_policy_moves_only_with_earlier_actions_as_a_loop_measures_it():
+    """action_influence: 0 for k >= i (the causal decoder), > 0 for every earlier agent; each entry the mean total
+    variation over k's other actions, as an explicit loop computes it; MAT-Dec's agents read no action."""
+    from attnmarl.analysis import action_influence
+
+    m, o = 4, observations(4, batch=3)
+    net = agent_at(m).net
+    a = torch.randint(0, 5, (3, m), generator=torch.Generator().manual_seed(1))
+    influence = action_influence(net, o, a)
+    assert influence.shape == (3, m, m)
+    later = torch.ones(m, m, dtype=torch.bool).triu()
+    assert (influence[:, later].abs() < 1e-6).all() and (influence[:, ~later] > 1e-7).all()
+    b, i, k = 2, 3, 1
+    with torch.no_grad():
+        p = net.logits(o, a)[0].softmax(-1)[b, i]
+        tv = []
+        for other in range(5):
+            if other != a[b, k]:
+                changed = a.clone()
+                changed[b, k] = other
+                tv.append(0.5 * (net.logits(o, changed)[0].softmax(-1)[b, i] - p).abs().sum())
+    assert influence[b, i, k] == pytest.approx(float(torch.stack(tv).mean()), abs=1e-7)
+    assert (action_influence(agent_at(m, "mat-dec").net, o, a) == 0).all()
+    with pytest.raises(ValueError, match="reads a MultiAgentTransformer"):
+        action_influence(agent_at(m).actor, o, a)
+    with pytest.raises(ValueError, match=r"a must have shape \(3, 4\)"):
+        action_influence(net, o, a[:, :3])
+
+
+def test_the_nearest_landmark_is_the_worlds():
+    from attnmarl.analysis import nearest_landmarks
+    from attnmarl.envs import make_reference, obs_to_array
+
+    env = make_reference("simple_spread", N=5)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        world = env.unwrapped.world
+        agents = np.stack([a.state.p_pos for a in world.agents])
+        landmarks = np.stack([lm.state.p_pos for lm in world.landmarks])
+        expected = np.linalg.norm(agents[:, None] - landmarks[None], axis=-1).argmin(1)
+        got = nearest_landmarks(torch.from_numpy(obs_to_array(env, obs))[None], 5)[0]
+        assert got.tolist() == expected.tolist()
+    with pytest.raises(ValueError, match=r"shape \(batch, 5, 30\)"):
+        nearest_landmarks(torch.zeros(1, 4, 24), 5)
+
+
+def test_every_earlier_pair_is_filed_once_under_same_or_other_landmark():
+    from attnmarl.analysis import landmark_influence
+
+    m, episodes = 3, 4
+    read = landmark_influence(agent_at(m).net, m, episodes=episodes)
+    steps = episodes * 25
+    assert read["pairs"]["same"] + read["pairs"]["other"] == steps * m * (m - 1) // 2
+    by_pair = read["by_pair"]
+    assert by_pair.shape == (m, m) and (np.triu(by_pair) < 1e-6).all()
+    filed = read["same"] * read["pairs"]["same"] + read["other"] * read["pairs"]["other"]
+    assert filed == pytest.approx(by_pair.sum() * steps, rel=1e-4)
+
+
+def test_the_explorer_rings_the_earlier_agents_by_their_influence():
+    """mat_frame: the influence heatmap is action_influence at the team's greedy actions, the arena rings agents
+    1..i-1 in proportion to row i and no other agent, the encoder's alpha rows sum to 1; MAT-Dec is refused."""
+    from attnmarl.analysis import action_influence
+    from attnmarl.notebook.explorers.mat import mat_episode, mat_explorer, mat_frame
+
+    config = replace(MATConfig(), scenario_kwargs={"N": 4})
+    agent = agent_at(4)
+    episode = mat_episode(agent, config, seed=0)
+    frame = mat_frame(agent.net, episode, t=6, i=2)
+    arena, heat, enc = frame.panels
+    o = torch.as_tensor(episode.obs[6][None], dtype=torch.float32)
+    a = agent.net.decode(o, lambda logits: logits.argmax(-1))[0]
+    influence = action_influence(agent.net, o, a)[0].numpy()
+    assert np.allclose(heat.values, influence, atol=1e-6)
+    scale = influence.max()
+    assert np.allclose(arena.emphasis[:2], influence[2, :2] / scale, atol=1e-5) and not any(arena.emphasis[2:])
+    assert arena.focus == 2 and np.allclose(enc.values.sum(1), 1.0, atol=1e-5)
+    assert "a3 decides after a1…a2" in frame.caption
+    assert mat_explorer(agent.net, episode).update(t=12, i=0)
+    with pytest.raises(ValueError, match="MAT-Dec has none"):
+        mat_frame(agent_at(4, "mat-dec").net, episode)

@@ -2,7 +2,8 @@
 file in the style of CleanRL: every hyperparameter in :class:`MATConfig`, the whole loop in :func:`train`.
 
 The network (:class:`attnmarl.nets.mat.MultiAgentTransformer`) is actor and critic at once: its encoder gives
-every agent's value V(o_hat^i), its decoder every agent's policy pi(a^i | o, a^1..a^{i-1}). One update:
+every agent's value V(o_hat^i), its decoder every agent's policy pi(a^i | o, a^1..a^{i-1}). One update
+(chapter 13's Algorithm 13.1; the comments ``# Algorithm 13.1, step n`` mark its steps in :func:`train`):
 
 1. **Rollout** — ``rollout_steps`` steps of ``num_envs`` batched environments, collected as MAPPO's are
    (:func:`attnmarl.algos.mappo.collect_rollout`); acting decodes agent by agent (m decoder passes per step).
@@ -342,11 +343,11 @@ def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], No
             optimizer.param_groups[0]["lr"] = (1.0 - update / config.num_updates) * config.lr
         order = random_orders(E, m, generator).to(device) if config.shuffle_order else None
 
-        # 1. rollout, decoding agent by agent
+        # Algorithm 13.1, step 1 (rollout, decoding agent by agent)
         with torch.no_grad():
             collect_rollout(env, agent, rollout, generator, order=order)
 
-            # 2. values (bootstrapped at truncation) and per-agent GAE
+            # Algorithm 13.1, step 2 (values, bootstrapped at truncation, and per-agent GAE)
             values, next_values = bootstrap_values(agent.v_hat, rollout.o, rollout.o_next, rollout.terminated,
                                                    rollout.finals)
             advantages = gae(rollout.r, values, next_values, rollout.ended, config.gamma, config.gae_lambda)
@@ -354,7 +355,7 @@ def train(config: MATConfig, callback: Callable[[dict[str, float], MATAgent], No
             check_run_finite(returns, "value targets", update, config)
             agent.value_norm.update(returns.reshape(-1, 1))
 
-        # 3. PPO epochs: one teacher-forced pass per minibatch, one loss over encoder and decoder
+        # Algorithm 13.1, step 3 (PPO epochs: one teacher-forced pass per minibatch, one loss over both halves)
         b_o, b_a, b_logp = rollout.o.flatten(0, 1), rollout.a.flatten(0, 1), rollout.logp.flatten(0, 1)
         b_adv = advantages.flatten(0, 1)
         b_target = agent.value_norm.normalize(returns.flatten(0, 1))

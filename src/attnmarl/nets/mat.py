@@ -113,6 +113,17 @@ class MATAttention(nn.Module):
     def forward(self, x_q: Tensor, x_kv: Tensor, causal: bool = False) -> Tensor:
         return self.attend(x_q, *self.keys_values(x_kv), causal)
 
+    def alpha(self, x_q: Tensor, x_kv: Tensor, causal: bool = False) -> Tensor:
+        """The weights :meth:`attend` uses, written out: softmax(Q_h K_h^T / sqrt(d / l) + M) per head,
+        (batch, l, n_q, n_kv); each row sums to 1 (for reading them, as chapter 13's explorer does)."""
+        k, _ = self.keys_values(x_kv)
+        q = self._split(self.W_q(x_q))
+        scores = q @ k.transpose(-1, -2) / k.shape[-1] ** 0.5
+        if causal:
+            scores = scores.masked_fill(torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device)
+                                        .triu(1), float("-inf"))
+        return scores.softmax(-1)
+
 
 def _feed_forward(d: int, d_ff: int) -> nn.Sequential:
     """The position-wise MLP of a transformer block: d -> d_ff -> d with a GELU."""

@@ -1,0 +1,100 @@
+"""Chapter 13's explorer of a Multi-Agent Transformer team: in one recorded mpe2 episode, step by step, how much
+each agent's choice draws on the actions of the agents that decided before it, and where the encoder's attention
+lands.
+
+- :func:`mat_episode` plays and records one simple_spread episode with a MAT agent (:mod:`attnmarl.algos.mat`),
+  greedily and in agent order, as its evaluation does;
+- :func:`encoder_alpha` is the first encoder block's alpha over the m agent tokens, averaged over heads;
+- :func:`mat_frame` draws step t for agent i: the arena with each earlier agent ringed by its influence on agent
+  i's policy (:func:`attnmarl.analysis.action_influence`), the whole influence matrix and the encoder's alpha;
+- :func:`mat_explorer` puts the frames behind two sliders, the step and the agent.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ...algos.mat import MATAgent, MATConfig
+from ...analysis import action_influence, nearest_landmarks
+from ...checkpoints import agent_policy
+from ...checks import check_index, check_seed
+from ...nets.mat import MultiAgentTransformer
+from ..viz import Frame, Heatmap
+from ..widgets import Explorer, Slider
+from .mpe import Episode, arena_panel, check_step, record_episode
+
+__all__ = ["mat_episode", "encoder_alpha", "mat_frame", "mat_explorer"]
+
+
+def mat_episode(agent: MATAgent, config: MATConfig, seed: int = 0) -> Episode:
+    """One mpe2 episode of simple_spread (reset with ``seed``) played by ``agent`` at its config's m, greedily and
+    in agent order, every step recorded."""
+    if not isinstance(agent, MATAgent) or config.scenario != "simple_spread":
+        raise ValueError(f"mat_episode plays a MAT agent on simple_spread; got a {type(agent).__name__} for "
+                         f"{config.scenario!r}")
+    return record_episode("simple_spread", check_seed(seed), agent_policy(agent, config, deterministic=True),
+                          **config.scenario_kwargs)
+
+
+def encoder_alpha(net: MultiAgentTransformer, o: Tensor) -> Tensor:
+    """alpha of the first encoder block over the agent tokens x^1..x^m of ``o`` (batch, m, obs_dim), averaged over
+    its heads: (batch, m, m), row i the weights of agent i's query over every agent (keys)."""
+    x = net.tokens(o)
+    with torch.no_grad():
+        return net.encoder[0].attn.alpha(x, x).mean(1)
+
+
+def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int = 1) -> Frame:
+    """Step ``t`` of ``episode`` seen from agent ``i``: the arena with every earlier agent k ringed by how far agent
+    i's policy moves when k's action changes (:func:`attnmarl.analysis.action_influence` at the actions the team
+    decodes there, greedily), agent i ringed in black; that influence for every pair (rows: the agent deciding,
+    columns: the earlier agent whose action changes); and the encoder's alpha (:func:`encoder_alpha`)."""
+    if not isinstance(net, MultiAgentTransformer) or net.decoder is None:
+        raise ValueError("mat_frame reads MAT's decoder; MAT-Dec has none (its agents read no earlier action)")
+    t = check_step(episode, t)
+    m = len(episode.agents)
+    i = check_index("i", i, m, "agent index")
+    weight = next(net.parameters())
+    o = torch.as_tensor(episode.obs[t][None], dtype=weight.dtype, device=weight.device)
+    with torch.no_grad():
+        a = net.decode(o, lambda logits: logits.argmax(-1))[0]
+    influence = action_influence(net, o, a)[0].cpu().numpy()
+    alpha = encoder_alpha(net, o)[0].cpu().numpy()
+    nearest = nearest_landmarks(o, m)[0].tolist()
+    names = [f"a{k + 1}" for k in range(m)]
+    row = influence[i, :i]
+    scale = max(float(influence.max()), 1e-12)
+    arena = arena_panel(episode, t, focus=i, title=f"t = {t}: a{i + 1} and the agents before it")
+    emphasis = np.zeros(len(arena.labels))
+    emphasis[:i] = np.clip(row / scale, 0.0, 1.0)  # agents come first in the arena
+    arena = replace(arena, emphasis=emphasis.tolist())
+    heat = Heatmap(influence, names, names, title="how far a_i's policy moves with a_k's action (TV)",
+                   xlabel="earlier agent k (its action changed)", ylabel="agent i (deciding)", vmax=scale)
+    enc = Heatmap(alpha, names, names, title="encoder α (mean over heads)", xlabel="agent (key)",
+                  ylabel="agent (query)")
+    if i == 0:
+        caption = "a1 decides first: it reads no earlier action, only the encoder's view of the team"
+    else:
+        k = int(row.argmax())
+        same = "the same landmark as" if nearest[k] == nearest[i] else "another landmark than"
+        caption = (f"a{i + 1} decides after a1…a{i}; its policy moves most with a{k + 1}'s action (TV {row[k]:.2g}), "
+                   f"which is nearest {same} a{i + 1}")
+    return Frame([arena, heat, enc], caption=caption)
+
+
+def mat_explorer(net: MultiAgentTransformer, episode: Episode, steps: tuple[int, ...] = (0, 6, 12, 18, 24)
+                 ) -> Explorer:
+    """Choose a step of ``episode`` and an agent: whose earlier action its choice draws on (:func:`mat_frame`)."""
+    for t in steps:
+        check_step(episode, t)
+
+    def frame(t: int = steps[min(1, len(steps) - 1)], i: int = 1) -> Frame:
+        return mat_frame(net, episode, t, i)
+
+    m = len(episode.agents)
+    return Explorer(frame, [Slider("t", list(steps), default=steps[min(1, len(steps) - 1)], label="step t"),
+                            Slider("i", list(range(m)), default=min(1, m - 1), label="agent (deciding)")],
+                    title="Whose action a MAT agent's choice draws on")
