@@ -140,7 +140,7 @@ def run_seeds(name: str, seeds: Sequence[int], out: str | Path, arguments: Seque
                 del running[seed]
                 if process.returncode == 0:
                     outcome[seed] = "trained"
-                    score = next((line for line in reversed(lines) if "mpe2 return" in line), f"{name} seed {seed}")
+                    score = next((line for line in reversed(lines) if " return over " in line), f"{name} seed {seed}")
                     print(score)
                 else:
                     last = lines[-1].split("\r")[-1].strip() if lines else f"exit status {process.returncode}"

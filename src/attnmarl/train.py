@@ -1,4 +1,5 @@
-"""Command line: train a named MAPPO, MADDPG or MAAC configuration, evaluate it on mpe2, write a checkpoint and a curve.
+"""Command line: train a named MAPPO, MADDPG or MAAC configuration, evaluate it on mpe2 (Level-Based Foraging
+on lbforaging), write a checkpoint and a curve.
 
     python -m attnmarl.train --config spread3-attention [--seed 0] [--steps N] [--out runs] [--replace]
                              [--compile] [--device cpu|cuda|auto]
@@ -100,8 +101,8 @@ from .transfer import team_kwargs
 
 __all__ = ["CONFIGS", "CURRICULUM_MS", "DECOY_MS", "DECOY_DS", "DECOY_DESIGNS", "DECOY_DECISIVE", "LBF_MS",
            "LBF_DESIGNS", "LBF_GAMMA", "SIGHT_MS", "ESTIMATES", "named_config", "budget", "run_estimate",
-           "existing_run", "check_init_actor", "evaluate_agent", "run", "device_name", "write_index", "check_command",
-           "main"]
+           "existing_run", "check_init_actor", "reference_of", "evaluate_agent", "run", "device_name", "write_index",
+           "check_command", "main"]
 
 CONFIGS: dict[str, Config] = {
     "spread3-attention": MAPPOConfig("simple_spread", {"N": 3}, critic="attention", total_steps=5_000_000),
@@ -466,6 +467,12 @@ def check_init_actor(config: Config) -> None:
                              f"{config.init_actor!r} must name the checkpoint this run fine-tunes") from None
 
 
+def reference_of(scenario: str) -> str:
+    """The reference environment a run of ``scenario`` is scored on, by name: ``lbforaging`` for Level-Based
+    Foraging, ``mpe2`` for the rest."""
+    return FORAGING if scenario == FORAGING else "mpe2"
+
+
 def evaluate_agent(agent: Agent, config: Config, episodes: int) -> dict[str, Any]:
     """Score on the reference (mpe2; for Level-Based Foraging, ``lbforaging``'s game, where every player's return is
     the team's) over ``episodes`` fixed-seed episodes (seeds 0, 1, ...): the mean per-agent return and its sem, as
@@ -539,7 +546,8 @@ def run(name: str, seed: int = 0, steps: int | None = None, out: str | Path = "r
             **_decoy_readout(agent, config),
         })
         since_last.clear()
-        bar.set_postfix(train=rows[-1]["train_return"], mpe2=f"{score['mean']:.2f}±{score['sem']:.2f}")
+        bar.set_postfix({"train": rows[-1]["train_return"],
+                         reference_of(config.scenario): f"{score['mean']:.2f}±{score['sem']:.2f}"})
         if last:
             final.update(score)
 
@@ -697,17 +705,18 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         entry["scenario_kwargs"] = {"continuous_actions": False, **entry["scenario_kwargs"]}
     runs.sort(key=lambda e: (list(CONFIGS).index(e["name"]) if e["name"] in CONFIGS else 99, e["seed"]))
     title = INDEX_TITLES.get(directory.name, "Trained MAPPO agents")
+    reference = " or ".join(sorted({reference_of(e["scenario"]) for e in runs}))
     lines = [
         f"# {title}",
         "",
         "Made by `python -m attnmarl.train` (see `attnmarl/train.py`); this table and `index.json` by",
         "`python -m attnmarl.train --index` on this folder, from the runs' summaries (`NAME-seedS.json`).",
-        "Score: the mean per-agent return on mpe2 over fixed-seed episodes (seeds 0, 1, ...) ± its standard",
+        f"Score: the mean per-agent return on {reference} over fixed-seed episodes (seeds 0, 1, ...) ± its standard",
         "error. CPU seconds: the whole run, training and evaluations, with one torch thread. `index.json`",
         "also holds each run's full config. Learning curves: `NAME-seedS.csv`; checkpoints where listed.",
         "",
-        "| config | seed | scenario | arguments | critic | actor | env steps | CPU s | mpe2 return ± sem | episodes "
-        "| per agent | checkpoint | command |",
+        f"| config | seed | scenario | arguments | critic | actor | env steps | CPU s | {reference} return ± sem "
+        "| episodes | per agent | checkpoint | command |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in runs:
@@ -893,7 +902,7 @@ def main(argv: list[str] | None = None) -> None:
               "updates, and one at the end)")
     summary = run(args.config, args.seed, args.steps, args.out, args.evals, args.eval_episodes, args.final_episodes,
                   command, replace_run=args.replace, compile_nets=args.compile, device=device)
-    print(f"{args.config} seed {args.seed}: mpe2 return over {args.final_episodes} episodes "
+    print(f"{args.config} seed {args.seed}: {reference_of(config.scenario)} return over {args.final_episodes} episodes "
           f"{summary['final_return']:.2f} ± {summary['final_sem']:.2f}")
     print(f"CPU time: {summary['cpu_seconds']:.1f} s (wall {summary['wall_seconds']:.1f} s, "
           f"{summary['torch_threads']} torch thread(s), on {summary['device']}); outputs in "

@@ -35,6 +35,7 @@ from ...train import CONFIGS, DECOY_DESIGNS
 from ...transfer import closed_share, key_team
 from ..viz import Arena, Frame, Heatmap
 from ..widgets import Explorer, Slider
+from .mpe import screen_color
 from .scale import scale_runs
 
 __all__ = ["FOLDER", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name", "decoy_baselines", "decoy_runs",
@@ -122,11 +123,6 @@ def decoy_zero_shot(path: str | Path = ZERO_SHOT_PATH) -> dict[str, dict[tuple[i
     return shares
 
 
-def _screen_color(rgb: np.ndarray) -> str:
-    """An entity's colour as mpe2 draws it (``entity.color * 200``), as ``#rrggbb``."""
-    return "#" + "".join(f"{int(min(max(200 * c, 0.0), 255.0)):02x}" for c in rgb)
-
-
 def decoy_world(m: int, d: int, seed: int) -> tuple[Any, np.ndarray]:
     """The reference environment of simple_spread with decoys at reset with ``seed``, and its observations
     (m, obs_dim)."""
@@ -142,7 +138,7 @@ def decoy_arena(env: Any, emphasis: np.ndarray | None = None, focus: int | None 
     entities = [*world.agents, *world.landmarks, *world.decoys]
     labels = ([f"a{i + 1}" for i in range(len(world.agents))] + [f"T{n + 1}" for n in range(len(world.landmarks))]
               + [f"D{n + 1}" for n in range(len(world.decoys))])
-    colours = [_screen_color(DECOY_COLOR if n >= len(world.agents) + len(world.landmarks) else e.color)
+    colours = [screen_color(DECOY_COLOR if n >= len(world.agents) + len(world.landmarks) else e.color)
                for n, e in enumerate(entities)]
     return Arena(np.stack([e.state.p_pos for e in entities]), [e.size for e in entities], colours, labels,
                  emphasis=emphasis, focus=focus, title=title, lim=1.3)

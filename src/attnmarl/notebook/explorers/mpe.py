@@ -49,6 +49,7 @@ __all__ = [
     "check_step",
     "token_table",
     "feature_legend",
+    "screen_color",
     "arena_panel",
     "short_label",
     "long_label",
@@ -266,7 +267,7 @@ def scenario_text(scenario: str, scenario_kwargs: dict[str, Any] | None = None) 
     return ", ".join(parts)
 
 
-def _screen_color(rgb: np.ndarray) -> str:
+def screen_color(rgb: np.ndarray) -> str:
     """An entity's colour as mpe2 draws it (``entity.color * 200``), as ``#rrggbb``."""
     return "#" + "".join(f"{int(min(max(200 * c, 0.0), 255.0)):02x}" for c in rgb)
 
@@ -286,7 +287,7 @@ def arena_panel(episode: Episode, t: int, focus: int | None = None, title: str =
     reach = (np.abs(episode.positions) + episode.radius[:, None])[episode.visible].max()
     lim = max(1.0, math.ceil(10 * reach + 0.5) / 10)  # everything of the episode in view
     return Arena(episode.positions[t, shown], episode.radius[shown],
-                 [_screen_color(c) for c in episode.colors[t, shown]],
+                 [screen_color(c) for c in episode.colors[t, shown]],
                  [short_label(episode.entities[k]) for k in shown],
                  focus=None if focus is None else int(np.flatnonzero(shown == focus)[0]),
                  title=title or f"{episode.scenario}, t = {t}", lim=lim)
