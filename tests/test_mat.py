@@ -244,7 +244,7 @@ def test_an_agents_policy_moves_only_with_earlier_actions_as_a_loop_measures_it(
                 changed[b, k] = other
                 tv.append(0.5 * (net.logits(o, changed)[0].softmax(-1)[b, i] - p).abs().sum())
     assert influence[b, i, k] == pytest.approx(float(torch.stack(tv).mean()), abs=1e-7)
-    assert (action_influence(agent_at(m, "mat-dec").net, o, a) == 0).all()
+    assert (action_influence(agent_at(m, "mat-dec").net, o, a).abs() < 1e-6).all()  # float noise only
     with pytest.raises(ValueError, match="reads a MultiAgentTransformer"):
         action_influence(agent_at(m).actor, o, a)
     with pytest.raises(ValueError, match=r"a must have shape \(3, 4\)"):
@@ -303,3 +303,37 @@ def test_the_explorer_rings_the_earlier_agents_by_their_influence():
     assert mat_explorer(agent.net, episode).update(t=12, i=0)
     with pytest.raises(ValueError, match="MAT-Dec has none"):
         mat_frame(agent_at(4, "mat-dec").net, episode)
+
+
+def test_every_point_of_chapter_13_names_a_config_and_reads_its_runs(tmp_path, monkeypatch):
+    """mat_name: a config for every (m, design), chapter 10's entity actor for "entity"; mat_runs in seed order from
+    assets/mat (the entity actor's from chapter 10's folders), naming the command where none has shipped;
+    mat_shares on simple_spread's random → greedy range."""
+    import json
+
+    import attnmarl.checkpoints
+    from attnmarl.notebook.explorers.mat import MAT_DESIGNS, MAT_MS, mat_name, mat_runs, mat_shares
+    from attnmarl.notebook.explorers.scale import zero_shot_results
+    from attnmarl.train import CONFIGS
+
+    for m in MAT_MS:
+        for design in (*MAT_DESIGNS, "entity"):
+            assert mat_name(m, design) in CONFIGS
+    assert mat_name(6, "entity") == "pi-spread6-entity" and mat_name(12, "shuffled") == "mat-spread12-shuffled"
+    for m, design in ((4, "mat"), (3, "gpt"), ("3", "mat")):
+        with pytest.raises(ValueError):
+            mat_name(m, design)
+    entity = mat_runs(3, "entity")  # shipped with chapter 10, before the folder is replaced below
+    assert [r["seed"] for r in entity] == sorted(r["seed"] for r in entity) and len(entity) >= 3
+    random, greedy = (zero_shot_results()["baselines"][3][k][0] for k in ("random", "greedy"))
+    baselines = zero_shot_results()
+    monkeypatch.setattr(attnmarl.checkpoints, "ASSETS", tmp_path)
+    monkeypatch.setattr("attnmarl.notebook.explorers.mat.zero_shot_results", lambda: baselines)
+    (tmp_path / "mat").mkdir()
+    with pytest.raises(ValueError, match="python -m attnmarl.train --config matdec-spread6 --seeds 0-2"):
+        mat_runs(6, "matdec")
+    runs = [{"name": "mat-spread3", "seed": s, "final_return": r, "curve": "", "checkpoint": ""}
+            for s, r in ((1, greedy), (0, random))]
+    (tmp_path / "mat" / "index.json").write_text(json.dumps(runs))
+    assert [r["seed"] for r in mat_runs(3, "mat")] == [0, 1]
+    assert mat_shares(3, "mat") == pytest.approx([0.0, 100.0])

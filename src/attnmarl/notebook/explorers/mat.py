@@ -1,6 +1,12 @@
-"""Chapter 13's explorer of a Multi-Agent Transformer team: in one recorded mpe2 episode, step by step, how much
-each agent's choice draws on the actions of the agents that decided before it, and where the encoder's attention
-lands.
+"""Chapter 13's shipped results and its explorer of a Multi-Agent Transformer team.
+
+- :func:`mat_name` names the config behind a point (m, design): MAT, MAT-Dec, MAT trained in shuffled orders
+  (:data:`MAT_DESIGNS`), or chapter 10's entity actor with MAPPO at the same budget (``"entity"``);
+- :func:`mat_runs` reads a point's shipped runs (``attnmarl/assets/mat``; the entity actor's from chapter 10's
+  folders) and :func:`mat_shares` their final mpe2 scores as shares (%) of simple_spread's random → greedy range;
+
+In one recorded mpe2 episode, step by step, the explorer shows how much each agent's choice draws on the actions of
+the agents that decided before it, and where the encoder's attention lands:
 
 - :func:`mat_episode` plays and records one simple_spread episode with a MAT agent (:mod:`attnmarl.algos.mat`),
   greedily and in agent order, as its evaluation does;
@@ -11,7 +17,9 @@ lands.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -19,14 +27,66 @@ from torch import Tensor
 
 from ...algos.mat import MATAgent, MATConfig
 from ...analysis import action_influence, nearest_landmarks
-from ...checkpoints import agent_policy
-from ...checks import check_index, check_seed
+from ...checkpoints import agent_policy, shipped_runs
+from ...checks import check_index, check_int, check_seed
 from ...nets.mat import MultiAgentTransformer
+from ...transfer import closed_share
 from ..viz import Frame, Heatmap
 from ..widgets import Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, record_episode
+from .scale import SCALE_CONFIGS, scale_runs, zero_shot_results
 
-__all__ = ["mat_episode", "encoder_alpha", "mat_frame", "mat_explorer"]
+__all__ = ["FOLDER", "MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_episode", "encoder_alpha",
+           "mat_frame", "mat_explorer"]
+
+FOLDER = "mat"
+"""The asset folder of chapter 13's runs."""
+
+MAT_MS = (3, 6, 12)
+"""The team sizes chapter 13 trains at."""
+
+MAT_DESIGNS = {"mat": "mat-spread{m}", "matdec": "matdec-spread{m}", "shuffled": "mat-spread{m}-shuffled"}
+"""Chapter 13's designs and their configs' names: MAT, MAT-Dec (its encoder as critic, decentralized actors) and
+MAT trained with a random decision order per environment and rollout."""
+
+
+def mat_name(m: int, design: str) -> str:
+    """The config of the point (m, design): a :data:`MAT_DESIGNS` config, or for ``"entity"`` chapter 10's entity
+    actor with MAPPO at the same budget (chapter 8's ``pi-spread6-entity`` at m = 6). ``ValueError`` for a point the
+    chapter has no config for."""
+    m = check_int("m", m)
+    if m not in MAT_MS or design not in (*MAT_DESIGNS, "entity"):
+        raise ValueError(f"no chapter 13 config for m = {m}, design {design!r}: the team sizes are {list(MAT_MS)} and "
+                         f"the designs {[*MAT_DESIGNS, 'entity']}")
+    return SCALE_CONFIGS["simple_spread", m, "entity"] if design == "entity" else MAT_DESIGNS[design].format(m=m)
+
+
+def mat_runs(m: int, design: str) -> list[dict[str, Any]]:
+    """The shipped runs (every seed, in seed order) of the point (m, design); ``ValueError`` naming the command that
+    trains them if none has shipped."""
+    name = mat_name(m, design)
+    if design == "entity":
+        return sorted(scale_runs(m, "entity"), key=lambda r: r["seed"])
+    try:
+        runs = sorted(shipped_runs(FOLDER, name), key=lambda r: r["seed"])
+    except json.JSONDecodeError:  # a damaged index is not a missing one
+        raise
+    except ValueError:  # no index.json in assets/mat yet
+        runs = []
+    if not runs:
+        raise ValueError(f"no shipped runs of {name} in assets/{FOLDER}; train them with python -m attnmarl.train "
+                         f"--config {name} --seeds 0-2 --out src/attnmarl/assets/{FOLDER} and index them with "
+                         f"python -m attnmarl.train --index src/attnmarl/assets/{FOLDER}")
+    return runs
+
+
+def mat_shares(m: int, design: str) -> np.ndarray:
+    """Each shipped seed's final mpe2 score (200 episodes) as a share (%) of simple_spread's random → greedy range
+    at m (chapter 10's baselines)."""
+    runs = mat_runs(m, design)
+    baselines = zero_shot_results()["baselines"][m]
+    random, greedy = baselines["random"][0], baselines["greedy"][0]
+    return np.array([100 * closed_share(r["final_return"], random, greedy) for r in runs])
 
 
 def mat_episode(agent: MATAgent, config: MATConfig, seed: int = 0) -> Episode:
