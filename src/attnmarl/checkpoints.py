@@ -62,7 +62,8 @@ from .files.sealed import check_run_file
 __all__ = ["FORMAT", "FORMATS", "ARCHITECTURE", "MADDPG_ARCHITECTURE", "MAAC_ARCHITECTURE", "QMIX_ARCHITECTURE",
            "MAT_ARCHITECTURE", "ACTOR_ARCHITECTURE", "ASSETS", "checkpoint_data", "check_agent_fits", "save_checkpoint",
            "load_checkpoint", "seal_checkpoint", "load_agent", "load_agent_at", "load_actor_from", "agent_policy",
-           "load_policy", "load_run", "shipped_runs", "shipped_curve", "shipped_checkpoint", "shipped_table"]
+           "load_policy", "load_run", "shipped_runs", "config_runs", "shipped_curve", "shipped_checkpoint",
+           "shipped_table"]
 
 Config = MAPPOConfig | MADDPGConfig | MAACConfig | QMIXConfig | MATConfig
 Agent = MAPPOAgent | MADDPGAgent | MAACAgent | QMIXAgent | MATAgent
@@ -329,6 +330,23 @@ def shipped_runs(folder: str, name: str | None = None) -> list[dict[str, Any]]:
     ``name``, only the runs (every seed) of that config."""
     runs = json.loads((_asset_folder(folder) / "index.json").read_text())
     return runs if name is None else [r for r in runs if r["name"] == name]
+
+
+def config_runs(folder: str, name: str) -> list[dict[str, Any]]:
+    """The shipped runs of config ``name`` in ``assets/<folder>``, every seed, in seed order; ``ValueError`` naming
+    the commands that train and index them where none has shipped (no ``index.json`` yet, or none of this config).
+    A damaged ``index.json`` is not a missing one: its ``json.JSONDecodeError`` propagates."""
+    try:
+        runs = sorted(shipped_runs(folder, name), key=lambda r: r["seed"])
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # no index.json in the folder yet
+        runs = []
+    if not runs:
+        raise ValueError(f"no shipped runs of {name} in assets/{folder}; train them with "
+                         f"python -m attnmarl.train --config {name} --seeds 0-2 --out src/attnmarl/assets/{folder} "
+                         f"and index them with python -m attnmarl.train --index src/attnmarl/assets/{folder}")
+    return runs
 
 
 def shipped_curve(folder: str, name: str, seed: int) -> dict[str, np.ndarray]:

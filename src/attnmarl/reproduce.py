@@ -77,10 +77,10 @@ __all__ = ["CHAPTERS", "THRESHOLD", "VERDICTS", "PASSING", "TRAIN_COMMAND", "DEV
            "select_runs", "unrunnable", "rerun_arguments", "rerun", "task_options", "verdict", "seed_check",
            "reproduce", "main"]
 
-CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac", "comm", "mix", "decoys")
+CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac", "comm", "mix", "decoys", "lbf")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
-the mean-pooling control of chapters 8 and 10, and MAAC's runs in it) and 11 (messages under limited sight,
-value decomposition)."""
+the mean-pooling control of chapters 8 and 10, and MAAC's runs in it), 11 (messages under limited sight,
+value decomposition) and 12 (simple_spread with decoys, Level-Based Foraging)."""
 
 THRESHOLD = 3.0
 """A re-run is within noise when its score is within this many combined standard errors of the shipped score."""
@@ -368,12 +368,15 @@ def _report(out: Path, rows: list[dict[str, Any]], retries: int, date: str | Non
     """Write ``report.json`` and ``report.md`` (atomically) and return the report, dated ``date`` (default:
     today)."""
     counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    references = sorted({train.reference_of(train.CONFIGS[r["name"]].scenario) for r in rows
+                         if r["name"] in train.CONFIGS}) or ["mpe2"]
     rule = (f"A re-run is identical when its score and standard error are the shipped run's; else z = (reproduced - "
             f"shipped) / sqrt(se_shipped^2 + se_reproduced^2), and it is within noise when |z| <= {THRESHOLD:g} "
             "(a test of evaluation noise only, and a lenient one: both scores come from the same episode seeds), "
             "and differs otherwise. New seed? says whether the re-run's score lies in the 95% prediction interval of "
             "the shipped seeds' scores of its config (3 seeds or more): where a new seed would score. Scores: mean "
-            "per-agent mpe2 return ± standard error over the same fixed-seed episodes. A failed run raised an "
+            f"per-agent {' or '.join(references)} return ± standard error over the same fixed-seed episodes. A failed "
+            "run raised an "
             f"error, or lost its worker, {retries + 1} time(s).")
     today = date or datetime.date.today().isoformat()
     report = {"date": today, "rule": rule, "threshold": THRESHOLD, "retries": retries, "counts": counts, "runs": rows}

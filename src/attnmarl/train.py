@@ -701,8 +701,10 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         stem = f"{entry['name']}-seed{entry['seed']}"
         entry["curve"] = f"{stem}.csv"
         entry["checkpoint"] = f"{stem}.pt" if (directory / f"{stem}.pt").exists() else None
-        # say whether the actions were continuous even where the run left mpe2's default (discrete)
-        entry["scenario_kwargs"] = {"continuous_actions": False, **entry["scenario_kwargs"]}
+        # say whether the actions were continuous even where the run left mpe2's default (discrete); lbforaging has
+        # discrete actions only, and takes no such argument
+        if entry["scenario"] != FORAGING:
+            entry["scenario_kwargs"] = {"continuous_actions": False, **entry["scenario_kwargs"]}
     runs.sort(key=lambda e: (list(CONFIGS).index(e["name"]) if e["name"] in CONFIGS else 99, e["seed"]))
     title = INDEX_TITLES.get(directory.name, "Trained MAPPO agents")
     reference = " or ".join(sorted({reference_of(e["scenario"]) for e in runs}))
@@ -721,7 +723,8 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
     ]
     for e in runs:
         arguments = ", ".join(f"{k}={v}" for k, v in e["scenario_kwargs"].items() if k != "continuous_actions")
-        arguments = (arguments or "defaults") + (", continuous" if e["scenario_kwargs"]["continuous_actions"] else "")
+        arguments = (arguments or "defaults") + (", continuous" if e["scenario_kwargs"].get("continuous_actions")
+                                                 else "")
         per_agent = " / ".join(f"{r:.1f}" for r in e["final_per_agent"])
         lines.append(
             f"| {e['name']} | {e['seed']} | {e['scenario']} | {arguments} | {e['critic']} "

@@ -17,8 +17,9 @@ import io
 import math
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -33,11 +34,13 @@ from matplotlib.transforms import IdentityTransform
 from PIL import Image
 
 from ..checks import check_bool, check_real
+from ..stats import Interval
+from ..stats import verdict as interval_verdict
 from .labels import label_positions
 
 __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Text", "Frame", "frame_spec",
-           "SHOWN_DIGITS", "heatmap",
-           "show_heatmaps", "draw_frame", "plot_seed_band", "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
+           "SHOWN_DIGITS", "heatmap", "show_heatmaps", "draw_frame", "plot_seed_band", "lead_panel",
+           "DESIGN_COLOURS", "RUN_COLOURS", "ROLE_STYLES",
            "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line",
            "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style",
            "PIXEL_DENSITY", "FIGURE_COLOURS", "figure_png", "use_sharp_figures",
@@ -612,6 +615,35 @@ def _smaller_frame(match: re.Match) -> str:
     buffer = io.BytesIO()
     image.convert("RGB").quantize(ANIMATION_COLOURS).save(buffer, format="PNG", optimize=True)
     return f'{match.group(1)}{base64.b64encode(buffer.getvalue()).decode()}"'
+
+
+def lead_panel(ax: Axes, leads: Mapping[tuple[Any, str], Interval], groups: Sequence[Any],
+               tick_labels: Sequence[str], names: Mapping[str, str], ylabel: str,
+               title: str = "attention's lead, 95% interval", legend_loc: str = "best") -> None:
+    """Attention minus each compared design ``b`` of ``names`` (design -> its name in the legend) at each of
+    ``groups`` (numbers of decoys, team sizes, ...): ``leads[group, b]``, its estimate and 95% interval, side by side
+    in b's colour (:data:`DESIGN_COLOURS`). A marker is filled where the difference is resolved (ahead or behind on
+    ten seeds a design, :func:`attnmarl.stats.verdict`), open where it is not or is indicative; a grey line marks 0."""
+    if len(tick_labels) != len(groups):
+        raise ValueError(f"lead_panel needs one tick label per group; got {len(tick_labels)} for {len(groups)}")
+    step = 0.22
+    for j, b in enumerate(names):
+        if b not in DESIGN_COLOURS:
+            raise ValueError(f"lead_panel draws each design in its colour of DESIGN_COLOURS; {b!r} has none")
+        colour = DESIGN_COLOURS[b]
+        for g, group in enumerate(groups):
+            e = leads[group, b]
+            x = g + (j - (len(names) - 1) / 2) * step
+            filled = interval_verdict(e) in ("ahead", "behind")
+            ax.plot([x, x], [e.low, e.high], color=colour, lw=1.6)
+            ax.plot(x, e.estimate, "o", color=colour, ms=7, markerfacecolor=colour if filled else "white",
+                    label=f"attention − {names[b]}" if g == 0 else None)
+    ax.axhline(0, color="0.5", lw=1)
+    ax.set_xticks(range(len(groups)), tick_labels)
+    ax.set_xlim(-0.5, len(groups) - 0.5)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc=legend_loc, fontsize=8)
 
 
 def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: str, color: str, label: str,

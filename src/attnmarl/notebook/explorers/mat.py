@@ -17,7 +17,6 @@ the agents that decided before it, and where the encoder's attention lands:
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +26,7 @@ from torch import Tensor
 
 from ...algos.mat import MATAgent, MATConfig
 from ...analysis import action_influence, nearest_landmarks
-from ...checkpoints import agent_policy, shipped_runs
+from ...checkpoints import agent_policy, config_runs
 from ...checks import check_index, check_int, check_seed
 from ...nets.mat import MultiAgentTransformer
 from ...transfer import closed_share
@@ -67,17 +66,7 @@ def mat_runs(m: int, design: str) -> list[dict[str, Any]]:
     name = mat_name(m, design)
     if design == "entity":
         return sorted(scale_runs(m, "entity"), key=lambda r: r["seed"])
-    try:
-        runs = sorted(shipped_runs(FOLDER, name), key=lambda r: r["seed"])
-    except json.JSONDecodeError:  # a damaged index is not a missing one
-        raise
-    except ValueError:  # no index.json in assets/mat yet
-        runs = []
-    if not runs:
-        raise ValueError(f"no shipped runs of {name} in assets/{FOLDER}; train them with python -m attnmarl.train "
-                         f"--config {name} --seeds 0-2 --out src/attnmarl/assets/{FOLDER} and index them with "
-                         f"python -m attnmarl.train --index src/attnmarl/assets/{FOLDER}")
-    return runs
+    return config_runs(FOLDER, name)
 
 
 def mat_shares(m: int, design: str) -> np.ndarray:
