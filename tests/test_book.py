@@ -362,12 +362,19 @@ def test_code_lines_fit_the_page_column(chapter):
     assert not too_long, f"code lines over {CODE_COLUMN} characters in {chapter} (cell id, length): {too_long}"
 
 
+LBF_NAMES = ("make_lbf_reference", "explorers.lbf")
+"""What a chapter that plays the reference Level-Based Foraging calls: its setup installs the package's extra "lbf"
+(``lbforaging``), which Colab does not have."""
+
+
 @pytest.mark.parametrize("chapter", NOTEBOOKS)
 def test_setup_cell_installs_from_the_configured_repository(chapter):
     notebook = nbformat.read((ROOT / chapter).with_suffix(".ipynb"), as_version=4)
     setup = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
     assert 'if "google.colab" in sys.modules:' in setup
-    assert f'%pip install --quiet "attnmarl @ git+{REPOSITORY}"' in setup
+    extras = "[lbf]" if any(name in json.dumps(notebook) for name in LBF_NAMES) else ""
+    assert f'%pip install --quiet "attnmarl{extras} @ git+{REPOSITORY}"' in setup, \
+        f"{chapter} must install attnmarl{extras or ' without extras'} on Colab"
     urls = set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", json.dumps(notebook)))
     assert urls <= {REPOSITORY}, f"other repository addresses in {chapter}: {urls - {REPOSITORY}}"
 

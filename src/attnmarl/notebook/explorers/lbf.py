@@ -27,7 +27,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
-from ...checkpoints import agent_policy, load_agent, shipped_runs
+from ...checkpoints import agent_policy, config_runs, load_agent
 from ...checks import check_index, check_int, check_seed
 from ...envs import make_reference, obs_to_array
 from ...envs.foraging import NAME
@@ -71,17 +71,7 @@ def lbf_runs(m: int, design: str) -> list[dict[str, Any]]:
     """The shipped runs (every seed, in seed order) of the point (m, design), as ``index.json`` lists them;
     ``ValueError`` naming the command that trains them if none has shipped."""
     name = lbf_name(m, design)
-    try:
-        runs = sorted(shipped_runs(FOLDER, name), key=lambda r: r["seed"])
-    except json.JSONDecodeError:  # a damaged index is not a missing one
-        raise
-    except ValueError:  # no index.json in assets/lbf yet
-        runs = []
-    if not runs:
-        raise ValueError(f"no shipped runs of {name} in assets/{FOLDER}; train them with "
-                         f"python -m attnmarl.train --config {name} --seeds 0-2 --out src/attnmarl/assets/{FOLDER} "
-                         f"and index them with python -m attnmarl.train --index src/attnmarl/assets/{FOLDER}")
-    return runs
+    return config_runs(FOLDER, name)
 
 
 def lbf_shares(m: int, design: str) -> np.ndarray:
@@ -178,9 +168,9 @@ def _grid_xy(cells: np.ndarray, size: int) -> np.ndarray:
 def lbf_frame(actor: Any, episode: LBFEpisode, t: int = 0, i: int = 0) -> Frame:
     """Step ``t`` seen by player ``i``: the grid (players p1… and foods f1… in row-major order, each named with its
     level, as ``p2·1``), every entity player i sees ringed by the weight its self token gives that entity's token
-    (alpha averaged over heads), player i ringed in black; and that row of alpha, each column named by the entity
-    and, for a food, its class: whether player i can lift it ``alone``, only ``together`` with the players it sees,
-    or not at all (``beyond``)."""
+    (alpha averaged over heads), player i ringed in black; and that row of alpha, drawn as a column, each entry named
+    by the entity and, for a food, its class: whether player i can lift it ``alone``, only ``together`` with the
+    players it sees, or not at all (``beyond``)."""
     if not 0 <= check_int("t", t, minimum=0) <= episode.steps:
         raise ValueError(f"t must be a step of the episode, 0 … {episode.steps}; got {t}")
     m, foods = len(episode.levels), episode.kwargs["foods"]
@@ -211,12 +201,13 @@ def lbf_frame(actor: Any, episode: LBFEpisode, t: int = 0, i: int = 0) -> Frame:
     arena = Arena(_grid_xy(np.array(cells), episode.size), [0.42] * m + [0.3] * len(food_cells), colours, labels,
                   emphasis=np.clip(emphasis / max(row.max(), 1e-12), 0.0, 1.0), focus=i, lim=episode.size / 2,
                   title=f"t = {t}: {100 * episode.collected[t]:.0f}% of the food collected")
-    heat = Heatmap(row[[token for token, _ in names]][None], [f"p{i + 1}"], [name for _, name in names],
-                   title=f"α of p{i + 1} over what it sees", xlabel="token (key): itself, foods, players",
-                   ylabel="query")
+    heat = Heatmap(row[[token for token, _ in names]][:, None], [name for _, name in names], [f"p{i + 1}"],
+                   title=f"α of p{i + 1} over what it sees", xlabel="query", ylabel="token (key)")
     sight = episode.kwargs.get("sight", 2)
-    return Frame([arena, heat], caption=f"p{i + 1} (level {episode.levels[i]}) sees {len(names) - 1} entities within "
-                                        f"{sight} cells; the ring on each is its share of p{i + 1}'s α")
+    seen = len(names) - 1
+    return Frame([arena, heat], caption=f"p{i + 1} (level {episode.levels[i]}) sees {seen} "
+                                        f"{'entity' if seen == 1 else 'entities'} within {sight} cells; the ring on "
+                                        f"each is its share of p{i + 1}'s α")
 
 
 def lbf_explorer(actor: Any, episode: LBFEpisode, steps: tuple[int, ...] | None = None) -> Explorer:

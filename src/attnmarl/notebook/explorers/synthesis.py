@@ -15,7 +15,11 @@ comparison** changes more: entity tokens against a flat MLP change the whole rep
 remove the channel, Qatten against VDN adds state-dependent weights and a bias beside attention. Only the first
 kind attributes an effect to attention. Chapter 12's rows are read on simple_spread's range at the same m: with
 decoys the random and greedy teams score exactly as without them (the decoys are placed after everything else and
-pay nothing), so one scale serves every number of decoys d.
+pay nothing), so one scale serves every number of decoys d. Its Level-Based Foraging rows are read on the range
+from lbforaging's random team to a team that collects all the food, the game's maximum: the scripted forager
+(:mod:`attnmarl.envs.lbf_baselines`) collects only a quarter to a half of it, and every trained design far more, so
+a range that ended at the script would magnify every difference three to six times. A point of this range is 0.84 to
+0.92 points of the food collected.
 
 simple_tag's runs (chapters 7–9) are left out: a predator-prey score has no random → greedy range to read it on.
 The continuous-action runs (chapter 8's μ, chapter 9's Q critics) are read on the range of random and greedy teams
@@ -32,12 +36,15 @@ import numpy as np
 
 from ...checkpoints import shipped_runs
 from ...checks import check_bool, check_int, check_real
+from ...envs.foraging import NAME as FORAGING
 from ...seeds import seed_span
 from ...stats import RESOLVING_SEEDS, Interval, welch_difference
 from ...stats import verdict as interval_verdict
+from ...train import LBF_MS
 from ...transfer import closed_share
 from .comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
 from .decoys import decoy_runs
+from .lbf import lbf_baselines, lbf_runs
 from .mix import SHIPPED_MIX_MS, mix_runs
 from .scale import (
     CRITIC_MS,
@@ -61,8 +68,8 @@ DECOY_POINT = (6, 3)
 
 DESIGNS = ("value critic V", "centralized policy π", "centralized policy μ", "Q critic", "critic, collect_treasure",
            "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer",
-           "selection with decoys")
-"""The rows' designs, in the order of the book's chapters (7, 8, 8, 9, 10, 10, 8 and 10, 10, 11, 11, 12)."""
+           "selection with decoys", "Level-Based Foraging")
+"""The rows' designs, in the order of the book's chapters (7, 8, 8, 9, 10, 10, 8 and 10, 10, 11, 11, 12, 12)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,7 @@ def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread", cont
     read the continuous range)."""
     continuous, m = check_bool("continuous", continuous), check_int("m", m)
     tables = {"simple_spread": continuous_baselines if continuous else zero_shot_results,
-              "collect_treasure": treasure_baselines}
+              "collect_treasure": treasure_baselines, FORAGING: _lbf_table}
     if scenario not in tables:
         raise ValueError(f"scenario {scenario!r} has no random → greedy range to read a score on; the scenarios "
                          f"with one are {sorted(tables)}")
@@ -112,6 +119,12 @@ def range_shares(runs: list[dict], m: int, scenario: str = "simple_spread", cont
         raise ValueError(f"no baselines of {scenario} at m = {m}; measured at m = {sorted(table['baselines'])}")
     low, high = table["baselines"][m]["random"][0], table["baselines"][m]["greedy"][0]
     return np.array([100 * closed_share(_final_return(k, run), low, high) for k, run in enumerate(_runs(runs))])
+
+
+def _lbf_table() -> dict[str, Any]:
+    """lbforaging's range in the form of the other baselines' tables: the random team, and in the greedy team's place
+    all the food collected (a team return of 1, the maximum; module docstring)."""
+    return {"baselines": {m: {"random": [random], "greedy": [1.0]} for m, (random, _) in lbf_baselines().items()}}
 
 
 def _runs(runs: Any) -> list[dict]:
@@ -185,6 +198,11 @@ def effects() -> list[Effect]:
                             ("flat", "flat actor", "design comparison")):
         add("selection with decoys", 12, "simple_spread", DECOY_POINT[0], f"d = {DECOY_POINT[1]}", "attention", b_name,
             decoy_runs(*DECOY_POINT, "entity"), decoy_runs(*DECOY_POINT, b), kind)
+    for b, b_name, kind in (("mean", "mean pooling", "attention ablation"),
+                            ("flat", "flat actor", "design comparison")):
+        for m in LBF_MS:
+            add("Level-Based Foraging", 12, FORAGING, m, "", "attention", b_name, lbf_runs(m, "entity"),
+                lbf_runs(m, b), kind)
     return rows
 
 
