@@ -18,8 +18,8 @@ decoys the random and greedy teams score exactly as without them (the decoys are
 pay nothing), so one scale serves every number of decoys d. Its Level-Based Foraging rows are read on the range
 from lbforaging's random team to a team that collects all the food, the game's maximum: the scripted forager
 (:mod:`attnmarl.envs.lbf_baselines`) collects only a quarter to a half of it, and every trained design far more, so
-a range that ended at the script would magnify every difference three to six times. A point of this range is 0.84 to
-0.92 points of the food collected.
+a range that ended at the script would magnify every difference two and a half to five times. A point of this range
+is 0.84 to 0.92 points of the food collected.
 
 simple_tag's runs (chapters 7–9) are left out: a predator-prey score has no random → greedy range to read it on.
 The continuous-action runs (chapter 8's μ, chapter 9's Q critics) are read on the range of random and greedy teams
