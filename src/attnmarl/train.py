@@ -59,6 +59,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import inspect
 import io
 import json
 import math
@@ -91,6 +92,7 @@ from .envs import episode_returns
 from .envs.decoys import NAME as DECOYS
 from .envs.foraging import NAME as FORAGING
 from .envs.lbf_baselines import SCENARIOS as LBF_SCENARIOS
+from .envs.scenarios import reference_module
 from .envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
 from .files.atomic import check_writable_folder, save_files, write_atomically
 from .interrupt import run_command
@@ -701,9 +703,9 @@ def write_index(directory: str | Path) -> list[dict[str, Any]]:
         stem = f"{entry['name']}-seed{entry['seed']}"
         entry["curve"] = f"{stem}.csv"
         entry["checkpoint"] = f"{stem}.pt" if (directory / f"{stem}.pt").exists() else None
-        # say whether the actions were continuous even where the run left mpe2's default (discrete); lbforaging has
-        # discrete actions only, and takes no such argument
-        if entry["scenario"] != FORAGING:
+        # say whether the actions were continuous even where the run left mpe2's default (discrete), for every
+        # scenario that takes the argument (lbforaging does not: its actions are discrete only)
+        if "continuous_actions" in inspect.signature(reference_module(entry["scenario"]).raw_env).parameters:
             entry["scenario_kwargs"] = {"continuous_actions": False, **entry["scenario_kwargs"]}
     runs.sort(key=lambda e: (list(CONFIGS).index(e["name"]) if e["name"] in CONFIGS else 99, e["seed"]))
     title = INDEX_TITLES.get(directory.name, "Trained MAPPO agents")

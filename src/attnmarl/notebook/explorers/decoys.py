@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...checkpoints import ASSETS, shipped_curve, shipped_runs
+from ...checkpoints import ASSETS, config_runs, shipped_curve
 from ...checks import check_index, check_int, check_seed
 from ...envs import make_reference, obs_to_array, token_layout
 from ...envs.decoys import DECOY_COLOR, NAME
@@ -78,11 +78,7 @@ def decoy_runs(m: int, d: int, design: str) -> list[dict[str, Any]]:
     name = decoy_name(m, d, design)
     if d == 0:
         return sorted(scale_runs(m, design, "simple_spread"), key=lambda r: r["seed"])
-    runs = sorted(shipped_runs(FOLDER, name), key=lambda r: r["seed"])
-    if not runs:
-        raise ValueError(f"no shipped runs of {name} in assets/{FOLDER}; train them with "
-                         f"python -m attnmarl.train --config {name} --seeds 0-2 --out runs/{FOLDER}")
-    return runs
+    return config_runs(FOLDER, name)
 
 
 def decoy_shares(m: int, d: int, design: str) -> np.ndarray:

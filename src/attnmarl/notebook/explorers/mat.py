@@ -140,10 +140,12 @@ def mat_explorer(net: MultiAgentTransformer, episode: Episode, steps: tuple[int,
     for t in steps:
         check_step(episode, t)
 
-    def frame(t: int = steps[min(1, len(steps) - 1)], i: int = 1) -> Frame:
+    first = steps[min(1, len(steps) - 1)]  # the second step offered: agents are on their way by then
+
+    def frame(t: int = first, i: int = 1) -> Frame:
         return mat_frame(net, episode, t, i)
 
     m = len(episode.agents)
-    return Explorer(frame, [Slider("t", list(steps), default=steps[min(1, len(steps) - 1)], label="step t"),
+    return Explorer(frame, [Slider("t", list(steps), default=first, label="step t"),
                             Slider("i", list(range(m)), default=min(1, m - 1), label="agent (deciding)")],
                     title="Whose action a MAT agent's choice draws on")
