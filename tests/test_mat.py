@@ -337,3 +337,49 @@ def test_every_point_of_chapter_13_names_a_config_and_reads_its_runs(tmp_path, m
     (tmp_path / "mat" / "index.json").write_text(json.dumps(runs))
     assert [r["seed"] for r in mat_runs(3, "mat")] == [0, 1]
     assert mat_shares(3, "mat") == pytest.approx([0.0, 100.0])
+
+
+def test_the_order_command_scores_each_checkpoint_in_the_orders_it_names(trained, tmp_path, monkeypatch, capsys):
+    """python -m attnmarl.orders writes, per run and seed, the orders it drew and the score in each, the scores
+    order_scores gives on the same episodes; MAT-Dec's scores are the same in every order (it decides alone), and a
+    checkpoint that is not MAT's is refused before any evaluation, by name."""
+    import json
+
+    from attnmarl import orders
+
+    _, path = trained
+    assets = tmp_path / "assets"
+    (assets / "mat").mkdir(parents=True)
+    (assets / "mat" / "mat-spread3-seed0.pt").write_bytes(path.read_bytes())
+    torch.manual_seed(1)
+    dec = make_agent(replace(MATConfig(), variant="mat-dec"))
+    save_checkpoint(assets / "mat" / "matdec-spread3-seed0.pt", dec, replace(MATConfig(), variant="mat-dec"))
+    monkeypatch.setattr(orders, "ASSETS", assets)
+    out = tmp_path / "orders.json"
+    orders.main(["--run", "mat/mat-spread3", "--run", "mat/matdec-spread3", "--orders", "3", "--episodes", "3",
+                 "--out", str(out)])
+    written = json.loads(out.read_text())
+    mat_row, dec_row = written["runs"]
+    expected = order_scores(path, orders=3, episodes=3)
+    assert mat_row["orders"] == expected["orders"] and len({tuple(o) for o in mat_row["orders"]}) > 1
+    assert mat_row["scores"] == pytest.approx(expected["scores"], abs=1e-4)
+    assert mat_row["agent_order"] == pytest.approx(expected["agent_order"], abs=1e-4)
+    assert max(dec_row["scores"]) - min(dec_row["scores"]) < 1e-6 and dec_row["agent_order"] == dec_row["scores"][0]
+    assert written["command"].startswith("python -m attnmarl.orders --run mat/mat-spread3")
+
+    monkeypatch.undo()  # the shipped checkpoints again
+    with pytest.raises(SystemExit):
+        orders.main(["--run", "policy/pi-spread6-entity", "--out", str(tmp_path / "refused.json")])
+    assert "only MAT and MAT-Dec decide in an order" in capsys.readouterr().err
+    assert not (tmp_path / "refused.json").exists()
+
+
+def test_transfer_scores_a_mat_checkpoint_at_other_team_sizes(trained):
+    """MAT's weights do not depend on m, so chapter 10's zero-shot command takes its checkpoints as it takes the
+    entity actor's (it refuses actors whose weights do; test_transfer.py holds that side)."""
+    from attnmarl.transfer import check_transferable, zero_shot_scores
+
+    _, path = trained
+    assert check_transferable(path, "simple_spread", [3, 5])[0] == path
+    scores = zero_shot_scores(path, [5], 2, "simple_spread")
+    assert set(scores) == {5} and np.isfinite(scores[5][0]) and scores[5][0] < 0

@@ -10,7 +10,7 @@ For every m, the scenario's random and greedy baselines (:mod:`attnmarl.envs.bas
 collect_treasure the greedy one is the treasure-hunter script) and every checkpoint given with ``--run``,
 rebuilt for m by :func:`attnmarl.checkpoints.load_policy`, are scored on mpe2 over the same fixed-seed
 episodes (seeds 0, 1, ...); a team of m agents is :func:`team_kwargs`. Only an actor whose weights do not
-depend on m (the entity actor) can run at another m; the others raise ``ValueError``. Without ``--run``
+depend on m (the entity actor, MAT and MAT-Dec) can run at another m; the others raise ``ValueError``. Without ``--run``
 only the baselines are scored; ``--continuous`` scores simple_spread's random and greedy baselines with
 continuous forces (the range on which chapters 9 and 10 and the synthesis read the continuous-action designs).
 
@@ -52,9 +52,13 @@ from .envs.scenarios import reference_kwargs
 from .files.atomic import check_writable_file, save_result
 from .interrupt import run_command
 
-__all__ = ["TEAM_SCENARIOS", "DEFAULT_DECOYS", "Team", "team_kwargs", "teams_of", "team_key", "key_team",
-           "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores", "check_transferable", "parse_ms",
-           "parse_decoys", "main"]
+__all__ = ["ANY_TEAM_ACTORS", "TEAM_SCENARIOS", "DEFAULT_DECOYS", "Team", "team_kwargs", "teams_of", "team_key",
+           "key_team", "greedy_policy", "closed_share", "baseline_scores", "zero_shot_scores", "check_transferable",
+           "parse_ms", "parse_decoys", "main"]
+
+ANY_TEAM_ACTORS = ("entity", "mat-decoder", "mat-dec")
+"""The actors whose weights do not depend on the team: chapter 8's entity actor and chapter 13's MAT and MAT-Dec,
+whose agent tokens come from the same entity encoder (:class:`attnmarl.nets.mat.AgentTokens`)."""
 
 TEAM_SCENARIOS = ("simple_spread", "collect_treasure", DECOYS)
 """The cooperative scenarios whose team the book varies: its size m, and on simple_spread with decoys also d."""
@@ -182,8 +186,8 @@ def check_transferable(path: str | Path, scenario: str, teams: list[Team], run: 
                        seed: int | None = None) -> tuple[Path, Any]:
     """The checkpoint at ``path`` and its config, if it can be scored at every team of ``teams`` (m, or (m, d)
     with decoys) beside the discrete baselines of ``scenario``; else ``ValueError`` saying what it was built for:
-    its scenario, its team and action space, and whether its actor runs at other teams (only the entity actor
-    does; with decoys, only on the same side of d = 0, see :func:`_check_decoy_bit`).
+    its scenario, its team and action space, and whether its actor runs at other teams (only those of
+    :data:`ANY_TEAM_ACTORS` do; with decoys, only on the same side of d = 0, see :func:`_check_decoy_bit`).
     With ``run`` and ``seed`` (``--run``, ``--seeds``), the file must also hold that run (:func:`load_run`)."""
     path = Path(path)
     config = load_checkpoint(path)[0] if run is None else load_run(path, run, seed)
@@ -198,9 +202,9 @@ def check_transferable(path: str | Path, scenario: str, teams: list[Team], run: 
     own = trained_team(config.scenario, config.scenario_kwargs)
     other = [team for team in teams if team != own]
     name, parts = _team_names(scenario)
-    if config.actor != "entity" and other:
+    if config.actor not in ANY_TEAM_ACTORS and other:
         raise ValueError(f"{built} at {name} = {own}; its weights' shapes depend on {parts}, so it cannot run at "
-                         f"{name} = {other} (only the entity actor's weights do not depend on {parts})")
+                         f"{name} = {other} (only the entity actor's and MAT's weights do not depend on {parts})")
     if scenario_name(scenario) == DECOYS:
         _check_decoy_bit(built, own, other)
     return Path(path), config
