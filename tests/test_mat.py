@@ -383,3 +383,14 @@ def test_transfer_scores_a_mat_checkpoint_at_other_team_sizes(trained):
     assert check_transferable(path, "simple_spread", [3, 5])[0] == path
     scores = zero_shot_scores(path, [5], 2, "simple_spread")
     assert set(scores) == {5} and np.isfinite(scores[5][0]) and scores[5][0] < 0
+
+
+def test_where_there_are_few_orders_each_is_scored_once_and_agent_order_agrees(trained):
+    """At m = 3 there are 3! = 6 orders: asked for 6 or more, order_scores scores each once (no repeats, as random
+    draws would give), and the score of the identity order is the agent-order score (the same decoding)."""
+    import itertools
+
+    _, path = trained
+    scores = order_scores(path, orders=6, episodes=2)
+    assert scores["orders"] == [list(p) for p in itertools.permutations(range(3))]
+    assert scores["scores"][0] == pytest.approx(scores["agent_order"], abs=1e-9)

@@ -1,12 +1,13 @@
 """MAT checkpoints scored in random decision orders: the order ablation of chapter 13, as a command.
 
-    python -m attnmarl.orders --run mat/mat-spread3 --run mat/mat-spread3-shuffled --seeds 0 1 2 --orders 5 \
-        --out src/attnmarl/assets/mat/orders.json
+    python -m attnmarl.orders --run mat/mat-spread3 --run mat/mat-spread3-shuffled --run mat/matdec-spread3 \
+        --seeds 0 1 2 --orders 6 --out src/attnmarl/assets/mat/orders.json
 
 MAT decodes its agents one after another, agent 1 first in training unless the run shuffled the order
 (``shuffle_order``). Every shipped checkpoint given with ``--run`` and ``--seeds`` is scored on mpe2 at the m it
-was trained with, greedily, in agent order and in ``--orders`` random orders drawn from ``--order-seed``, each over
-the same ``--episodes`` fixed-seed episodes (:func:`attnmarl.algos.mat.order_scores`). Only MAT and MAT-Dec
+was trained with, greedily, in agent order and in ``--orders`` random orders drawn from ``--order-seed`` (every
+order once where there are no more than ``--orders``: the 6 orders of 3 agents for ``--orders 6``), each over the
+same ``--episodes`` fixed-seed episodes (:func:`attnmarl.algos.mat.order_scores`). Only MAT and MAT-Dec
 checkpoints decide in an order; MAT-Dec's scores must not depend on it (a check, not a finding).
 
 The JSON written records the command, the CPU time, the orders and, per run and seed, ``agent_order`` and

@@ -38,6 +38,7 @@ checkpoint under random decision orders. The networks run and learn on ``device`
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -257,9 +258,10 @@ def random_orders(count: int, m: int, generator: torch.Generator | None) -> Tens
 def order_scores(path: str | Path, orders: int = 5, episodes: int = 200, seed: int = 0,
                  **env_kwargs: Any) -> dict[str, Any]:
     """The mpe2 score of the checkpoint at ``path`` (for ``env_kwargs``, say ``N=6``) under ``orders`` random
-    decision orders, the same ``episodes`` episodes (seeds 0, 1, ...) for each. Returns ``orders`` (each a list of
-    agent indices, the first deciding first) and ``scores``, the mean over episodes and agents of each order's
-    return, beside ``agent_order``, the score in agent order. MAT-Dec's scores do not depend on the order."""
+    decision orders drawn with ``seed`` (or, where m! <= ``orders``, every order once, in lexicographic order), the
+    same ``episodes`` episodes (seeds 0, 1, ...) for each. Returns ``orders`` (each a list of agent indices, the
+    first deciding first) and ``scores``, the mean over episodes and agents of each order's return, beside
+    ``agent_order``, the score in agent order. MAT-Dec's scores do not depend on the order."""
     from ..checkpoints import agent_policy, load_agent_at
     from ..envs import episode_returns
 
@@ -275,7 +277,11 @@ def order_scores(path: str | Path, orders: int = 5, episodes: int = 200, seed: i
         policy = agent_policy(agent, config, seed=seed)
         return float(episode_returns(policy, config.scenario, episodes, seed=0, **config.scenario_kwargs).mean())
 
-    drawn = random_orders(orders, agent.net.m, torch.Generator().manual_seed(seed))
+    m = agent.net.m
+    if math.factorial(m) <= orders:  # no more orders than there are: each once
+        drawn = torch.tensor(list(itertools.permutations(range(m))))
+    else:
+        drawn = random_orders(orders, m, torch.Generator().manual_seed(seed))
     scores = [score(order) for order in drawn]
     return {"agent_order": score(None), "orders": drawn.tolist(), "scores": scores}
 

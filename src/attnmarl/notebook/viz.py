@@ -55,8 +55,11 @@ DESIGN_COLOURS = {
     "entity": "#d62728",     # the book's entity actor: attention over one agent's entity tokens
     "absolute": "#e377c2",   # entity attention on absolute (not egocentric) tokens (chapter 8)
     "mean": "#17becf",       # the entity actor with alpha uniform: mean pooling, the control (chapters 8, 10)
+    "mat": "#393b79",        # the Multi-Agent Transformer: the team as a sequence (chapter 13)
+    "matdec": "#8c6d31",     # MAT-Dec: MAT's encoder as critic, decentralized actors (chapter 13)
 }
-"""One colour per network design, the same in every figure of the book (matplotlib's tab10 hues).
+"""One colour per network design, the same in every figure of the book (matplotlib's tab10 hues; chapter 13's
+two designs, which came after tab10 ran out, take tab20b's).
 A design keeps its colour whether it is a critic or an actor; :data:`ROLE_STYLES` tells those apart."""
 
 RUN_COLOURS = {
@@ -64,6 +67,7 @@ RUN_COLOURS = {
     "curriculum": "#8c564b",  # an entity actor trained on m = 3 -> 6 -> 12 (chapter 10)
     "maac": "#2ca02c",        # numbers reported by the MAAC paper, not measured here
     "discrete": "#bcbd22",    # a discrete-action policy drawn beside continuous ones for reference (chapter 8)
+    "shuffled": "#6b6ecf",    # MAT trained in a random decision order per rollout: a lighter MAT (chapter 13)
 }
 """Colours of the other kinds of curves the book draws: none of them is one of the designs' colours."""
 

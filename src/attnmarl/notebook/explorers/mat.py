@@ -4,6 +4,7 @@
   (:data:`MAT_DESIGNS`), or chapter 10's entity actor with MAPPO at the same budget (``"entity"``);
 - :func:`mat_runs` reads a point's shipped runs (``attnmarl/assets/mat``; the entity actor's from chapter 10's
   folders) and :func:`mat_shares` their final mpe2 scores as shares (%) of simple_spread's random → greedy range;
+  :func:`mat_curve` one seed's learning curve, and :func:`mat_table` the zero-shot and decision-order tables;
 
 In one recorded mpe2 episode, step by step, the explorer shows how much each agent's choice draws on the actions of
 the agents that decided before it, and where the encoder's attention lands:
@@ -26,16 +27,17 @@ from torch import Tensor
 
 from ...algos.mat import MATAgent, MATConfig
 from ...analysis import action_influence, nearest_landmarks
-from ...checkpoints import agent_policy, config_runs
+from ...checkpoints import agent_policy, config_runs, shipped_curve, shipped_table
 from ...checks import check_index, check_int, check_seed
 from ...nets.mat import MultiAgentTransformer
 from ...transfer import closed_share
 from ..viz import Frame, Heatmap
 from ..widgets import Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, record_episode
-from .scale import SCALE_CONFIGS, scale_runs, zero_shot_results
+from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
-__all__ = ["FOLDER", "MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_episode", "encoder_alpha",
+__all__ = ["FOLDER", "MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_curve", "mat_table",
+           "mat_episode", "encoder_alpha",
            "mat_frame", "mat_explorer"]
 
 FOLDER = "mat"
@@ -76,6 +78,23 @@ def mat_shares(m: int, design: str) -> np.ndarray:
     baselines = zero_shot_results()["baselines"][m]
     random, greedy = baselines["random"][0], baselines["greedy"][0]
     return np.array([100 * closed_share(r["final_return"], random, greedy) for r in runs])
+
+
+def mat_curve(m: int, design: str, seed: int) -> dict[str, np.ndarray]:
+    """The learning curve of one shipped seed of the point (m, design) (:func:`attnmarl.checkpoints.shipped_curve`),
+    with ``share``: each evaluation as a share (%) of simple_spread's random → greedy range at m, as
+    :func:`mat_shares` reads the final scores."""
+    name = mat_name(m, design)
+    curve = dict(scale_curve(name, seed) if design == "entity" else shipped_curve(FOLDER, name, seed))
+    baselines = zero_shot_results()["baselines"][m]
+    curve["share"] = 100 * closed_share(curve["eval_return"], baselines["random"][0], baselines["greedy"][0])
+    return curve
+
+
+def mat_table(filename: str) -> dict[str, Any]:
+    """A table of chapter 13 in ``assets/mat``: ``zero-shot.json`` (``python -m attnmarl.transfer``: the m = 3
+    checkpoints at other m, its m keys as ints) or ``orders.json`` (``python -m attnmarl.orders``)."""
+    return transfer_table(filename, FOLDER) if filename.startswith("zero-shot") else shipped_table(FOLDER, filename)
 
 
 def mat_episode(agent: MATAgent, config: MATConfig, seed: int = 0) -> Episode:

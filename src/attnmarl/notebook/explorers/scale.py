@@ -39,7 +39,8 @@ from .value import trained_episode
 
 __all__ = ["MAAC_ADVANTAGE", "MAAC_MS", "MAAC_CONFIGS", "MAAC_LONG_CONFIGS", "maac_runs", "maac_improvement",
            "SCALE_MS", "TREASURE_MS", "SCALE_CONFIGS", "CRITIC_MS", "CRITIC_CONFIGS", "CURRICULUM",
-           "scale_runs", "scale_curve", "critic_runs", "curriculum_curve", "scale_checkpoint", "zero_shot_results",
+           "scale_runs", "scale_curve", "transfer_table", "critic_runs", "curriculum_curve", "scale_checkpoint",
+           "zero_shot_results",
            "treasure_baselines", "continuous_baselines", "FAR_TABLES", "far_zero_shot", "parameter_counts",
            "attention_concentration",
            "pad_spread_tokens"]
@@ -183,7 +184,7 @@ def scale_checkpoint(name: str, seed: int = 0) -> Path:
     return shipped_checkpoint(_folder(name), name, seed)
 
 
-def _transfer_table(filename: str, folder: str = "scale") -> dict[str, Any]:
+def transfer_table(filename: str, folder: str = "scale") -> dict[str, Any]:
     """A JSON written by ``python -m attnmarl.transfer``, with its m keys (strings in JSON) as ints."""
     data = shipped_table(folder, filename)
     data["baselines"] = {int(m): b for m, b in data["baselines"].items()}
@@ -197,7 +198,7 @@ def zero_shot_results(filename: str = "zero-shot.json") -> dict[str, Any]:
     (each with ``trained_m`` and ``scores[m]`` = [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``.
     ``zero-shot.json`` holds chapter 8's m = 6 entity actor, ``zero-shot-curriculum.json`` the curriculum's
     last stage."""
-    return _transfer_table(filename)
+    return transfer_table(filename)
 
 
 FAR_TABLES = ("zero-shot-mean.json", "zero-shot-large.json")
@@ -210,7 +211,7 @@ def far_zero_shot() -> dict[str, Any]:
     ``episodes[m]``, and ``shares[run]``, an array (seeds, m) of the share of the random → greedy range each
     seed of ``run`` (``policy/pi-spread6-entity``, ``ablation/scale-spread6-entity-mean``) closes at each m of
     ``ms``, in percent."""
-    tables = [_transfer_table(name, "ablation") for name in FAR_TABLES]
+    tables = [transfer_table(name, "ablation") for name in FAR_TABLES]
     baselines = {m: b for t in tables for m, b in t["baselines"].items()}
     ms = sorted(baselines)
     scores: dict[str, dict[int, dict[int, float]]] = {}
@@ -228,14 +229,14 @@ def far_zero_shot() -> dict[str, Any]:
 def treasure_baselines() -> dict[str, Any]:
     """collect_treasure's baselines at :data:`TREASURE_MS`: ``baselines[m]`` (random and the treasure-hunter
     script as "greedy", [mean, sem]), ``episodes``, ``command`` and ``cpu_seconds``."""
-    return _transfer_table("treasure-baselines.json")
+    return transfer_table("treasure-baselines.json")
 
 
 def continuous_baselines() -> dict[str, Any]:
     """simple_spread's random and greedy baselines with continuous forces at m = 3 and 6 (``baselines[m]``,
     [mean, sem] over 200 episodes): the range on which the book reads its continuous-action designs (the
     centralized policies μ of chapter 8 and the Q critics of chapter 9), in chapter 10's table and the synthesis."""
-    return _transfer_table("continuous-baselines.json")
+    return transfer_table("continuous-baselines.json")
 
 
 def parameter_counts(ms: list[int], config: MAPPOConfig | None = None) -> dict[str, list[int]]:
