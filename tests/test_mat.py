@@ -366,6 +366,13 @@ def test_the_order_command_scores_each_checkpoint_in_the_orders_it_names(trained
     assert mat_row["agent_order"] == pytest.approx(expected["agent_order"], abs=1e-4)
     assert max(dec_row["scores"]) - min(dec_row["scores"]) < 1e-6 and dec_row["agent_order"] == dec_row["scores"][0]
     assert written["command"].startswith("python -m attnmarl.orders --run mat/mat-spread3")
+    assert mat_row["m"] == 3 and all(sorted(o) == [0, 1, 2] for o in mat_row["orders"])
+    orders.main(["--run", "mat/mat-spread3", "--orders", "2", "--episodes", "2", "--m", "5",
+                 "--out", str(tmp_path / "m5.json")])
+    at_five = json.loads((tmp_path / "m5.json").read_text())["runs"][0]
+    expected = order_scores(path, orders=2, episodes=2, N=5)  # the m = 3 weights, five agents
+    assert at_five["m"] == 5 and at_five["orders"] == expected["orders"]
+    assert at_five["scores"] == pytest.approx(expected["scores"], abs=1e-4)
 
     monkeypatch.undo()  # the shipped checkpoints again
     with pytest.raises(SystemExit):

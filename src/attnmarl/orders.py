@@ -5,7 +5,7 @@
 
 MAT decodes its agents one after another, agent 1 first in training unless the run shuffled the order
 (``shuffle_order``). Every shipped checkpoint given with ``--run`` and ``--seeds`` is scored on mpe2 at the m it
-was trained with, greedily, in agent order and in ``--orders`` random orders drawn from ``--order-seed`` (every
+was trained with (or, with ``--m``, at another: MAT's weights do not depend on m), greedily, in agent order and in ``--orders`` random orders drawn from ``--order-seed`` (every
 order once where there are no more than ``--orders``: the 6 orders of 3 agents for ``--orders 6``), each over the
 same ``--episodes`` fixed-seed episodes (:func:`attnmarl.algos.mat.order_scores`). Only MAT and MAT-Dec
 checkpoints decide in an order; MAT-Dec's scores must not depend on it (a check, not a finding).
@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--orders", type=cli_int(1, MAX_EPISODES), default=5,
                         help="random decision orders per checkpoint (default 5)")
     parser.add_argument("--order-seed", type=cli_seed(), default=0, help="the seed the orders are drawn from")
+    parser.add_argument("--m", type=cli_int(2), help="the team size to score at (default: each run's own)")
     parser.add_argument("--episodes", type=cli_episodes(), default=200)
     parser.add_argument("--out", required=True, help="the JSON file to write")
     parser.add_argument("--replace", action="store_true", help="replace --out if it exists (refused otherwise)")
@@ -71,11 +72,12 @@ def main(argv: list[str] | None = None) -> None:
     cpu_start = time.process_time()
     runs = []
     for (run, seed), path in paths.items():
-        scored = order_scores(path, orders=args.orders, episodes=args.episodes, seed=args.order_seed)
-        runs.append({"run": run, "seed": seed, "orders": scored["orders"],
+        team = {} if args.m is None else {"N": args.m}
+        scored = order_scores(path, orders=args.orders, episodes=args.episodes, seed=args.order_seed, **team)
+        runs.append({"run": run, "seed": seed, "m": len(scored["orders"][0]), "orders": scored["orders"],
                      "agent_order": round(scored["agent_order"], 4),
                      "scores": [round(score, 4) for score in scored["scores"]]})
-        print(f"{run} seed {seed}: agent order {scored['agent_order']:.2f}, random orders "
+        print(f"{run} seed {seed}: agent order {scored['agent_order']:.2f}, {len(scored['scores'])} orders "
               f"{min(scored['scores']):.2f} to {max(scored['scores']):.2f}")
     result = {"command": "python -m attnmarl.orders " + " ".join(shlex.quote(a) for a in arguments),
               "episodes": args.episodes, "order_seed": args.order_seed,
