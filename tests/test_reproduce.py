@@ -242,14 +242,14 @@ def test_the_book_shows_the_shipped_reproduction_reports_as_written():
     """The re-runs that the reproducing appendix shows are the tables of the reports the command wrote (shipped in
     assets/reproduction: report.* for chapters 7-10, report-maac.* for MAAC's runs, report-ablation.* for the
     mean-pooling control, report-between.* for chapter 11's runs, report-tenseed.* for the decisive ten-seed run
-    and report-decoys.* and report-lbf.* for chapter 12's, made later), together one run of every asset folder, and
+    report-decoys.* and report-lbf.* for chapter 12's and report-mat.* for chapter 13's, made later), together one run of every asset folder, and
     every one of them is identical or within noise, and scores where a new seed of its config would."""
     root = Path(__file__).resolve().parents[1]
     folder = root / "src" / "attnmarl" / "assets" / "reproduction"
     page = (root / "book" / "reproducing.md").read_text()
     runs = []
     for name in ("report", "report-maac", "report-ablation", "report-between", "report-tenseed", "report-decoys",
-                 "report-lbf"):
+                 "report-lbf", "report-mat"):
         blocks = (folder / f"{name}.md").read_text().split("\n\n")
         table = next(block for block in blocks if block.startswith("| run |"))
         assert table.strip() in page, name

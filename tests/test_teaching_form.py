@@ -31,7 +31,7 @@ from attnmarl.site.codelines import locate, module_path
 ROOT = Path(__file__).resolve().parents[1]
 
 BOXES = {"book/07-value-network": ("MAPPO",), "book/09-q-network": ("MADDPG",), "book/10-more-agents": ("MAAC",),
-         "book/11-between-agents": ("QMIX", "messages")}
+         "book/11-between-agents": ("QMIX", "messages"), "book/13-team-as-sequence": ("MAT",)}
 """The chapters that must carry algorithm boxes, and what their boxes state: each name in the title of one box."""
 
 BOX_MODULES = ("attnmarl.algos.", "attnmarl.nets.messages")

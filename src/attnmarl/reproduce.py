@@ -77,10 +77,10 @@ __all__ = ["CHAPTERS", "THRESHOLD", "VERDICTS", "PASSING", "TRAIN_COMMAND", "DEV
            "select_runs", "unrunnable", "rerun_arguments", "rerun", "task_options", "verdict", "seed_check",
            "reproduce", "main"]
 
-CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac", "comm", "mix", "decoys", "lbf")
+CHAPTERS = ("value", "policy", "qnet", "scale", "ablation", "maac", "comm", "mix", "decoys", "lbf", "mat")
 """The asset folders with shipped runs: chapters 7 (value network), 8 (policy), 9 (Q network), 10 (more agents,
 the mean-pooling control of chapters 8 and 10, and MAAC's runs in it), 11 (messages under limited sight,
-value decomposition) and 12 (simple_spread with decoys, Level-Based Foraging)."""
+value decomposition), 12 (simple_spread with decoys, Level-Based Foraging) and 13 (the Multi-Agent Transformer)."""
 
 THRESHOLD = 3.0
 """A re-run is within noise when its score is within this many combined standard errors of the shipped score."""

@@ -36,15 +36,17 @@ from ..widgets import Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, record_episode
 from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
-__all__ = ["FOLDER", "MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_curve", "mat_table",
-           "mat_episode", "encoder_alpha",
-           "mat_frame", "mat_explorer"]
+__all__ = ["FOLDER", "MAT_MS", "SHIPPED_MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_curve",
+           "mat_table", "mat_episode", "encoder_alpha", "mat_frame", "mat_explorer"]
 
 FOLDER = "mat"
 """The asset folder of chapter 13's runs."""
 
 MAT_MS = (3, 6, 12)
 """The team sizes chapter 13 trains at."""
+
+SHIPPED_MAT_MS = (3,)
+"""The team sizes whose runs have shipped so far: every design's three seeds (the chapter says which are to come)."""
 
 MAT_DESIGNS = {"mat": "mat-spread{m}", "matdec": "matdec-spread{m}", "shuffled": "mat-spread{m}-shuffled"}
 """Chapter 13's designs and their configs' names: MAT, MAT-Dec (its encoder as critic, decentralized actors) and

@@ -12,7 +12,8 @@ Rows come in two kinds (:data:`KINDS`). An **attention ablation** changes attent
 concatenation twins of chapters 7–9 (the same network reading the same inputs through concatenation instead of
 self-attention), attention against mean pooling (α uniform), targeted against averaged messages. A **design
 comparison** changes more: entity tokens against a flat MLP change the whole representation, messages against none
-remove the channel, Qatten against VDN adds state-dependent weights and a bias beside attention. Only the first
+remove the channel, Qatten against VDN adds state-dependent weights and a bias beside attention, and MAT against
+MAT-Dec or the entity actor changes how the whole team decides (in turn, on every agent's observation). Only the first
 kind attributes an effect to attention. Chapter 12's rows are read on simple_spread's range at the same m: with
 decoys the random and greedy teams score exactly as without them (the decoys are placed after everything else and
 pay nothing), so one scale serves every number of decoys d. Its Level-Based Foraging rows are read on the range
@@ -45,6 +46,7 @@ from ...transfer import closed_share
 from .comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
 from .decoys import decoy_runs
 from .lbf import lbf_baselines, lbf_runs
+from .mat import SHIPPED_MAT_MS, mat_runs
 from .mix import SHIPPED_MIX_MS, mix_runs
 from .scale import (
     CRITIC_MS,
@@ -68,8 +70,8 @@ DECOY_POINT = (6, 3)
 
 DESIGNS = ("value critic V", "centralized policy π", "centralized policy μ", "Q critic", "critic, collect_treasure",
            "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer",
-           "selection with decoys", "Level-Based Foraging")
-"""The rows' designs, in the order of the book's chapters (7, 8, 8, 9, 10, 10, 8 and 10, 10, 11, 11, 12, 12)."""
+           "selection with decoys", "Level-Based Foraging", "Multi-Agent Transformer")
+"""The rows' designs, in the order of the book's chapters (7, 8, 8, 9, 10, 10, 8 and 10, 10, 11, 11, 12, 12, 13)."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,10 @@ def effects() -> list[Effect]:
         for m in LBF_MS:
             add("Level-Based Foraging", 12, FORAGING, m, "", "attention", b_name, lbf_runs(m, "entity"),
                 lbf_runs(m, b), kind)
+    for b, b_name in (("matdec", "MAT-Dec"), ("entity", "entity actor (MAPPO)")):
+        for m in SHIPPED_MAT_MS:
+            add("Multi-Agent Transformer", 13, "simple_spread", m, "", "MAT", b_name, mat_runs(m, "mat"),
+                mat_runs(m, b), "design comparison")
     return rows
 
 

@@ -1,0 +1,84 @@
+"""Chapter 13's shipped runs (``assets/mat``): every design at m = 3 has its three seeds at chapter 10's budget and
+differs from MAT in the one field the chapter compares; every checkpoint holds its score on unseen mpe2 episodes and
+beats the random team; the decision-order and zero-shot tables are what their commands compute from the shipped
+checkpoints."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from attnmarl import load_policy
+from attnmarl.checkpoints import agent_policy, load_agent_at, shipped_checkpoint, shipped_curve, shipped_runs
+from attnmarl.envs import episode_returns, evaluate
+from attnmarl.notebook.explorers.mat import FOLDER, MAT_DESIGNS, SHIPPED_MAT_MS, mat_runs, mat_table
+from attnmarl.notebook.explorers.scale import zero_shot_results
+from attnmarl.transfer import zero_shot_scores
+
+CHANGES = {"mat": set(), "matdec": {"variant"}, "shuffled": {"shuffle_order"}}
+"""What each design changes in MAT's config (config_differences names the fields)."""
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # small networks: conftest.py
+
+
+@pytest.mark.parametrize("m", SHIPPED_MAT_MS)
+def test_every_design_ships_three_seeds_at_the_entity_actors_budget(m):
+    """Seeds 0-2 of each design, every checkpoint shipped (the order and zero-shot tables read them), each curve
+    ending at its run's 200-episode score; the env-steps of chapter 10's entity actor at the same m; each design's
+    config differs from MAT's in exactly the fields CHANGES names."""
+    entity_steps = {r["env_steps"] for r in mat_runs(m, "entity")}
+    configs = {}
+    for design in MAT_DESIGNS:
+        runs = mat_runs(m, design)
+        assert [r["seed"] for r in runs] == [0, 1, 2], design
+        for r in runs:
+            assert r["checkpoint"], r["name"]
+            curve = shipped_curve(FOLDER, r["name"], r["seed"])
+            assert curve["eval_episodes"][-1] == 200 and curve["env_steps"][-1] == r["env_steps"]
+            assert curve["eval_return"][-1] == pytest.approx(r["final_return"], abs=1e-3)
+            assert {r["env_steps"]} == entity_steps, r["name"]
+        configs[design] = dict(runs[0]["config"])
+    for design, change in CHANGES.items():
+        differs = {k for k in configs[design] if configs[design][k] != configs["mat"][k]}
+        assert differs == change, (design, differs)
+
+
+@pytest.mark.parametrize("run", [pytest.param(r, id=r["checkpoint"], marks=() if r["name"] == "mat-spread3"
+                                              and r["seed"] == 0 else pytest.mark.slow)
+                                 for r in shipped_runs(FOLDER) if r["checkpoint"]])
+def test_a_shipped_mat_checkpoint_holds_its_score_on_unseen_episodes_and_beats_random(run):
+    """Each checkpoint, loaded with load_policy (greedy, as its evaluation was) and played on 60 mpe2 episodes its
+    shipped score did not use (seeds from 1000): within three standard errors of their difference; and far above
+    the random team."""
+    policy = load_policy(shipped_checkpoint(FOLDER, run["name"], run["seed"]))
+    mean, sem = evaluate(policy, "simple_spread", 60, seed=1000, **run["scenario_kwargs"])
+    assert abs(mean - run["final_return"]) <= 3 * math.hypot(sem, run["final_sem"]), (mean, sem)
+    random = zero_shot_results()["baselines"][run["scenario_kwargs"]["N"]]["random"][0]
+    assert run["final_return"] > random + 10, (run["final_return"], random)
+
+
+def test_the_order_table_is_what_the_command_computes():
+    """Re-scoring seed 0 of MAT in the table's first order and in agent order, on the same 200 episodes, gives the
+    table's numbers; the two tables (orders.json, orders-shuffled.json) cover every design and seed at m = 3."""
+    table = mat_table("orders.json")
+    rows = table["runs"] + mat_table("orders-shuffled.json")["runs"]
+    assert sorted((r["run"], r["seed"]) for r in rows) == sorted(
+        (f"{FOLDER}/{template.format(m=3)}", seed) for template in MAT_DESIGNS.values() for seed in range(3))
+    row = next(r for r in table["runs"] if r["run"] == "mat/mat-spread3" and r["seed"] == 0)
+    assert row["orders"] == [list(order) for order in itertools.permutations(range(3))]  # each once
+    agent, config = load_agent_at(shipped_checkpoint(FOLDER, "mat-spread3", 0))
+    for order, shipped in ((None, row["agent_order"]), ([2, 0, 1], row["scores"][row["orders"].index([2, 0, 1])])):
+        agent.order = None if order is None else torch.tensor(order)
+        policy = agent_policy(agent, config, seed=table["order_seed"])
+        again = episode_returns(policy, "simple_spread", table["episodes"], seed=0, N=3).mean()
+        assert again == pytest.approx(shipped, abs=1e-4), order
+
+
+def test_the_zero_shot_table_is_what_the_command_computes():
+    """One entry of the zero-shot table, MAT seed 0 at m = 2, scored again on the same episodes."""
+    table = mat_table("zero-shot.json")
+    row = next(r for r in table["runs"] if r["run"] == "mat/mat-spread3" and r["seed"] == 0)
+    mean, sem = zero_shot_scores(shipped_checkpoint(FOLDER, "mat-spread3", 0), [2], table["episodes"])[2]
+    assert [mean, sem] == pytest.approx(row["scores"][2], abs=1e-4)
