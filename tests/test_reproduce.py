@@ -241,9 +241,10 @@ def test_the_quoted_cpu_hours_are_the_sums_of_the_recorded_cpu_times(page):
 def test_the_book_shows_the_shipped_reproduction_reports_as_written():
     """The re-runs that the reproducing appendix shows are the tables of the reports the command wrote (shipped in
     assets/reproduction: report.* for chapters 7-10, report-maac.* for MAAC's runs, report-ablation.* for the
-    mean-pooling control, report-between.* for chapter 11's runs, report-tenseed.* for the decisive ten-seed run
-    report-decoys.* and report-lbf.* for chapter 12's and report-mat.* for chapter 13's, made later), together one run of every asset folder, and
-    every one of them is identical or within noise, and scores where a new seed of its config would."""
+    mean-pooling control, report-between.* for chapter 11's runs, report-tenseed.* for the decisive ten-seed run,
+    report-decoys.* and report-lbf.* for chapter 12's and report-mat.* for chapter 13's, made later), together one
+    run of every asset folder, and every one of them is identical or within noise, and scores where a new seed of
+    its config would."""
     root = Path(__file__).resolve().parents[1]
     folder = root / "src" / "attnmarl" / "assets" / "reproduction"
     page = (root / "book" / "reproducing.md").read_text()

@@ -5,9 +5,10 @@
 
 MAT decodes its agents one after another, agent 1 first in training unless the run shuffled the order
 (``shuffle_order``). Every shipped checkpoint given with ``--run`` and ``--seeds`` is scored on mpe2 at the m it
-was trained with (or, with ``--m``, at another: MAT's weights do not depend on m), greedily, in agent order and in ``--orders`` random orders drawn from ``--order-seed`` (every
-order once where there are no more than ``--orders``: the 6 orders of 3 agents for ``--orders 6``), each over the
-same ``--episodes`` fixed-seed episodes (:func:`attnmarl.algos.mat.order_scores`). Only MAT and MAT-Dec
+was trained with (or, with ``--m``, at another: MAT's weights do not depend on m), greedily, in agent order and in
+``--orders`` random orders drawn from ``--order-seed`` (every order once where there are no more than ``--orders``:
+the 6 orders of 3 agents for ``--orders 6``), each over the same ``--episodes`` fixed-seed episodes
+(:func:`attnmarl.algos.mat.order_scores`). Only MAT and MAT-Dec
 checkpoints decide in an order; MAT-Dec's scores must not depend on it (a check, not a finding).
 
 The JSON written records the command, the CPU time, the orders and, per run and seed, ``agent_order`` and
