@@ -142,7 +142,7 @@ def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int =
     emphasis[:i] = np.clip(row / scale, 0.0, 1.0)  # agents come first in the arena
     arena = replace(arena, emphasis=emphasis.tolist())
     heat = Heatmap(influence, names, names, title="how far a_i's policy moves with a_k's action (TV)",
-                   xlabel="earlier agent k (its action changed)", ylabel="agent i (deciding)", vmax=scale)
+                   xlabel="earlier agent k", ylabel="agent i (deciding)", vmax=scale)
     enc = Heatmap(alpha, names, names, title="encoder α (mean over heads)", xlabel="agent (key)",
                   ylabel="agent (query)")
     if i == 0:
@@ -150,7 +150,8 @@ def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int =
     else:
         k = int(row.argmax())
         same = "the same landmark as" if nearest[k] == nearest[i] else "another landmark than"
-        caption = (f"a{i + 1} decides after a1…a{i}; its policy moves most with a{k + 1}'s action (TV {row[k]:.2g}), "
+        before = "a1" if i == 1 else f"a1…a{i}"
+        caption = (f"a{i + 1} decides after {before}; its policy moves most with a{k + 1}'s action (TV {row[k]:.2g}), "
                    f"which is nearest {same} a{i + 1}")
     return Frame([arena, heat, enc], caption=caption)
 
