@@ -76,10 +76,13 @@ def mat_runs(m: int, design: str) -> list[dict[str, Any]]:
 def mat_shares(m: int, design: str) -> np.ndarray:
     """Each shipped seed's final mpe2 score (200 episodes) as a share (%) of simple_spread's random → greedy range
     at m (chapter 10's baselines)."""
-    runs = mat_runs(m, design)
+    return _range_share(np.array([r["final_return"] for r in mat_runs(m, design)]), m)
+
+
+def _range_share(scores: np.ndarray, m: int) -> np.ndarray:
+    """mpe2 scores at m as shares (%) of simple_spread's random → greedy range there (chapter 10's baselines)."""
     baselines = zero_shot_results()["baselines"][m]
-    random, greedy = baselines["random"][0], baselines["greedy"][0]
-    return np.array([100 * closed_share(r["final_return"], random, greedy) for r in runs])
+    return 100 * closed_share(scores, baselines["random"][0], baselines["greedy"][0])
 
 
 def mat_curve(m: int, design: str, seed: int) -> dict[str, np.ndarray]:
@@ -88,8 +91,7 @@ def mat_curve(m: int, design: str, seed: int) -> dict[str, np.ndarray]:
     :func:`mat_shares` reads the final scores."""
     name = mat_name(m, design)
     curve = dict(scale_curve(name, seed) if design == "entity" else shipped_curve(FOLDER, name, seed))
-    baselines = zero_shot_results()["baselines"][m]
-    curve["share"] = 100 * closed_share(curve["eval_return"], baselines["random"][0], baselines["greedy"][0])
+    curve["share"] = _range_share(curve["eval_return"], m)
     return curve
 
 
