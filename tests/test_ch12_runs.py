@@ -16,7 +16,7 @@ from attnmarl.envs.decoys import NAME
 from attnmarl.notebook.explorers.decoys import FOLDER, decoy_baselines, decoy_runs, decoy_zero_shot
 from attnmarl.train import DECOY_DECISIVE, DECOY_DESIGNS, named_config
 
-SHIPPED = {(6, 3): {"entity": 10, "mean": 10, "flat": 3, "oracle": 3, "nobit": 3}}
+SHIPPED = {(6, 3): {"entity": 10, "mean": 10, "flat": 10, "oracle": 3, "nobit": 3}}
 """The points chapter 12 reads, (m, d) -> design -> seeds shipped (seeds 0 to n - 1)."""
 
 CHECKPOINT_SEEDS = {"entity": 3}
