@@ -10,6 +10,10 @@ reported, with what the world steps (physics) and the entity team's decisions (a
 passes) take alone, and what the drawing adds: a step with the drawing minus the same step without
 it, block by block.
 
+Two more playgrounds run the sequence task (chapter 13's Multi-Agent Transformer beside the entity actor and the
+greedy assignment) at the same m: a step there, and MAT's decisions alone (its token layer and encoder, then one
+decoder pass per agent, each over the positions decided so far), beside the entity actor's.
+
     .venv/bin/python bench/bench_playground.py [--blocks N] [--steps N]
 """
 from __future__ import annotations
@@ -32,6 +36,7 @@ _TIME = """([index, steps, part]) => {
     step: () => { pg.tick(); pg.svg.getBoundingClientRect(); },
     physics: () => Object.values(pg.worlds).forEach((w) => w.copy().step(pg.next.entity.actions)),
     entity: () => attnmarlPlayground.teamActions('entity', pg.worlds.entity, pg.weights, null),
+    mat: () => attnmarlPlayground.teamActions('mat', pg.worlds.mat, pg.weights, null),
     undrawn: () => {
       const draw = pg.draw;
       pg.draw = () => {}; pg.tick(); pg.draw = draw; pg.svg.getBoundingClientRect();
@@ -61,7 +66,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
         path = Path(folder) / "playground.html"
         path.write_text("<!doctype html><meta charset='utf-8'><body>"
-                        + "".join(playground_html(m=m, seed=0) for m in MS) + "</body>")
+                        + "".join(playground_html(m=m, seed=0) for m in MS)
+                        + "".join(playground_html(m=m, seed=0, tasks=("sequence",)) for m in MS) + "</body>")
         print(f"playground HTML: {len(playground_html().encode()) / 1e3:.0f} kB per copy, weights included")
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                                     args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
@@ -72,14 +78,15 @@ def main() -> None:
         page.evaluate("() => document.querySelectorAll('.attnmarl-playground').forEach((root) => {"
                       " root.playground.touched = true; root.playground.setRunning(false); })")
         parts = ("step", "physics", "entity", "undrawn")
-        times: dict[tuple[int, str], list[float]] = {(m, part): [] for m in MS for part in parts}
-        for index in range(len(MS)):  # warm-up: the JIT compiles the hot loops
-            for part in parts:
-                page.evaluate(_TIME, [index, args.steps, part])
+        sequence_parts = ("step", "mat", "entity")
+        plan = [(index, m, "", part) for index, m in enumerate(MS) for part in parts]
+        plan += [(len(MS) + index, m, "sequence ", part) for index, m in enumerate(MS) for part in sequence_parts]
+        times: dict[tuple[int, str], list[float]] = {(m, task + part): [] for _, m, task, part in plan}
+        for index, _, _, part in plan:  # warm-up: the JIT compiles the hot loops
+            page.evaluate(_TIME, [index, args.steps, part])
         for _ in range(args.blocks):
-            for part in parts:
-                for index, m in enumerate(MS):
-                    times[(m, part)].append(page.evaluate(_TIME, [index, args.steps, part]))
+            for index, m, task, part in plan:
+                times[(m, task + part)].append(page.evaluate(_TIME, [index, args.steps, part]))
         version = browser.version
         browser.close()
     print(f"headless Chromium {version}, median of {args.blocks} blocks of {args.steps} steps, in ms per step")
@@ -92,6 +99,12 @@ def main() -> None:
               f"{drawing:>8.2f} {'yes' if t['step'] <= TARGET_MS else 'NO':>14}")
     ratio = median(times[(16, "step")]) / median(times[(3, "step")])
     print(f"a step at m = 16 takes {ratio:.1f}x the time of a step at m = 3")
+    print(f"sequence task: {'m':>3} {'step':>7} {'steps/s':>8} {'MAT, all agents':>16} {'entity actor':>13} "
+          f"{'MAT / entity':>13}")
+    for m in MS:
+        t = {part: median(times[(m, "sequence " + part)]) for part in sequence_parts}
+        print(f"{'':15s}{m:>3} {t['step']:>7.2f} {1000 / t['step']:>8.0f} {t['mat']:>16.3f} {t['entity']:>13.3f} "
+              f"{t['mat'] / t['entity']:>13.1f}")
 
 
 if __name__ == "__main__":

@@ -67,6 +67,10 @@ window.ready = attnmarlPlayground.loadSpec(
     window.DSPEC = data.decoys;
     window.DW = {entity: decode(DSPEC.entity)};
   }
+  if (data.sequence) {
+    window.QSPEC = data.sequence;
+    window.QW = {mat: decode(QSPEC.mat), entity: decode(QSPEC.entity)};
+  }
   window.DATA = data;
 });
 """
@@ -78,8 +82,8 @@ def playground_page(folder: Path, markup: str, touch: bool = False) -> Iterator:
     embeds it, paused, so that only the tests step it; the twins' inputs are globals: for simple_spread SPEC (the
     task's data, weights inflated) and W (its decoded weights), for collect_treasure TSPEC and TW (TW.entity: one
     network per agent type), for messages MSPEC and MW (MW.comm: one communicating actor per policy), for decoys
-    DSPEC and DW. Checks at the end that the page neither asked the network for anything nor threw. ``touch``: a
-    touch screen."""
+    DSPEC and DW, for sequence QSPEC and QW. Checks at the end that the page neither asked the network for anything
+    nor threw. ``touch``: a touch screen."""
     path = folder / "playground.html"
     path.write_text(f"<!doctype html><meta charset='utf-8'><body>{markup}<script>{_PLAYGROUND_GLOBALS}</script></body>")
     with offline_page(touch) as page:

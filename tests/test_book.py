@@ -43,7 +43,7 @@ NOTEBOOKS = [f for f in toc_files() if (ROOT / f).with_suffix(".ipynb").exists()
 CHAPTERS = [f for f in NOTEBOOKS if Path(f).name[:2].isdigit()]
 """The numbered chapters. The other notebooks (the playground appendix) keep the rules of every notebook
 (executed, stored without outputs, code that fits its column, the setup cell), not a chapter's shape."""
-PLAYGROUNDS = ["book/playground", "book/08-policy-network", "book/10-more-agents"]
+PLAYGROUNDS = ["book/playground", "book/08-policy-network", "book/10-more-agents", "book/13-team-as-sequence"]
 """The pages that embed the in-page playground (attnmarl.notebook.playground)."""
 PAGES = toc_files()
 

@@ -8,7 +8,7 @@ exported here at build time from their checkpoints, whose checksums are checked 
 and runs the actors in the browser. No kernel, no network: the same HTML works in the built book,
 in Jupyter and in Colab (:func:`playground` displays it).
 
-Four tasks (:data:`TASKS`); one widget offers one or more, with a menu to switch:
+Five tasks (:data:`TASKS`); one widget offers one or more, with a menu to switch:
 
 - **simple_spread**: chapter 8's entity-attention actor, its flat MLP actor and the greedy assignment
   play the same episodes side by side;
@@ -18,13 +18,17 @@ Four tasks (:data:`TASKS`); one widget offers one or more, with a menu to switch
   side, with targeted, averaged and no messages (:func:`export_comm_actor`); the page shows whom an agent hears;
 - **decoys**: simple_spread with decoys (chapter 12, :mod:`attnmarl.envs.decoys`), where its entity actor plays among
   d·m landmarks that pay nothing, each agent seeing the landmarks in its own shuffled order
-  (:func:`export_decoy_actor`); the page shows how little of an agent's attention lands on the decoys.
+  (:func:`export_decoy_actor`); the page shows how little of an agent's attention lands on the decoys;
+- **sequence**: simple_spread with chapter 13's Multi-Agent Transformer, which decodes the team's actions agent by
+  agent on every agent's observation (:func:`export_mat_actor`), beside the entity actor trained at the same m with
+  MAPPO and the greedy assignment.
 
 The JavaScript is a twin of the package, trusted only through parity tests in Chromium
 (``tests/test_playground.py``, ``tests/test_playground_treasure.py``, ``tests/test_playground_messages.py``,
 ``tests/test_playground_decoys.py``): the world steps against :class:`attnmarl.envs.spread.BatchedSpread`,
 :class:`attnmarl.envs.treasure.BatchedCollectTreasure` and :class:`attnmarl.envs.decoys_port.BatchedDecoySpread`,
-the actors' logits and alpha against torch, and whole episodes' actions against Python rollouts.
+the actors' logits and alpha against torch, and whole episodes' actions against Python rollouts (MAT's:
+``tests/test_playground_mat.py``).
 """
 from __future__ import annotations
 
@@ -40,6 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..algos.mat import MATAgent
 from ..checkpoints import load_agent, shipped_checkpoint
 from ..checks import check_int
 from ..envs import make_batched
@@ -54,7 +59,8 @@ from .widgets import _asset, page_script
 __all__ = ["ENTITY_ACTOR", "FLAT_ACTOR", "TREASURE_ACTOR", "COMM_ACTORS", "DECOY_ACTOR", "DECOY_CHOICES", "TASKS",
            "POLICIES", "M_RANGE", "MAX_PAGE_SEED", "world_constants", "export_entity_actor", "entity_actor_weights",
            "export_flat_actor", "export_treasure_actor", "export_comm_actor", "comm_actor_weights",
-           "export_decoy_actor", "task_spec", "playground_spec", "playground_html", "playground"]
+           "export_decoy_actor", "MAT_ACTOR", "SEQUENCE_ENTITY", "export_mat_actor", "mat_actor_weights",
+           "task_spec", "playground_spec", "playground_html", "playground"]
 
 ENTITY_ACTOR = ("policy", "pi-spread6-entity", 0)
 """The entity-attention actor the page runs (chapter 8's, trained at m = 6): folder, run name, seed."""
@@ -69,11 +75,18 @@ COMM_ACTORS = {messages: ("comm", f"comm-narrow-spread6-{messages}", 0) for mess
 they weigh the messages: targeted, averaged, none."""
 DECOY_ACTOR = ("decoys", "decoys3-spread6-entity", 0)
 """The entity-attention actor the decoys task runs (chapter 12's, trained at m = 6 with d = 3 decoys per agent)."""
+MAT_ACTOR = ("mat", "mat-spread3", 0)
+"""The Multi-Agent Transformer the sequence task runs (chapter 13's, trained at m = 3). Seed 0, as every task's
+actor; of MAT's three seeds it is the one that carries least far zero-shot (74% of the range at m = 12, the others
+95 and 99%)."""
+SEQUENCE_ENTITY = ("scale", "scale-spread3-entity", 0)
+"""The entity actor the sequence task plays beside MAT: chapter 10's, trained at m = 3 with MAPPO on MAT's budget,
+the one chapter 13 compares MAT with."""
 DECOY_CHOICES = (1, 3)
 """The decoys per agent d the decoys task offers; it starts at the last, the d its actor was trained at."""
-TASKS = ("simple_spread", "collect_treasure", "messages", "decoys")
+TASKS = ("simple_spread", "collect_treasure", "messages", "decoys", "sequence")
 """The tasks the playground plays ("messages": simple_spread under limited sight, with chapter 11's actors;
-"decoys": simple_spread with decoys, with chapter 12's)."""
+"decoys": simple_spread with decoys, with chapter 12's; "sequence": simple_spread with chapter 13's MAT)."""
 M_RANGE = (3, 16)
 """The team sizes of the page's m slider, for either task (collect_treasure: m − 2 collectors, 2 deposits)."""
 MAX_PAGE_SEED = 2**52
@@ -81,7 +94,7 @@ MAX_PAGE_SEED = 2**52
 only up to 2^53, and its reset button counts up from the seed (a larger one would start another episode than
 Python's ``BatchedSpread(1, seed)``, or repeat one)."""
 POLICIES = {"simple_spread": ("entity", "flat", "greedy"), "collect_treasure": ("entity",),
-            "messages": tuple(COMM_ACTORS), "decoys": ("entity",)}
+            "messages": tuple(COMM_ACTORS), "decoys": ("entity",), "sequence": ("mat", "entity", "greedy")}
 """The teams each task plays side by side (playground.js's tasks list the same)."""
 
 _ENTITY_TENSORS = (("embed", "embed.weight"), ("ln_attn_w", "ln_attn.weight"), ("ln_attn_b", "ln_attn.bias"),
@@ -345,6 +358,64 @@ def comm_actor_weights(actor: torch.nn.Module, trained_m: int, source: str = "th
     return _pack(named, sizes, compressed)
 
 
+def _attention_tensors(attn: torch.nn.Module, prefix: str) -> list[tuple[str, torch.Tensor]]:
+    """One :class:`~attnmarl.nets.mat.MATAttention`'s tensors by their JavaScript names (``prefix`` + W_q, ...)."""
+    return [(prefix + name + suffix, getattr(getattr(attn, name), part)) for name in ("W_q", "W_kv", "W_o")
+            for suffix, part in (("", "weight"), ("_b", "bias"))]
+
+
+def _block_tensors(block: torch.nn.Module, prefix: str, attentions: Sequence[str],
+                   norms: Sequence[str]) -> list[tuple[str, torch.Tensor]]:
+    """One encoder or decoder block's tensors by their JavaScript names: its attentions, its feed-forward MLP
+    (ff0, ff2) and its layer norms, each name behind ``prefix``."""
+    named = [t for name in attentions for t in _attention_tensors(getattr(block, name), f"{prefix}{name}_")]
+    named += [(f"{prefix}ff{k}{suffix}", getattr(block.ff[k], part)) for k in (0, 2)
+              for suffix, part in (("", "weight"), ("_b", "bias"))]
+    return named + [(f"{prefix}{name}{suffix}", getattr(getattr(block, name), part)) for name in norms
+                    for suffix, part in (("_w", "weight"), ("_b", "bias"))]
+
+
+def export_mat_actor(path: str | Path, compressed: bool = False) -> dict[str, Any]:
+    """The weights of a chapter 13 MAT checkpoint on discrete simple_spread, as playground.js's ``matForward``
+    decodes them (:func:`mat_actor_weights`); ``ValueError`` for any other checkpoint."""
+    agent, config = load_agent(path)
+    if not isinstance(agent, MATAgent) or config.scenario != "simple_spread" or \
+            config.scenario_kwargs.get("continuous_actions"):
+        raise ValueError(f"{path} is not a discrete-action simple_spread MAT checkpoint")
+    return mat_actor_weights(agent.net, int(config.scenario_kwargs["N"]), str(path), compressed)
+
+
+def mat_actor_weights(net: torch.nn.Module, trained_m: int, source: str = "the network",
+                      compressed: bool = False) -> dict[str, Any]:
+    """A :class:`~attnmarl.nets.mat.MultiAgentTransformer` with its decoder (trained at ``trained_m``) packed as
+    playground.js's ``matForward`` reads it: the token layer (the entity encoder, as ``entityHidden`` reads it, with
+    its LN out), each encoder block (``enc{b}_``), the action embedding, each decoder block (``dec{b}_``) and the policy
+    head; the value head is left out (acting never reads it). ``ValueError`` (naming ``source``) for MAT-Dec (it
+    has no decoder to run), more than one agent type, token kinds other than simple_spread's, or layer norms of
+    other eps."""
+    if getattr(net, "decoder", None) is None or not hasattr(net, "encoder"):
+        raise ValueError(f"{source}: the page runs MAT with its decoder, not MAT-Dec or another network")
+    tokens = net.tokens
+    _check_entity_actor(tokens, source)
+    if len(tokens.nets) != 1:
+        raise ValueError(f"{source}: the page runs one token network for all agents")
+    named, sizes = _entity_layer(tokens.nets[0], _SPREAD_KINDS, source)
+    for b, block in enumerate(net.encoder):
+        named += _block_tensors(block, f"enc{b}_", ("attn",), ("ln_attn", "ln_ff"))
+    named += [("act_embed", net.action_embed[0].weight), ("act_embed_b", net.action_embed[0].bias)]
+    for b, block in enumerate(net.decoder):
+        named += _block_tensors(block, f"dec{b}_", ("self_attn", "cross_attn"), ("ln_self", "ln_cross", "ln_ff"))
+    hidden, out = net.policy_head[0][0], net.policy_head[1]
+    named += [("W_a", hidden.weight), ("W_a_b", hidden.bias), ("W_y", out.weight), ("W_y_b", out.bias)]
+    norms = [module.eps for module in net.modules() if isinstance(module, torch.nn.LayerNorm)]
+    if any(eps != sizes["eps"] for eps in norms):
+        raise ValueError(f"{source}: the layer norms have different eps")
+    attention = net.encoder[0].attn
+    sizes.update(mat_heads=attention.heads, blocks=len(net.encoder), n_actions=net.n_actions,
+                 d_hidden=hidden.out_features, trained_m=int(trained_m))
+    return _pack(named, sizes, compressed)
+
+
 def _shipped(run: tuple[str, str, int]) -> Path:
     """The checkpoint of a shipped run given as (folder, name, seed)."""
     return shipped_checkpoint(*run[:2], seed=run[2])
@@ -378,6 +449,11 @@ def task_spec(task: str) -> dict[str, Any]:
             raise ValueError(f"the page starts at d = {world['decoys']}; {_name(DECOY_ACTOR)} was trained at "
                              f"d = {entity['sizes']['trained_d']}")
         return {"world": world, "m_range": list(M_RANGE), "entity": entity, "names": {"entity": _name(DECOY_ACTOR)}}
+    if task == "sequence":
+        return {"world": world_constants("simple_spread"), "m_range": list(M_RANGE),
+                "mat": export_mat_actor(_shipped(MAT_ACTOR), compressed=True),
+                "entity": export_entity_actor(_shipped(SEQUENCE_ENTITY), compressed=True),
+                "names": {"mat": _name(MAT_ACTOR), "entity": _name(SEQUENCE_ENTITY)}}
     raise ValueError(f"the playground plays {list(TASKS)}, not {task!r}")
 
 

@@ -5,7 +5,7 @@
  *
  * Twins of the Python package, each held to it by a parity test in Chromium
  * (tests/test_playground.py, tests/test_playground_treasure.py, tests/test_playground_messages.py,
- * tests/test_playground_decoys.py):
+ * tests/test_playground_decoys.py, tests/test_playground_mat.py):
  *   numpyRandom     -- numpy.random.default_rng(seed): random(), uniform(), integers(), shuffle();
  *   World           -- attnmarl.envs.spread.BatchedSpread + physics.world_step, one world, float64;
  *   DecoyWorld      -- attnmarl.envs.decoys_port.BatchedDecoySpread: World with decoys and shuffled slots;
@@ -15,6 +15,8 @@
  *                      from the self token, l heads, W_o, FF, LN, W_y), the path of outputs_and_alpha;
  *   sightTokens     -- attnmarl.envs.sight.apply_sight and SightedEntityActor's key mask (radius rho);
  *   commForward     -- attnmarl.nets.messages.CommActor: each agent's encoding, rounds of messages, its head;
+ *   matForward      -- attnmarl.nets.mat.MultiAgentTransformer.decode with argmax: tokens, encoder, the actions
+ *                      decoded agent by agent;
  *   flatForward     -- attnmarl.nets.policies.Actor, an MLP on o^i;
  *   greedyActions   -- attnmarl.envs.baselines.greedy_assignment_policy (discrete actions).
  * Then Playground, the widget that draws and drives them. The worlds offer the widget the same face:
@@ -773,6 +775,100 @@ if (typeof window.attnmarlPlayground === "undefined") {
       return { logits, alpha: enc.map((e) => e.alpha), messages, seen: sight.map((s) => s.mask) };
     }
 
+    /* erf(x) to double precision: its Maclaurin series for |x| < 3, else 1 - erfc(|x|) by erfc's continued fraction
+     * (evaluated from its 60th term up), signed; within 1e-13 of the exact value. torch's exact GELU needs it;
+     * JavaScript's Math has none. */
+    function erf(x) {
+      const a = Math.abs(x);
+      if (a < 3) {
+        let term = a, sum = a;
+        for (let n = 1; Math.abs(term) > 1e-17 * Math.abs(sum); n++) { term *= -a * a / n; sum += term / (2 * n + 1); }
+        return Math.sign(x) * (2 / Math.sqrt(Math.PI)) * sum;
+      }
+      let f = a;
+      for (let k = 60; k >= 1; k--) f = a + (k / 2) / f;
+      return Math.sign(x) * (1 - Math.exp(-a * a) / (Math.sqrt(Math.PI) * f));
+    }
+
+    // torch.nn.GELU (approximate="none"): x Phi(x) = x (1 + erf(x / sqrt 2)) / 2.
+    const gelu = (x) => 0.5 * x * (1 + erf(x / Math.SQRT2));
+
+    /* MATAttention (attnmarl.nets.mat) of the queries of rows Xq over the rows Xkv (arrays of d-vectors), with the
+     * tensors named p + "W_q", ...: Q = Xq W_q, K, V = Xkv W_kv (+ biases); head h: softmax(Q_h K_h^T / sqrt(d / l)
+     * + M) V_h, with M hiding key j > query t when causal; then W_o over the heads side by side. */
+    function matAttention(W, p, Xq, Xkv, causal) {
+      const d = W.d, heads = W.mat_heads, dh = d / heads;
+      const Q = Xq.map((x) => affine(W[p + "W_q"], W[p + "W_q_b"], x, d, d));
+      const KV = Xkv.map((x) => affine(W[p + "W_kv"], W[p + "W_kv_b"], x, 2 * d, d)); // [K; V] per row
+      return Q.map((q, t) => {
+        const c = new Float64Array(d), n = causal ? t + 1 : KV.length, score = new Float64Array(n);
+        for (let h = 0; h < heads; h++) {
+          let top = -Infinity, total = 0;
+          for (let j = 0; j < n; j++) {
+            let v = 0;
+            for (let a = 0; a < dh; a++) v += q[h * dh + a] * KV[j][h * dh + a];
+            score[j] = v / Math.sqrt(dh); top = Math.max(top, score[j]);
+          }
+          for (let j = 0; j < n; j++) { score[j] = Math.exp(score[j] - top); total += score[j]; }
+          for (let j = 0; j < n; j++) for (let a = 0; a < dh; a++) c[h * dh + a] += (score[j] / total) * KV[j][d + h * dh + a];
+        }
+        return affine(W[p + "W_o"], W[p + "W_o_b"], c, d, d);
+      });
+    }
+
+    // LN(x + y) with the layer norm p + "_w", p + "_b"; x, y d-vectors.
+    function addNorm(W, p, x, y) {
+      const s = new Float64Array(x.length);
+      for (let k = 0; k < x.length; k++) s[k] = x[k] + y[k];
+      return layerNorm(s, W[p + "_w"], W[p + "_b"], W.eps);
+    }
+
+    // The position-wise MLP of a MAT block: ff2 GELU(ff0 x).
+    function matFeedForward(W, p, x) {
+      const inner = affine(W[p + "ff0"], W[p + "ff0_b"], x, W.d_ff, W.d).map(gelu);
+      return affine(W[p + "ff2"], W[p + "ff2_b"], inner, W.d, W.d_ff);
+    }
+
+    /* MultiAgentTransformer.decode for the whole team, in agent order, each agent's action the argmax of its logits
+     * (the book's evaluation), from every agent's observation:
+     *   x^i = LN_out(entityHidden(tokens of o^i))                        agent i's token (AgentTokens)
+     *   o_hat <- LN(o_hat + Attn(o_hat, o_hat));  o_hat <- LN(o_hat + FF(o_hat))   each encoder block (EncoderBlock)
+     *   position i's input: GELU(E onehot(a^{i-1})) (the start token for i = 1); each decoder block (DecoderBlock)
+     *     y <- LN(y + Attn(y, y; causal));  y <- LN(o_hat + Attn(query o_hat, keys y; causal));  y <- LN(y + FF(y))
+     *   logits^i = W_y ReLU(W_a y^i + b_a) + b_y;  a^i = argmax logits^i, fed back as position i + 1's input.
+     * Each agent reruns the decoder over positions 1..i: by the causal masks the earlier positions come out the same,
+     * and with m <= 16 that costs less than a cache would save. masks[i] (true = shown) hides tokens from agent i's
+     * token layer. Returns {actions, logits, alpha (per agent, l x n over its tokens, the token layer's)}. */
+    function matForward(W, obs, masks) {
+      const m = obs.length, d = W.d;
+      const hidden = obs.map((o, i) => entityHidden(W, spreadTokens(o, m), masks ? masks[i] : null));
+      let oHat = hidden.map((e) => layerNorm(e.hid, W.ln_out_w, W.ln_out_b, W.eps));
+      for (let b = 0; b < W.blocks; b++) {
+        const p = `enc${b}_`, attended = matAttention(W, p + "attn_", oHat, oHat, false);
+        oHat = oHat.map((x, t) => addNorm(W, p + "ln_attn", x, attended[t]));
+        oHat = oHat.map((x) => addNorm(W, p + "ln_ff", x, matFeedForward(W, p, x)));
+      }
+      const inputs = [], actions = [], logits = [];
+      for (let i = 0; i < m; i++) {
+        const onehot = new Float64Array(W.n_actions + 1);
+        onehot[i === 0 ? W.n_actions : actions[i - 1]] = 1;
+        inputs.push(affine(W.act_embed, W.act_embed_b, onehot, d, W.n_actions + 1).map(gelu));
+        let y = inputs;
+        for (let b = 0; b < W.blocks; b++) {
+          const p = `dec${b}_`, context = oHat.slice(0, i + 1);
+          const own = matAttention(W, p + "self_attn_", y, y, true);
+          y = y.map((x, t) => addNorm(W, p + "ln_self", x, own[t]));
+          const cross = matAttention(W, p + "cross_attn_", context, y, true);
+          y = context.map((x, t) => addNorm(W, p + "ln_cross", x, cross[t]));
+          y = y.map((x) => addNorm(W, p + "ln_ff", x, matFeedForward(W, p, x)));
+        }
+        const head = affine(W.W_a, W.W_a_b, y[i], W.d_hidden, d).map((v) => Math.max(0, v));
+        logits.push(affine(W.W_y, W.W_y_b, head, W.n_actions, W.d_hidden));
+        actions.push(argmax(logits[i]));
+      }
+      return { actions, logits, alpha: hidden.map((e) => e.alpha) };
+    }
+
     // Actor: y = W_out relu(W_1 relu(W_0 o + b_0) + b_1) + b_out, on agent i's own observation.
     function flatForward(W, o) {
       const h0 = affine(W.l0, W.l0_b, o, W.d_hidden, W.obs_dim);
@@ -879,13 +975,14 @@ if (typeof window.attnmarlPlayground === "undefined") {
         const t = spec[task];
         if (t.entity) t.entity = Array.isArray(t.entity) ? await Promise.all(t.entity.map(inflateWeights)) : await inflateWeights(t.entity);
         if (t.flat) t.flat = await inflateWeights(t.flat);
+        if (t.mat) t.mat = await inflateWeights(t.mat);
         if (t.comm) for (const p of Object.keys(t.comm)) t.comm[p] = await inflateWeights(t.comm[p]);
       }
       return spec;
     }
 
-    /* Every agent's action in world w under a policy: "entity" or "flat" (the greedy, argmax action
-     * of the actor, as the book evaluates it) or "greedy" (the assignment baseline). weights.entity: one
+    /* Every agent's action in world w under a policy: "entity", "flat" or "mat" (the greedy, argmax action
+     * of the actor, as the book evaluates it; MAT's decoded agent by agent) or "greedy" (the assignment baseline). weights.entity: one
      * entity network, or one per agent type (w.netOf(i) picks agent i's). masks[i], if given, hides tokens
      * from agent i (entity actor only). Returns {actions, logits, alpha} (logits: per agent, for the entity actor
      * and a communicating one; alpha: per agent, l x n, for the entity actor; else null). A communicating actor
@@ -897,6 +994,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         return { actions: r.logits.map(argmax), logits: r.logits, alpha: r.alpha, messages: r.messages, seen: r.seen };
       }
       if (policy === "greedy") return { actions: greedyActions(w.P, obs), alpha: null };
+      if (policy === "mat") return matForward(weights.mat, obs, masks);
       if (policy === "flat") return { actions: obs.map((o) => argmax(flatForward(weights.flat, o))), alpha: null };
       const nets = [].concat(weights.entity);
       const out = obs.map((o, i) => entityForward(nets[w.netOf(i)], w.tokensOf(o, i), masks ? masks[i] : null));
@@ -922,7 +1020,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
     }
 
     /* What the widget needs to know of each task beyond its world: its name in the menu, the teams it plays
-     * (policy, label; the first, the lead, is the one whose alpha the side panel shows), what a token's place is
+     * (policy, label; the first, the lead, keeps the clock), whose token attention the panel shows (attends, with
+     * attention: how the panel names it and its team; else the entity actor's), what a token's place is
      * when it is not its entity's own (tokenOrder: "token", ranked by distance, or "slot", shuffled per agent;
      * then the alpha row maps the tokens back to entities), whether the table counts pickups and deliveries
      * (counts), whether its actors talk (comm: the panel shows alpha over the senders, the arena the focused
@@ -973,6 +1072,24 @@ if (typeof window.attnmarlPlayground === "undefined") {
             `the messages. Trained at m = ${trained}` + (pg.m === trained ? "." : `; at m = ${pg.m} the same weights play zero-shot.`);
         },
       },
+      sequence: {
+        label: "simple_spread, the team as a sequence (MAT)",
+        World,
+        policies: [["mat", "Multi-Agent Transformer"], ["entity", "entity-attention actor (MAPPO)"], ["greedy", "greedy assignment"]],
+        attends: "mat",
+        attention: ["MAT's token layer for", "MAT"],
+        tokenOrder: null,
+        help: "Drag a landmark or an agent, even while the teams play. Click an agent to see the attention &alpha; of MAT's " +
+          "token layer over what that agent observes (arrows and the row of cells); click a cell to hide that token " +
+          "from the agent in both learned teams.",
+        note: (pg) => {
+          const trained = pg.weights.mat.trained_m;
+          return `MAT decides the agents' actions one after another, a1 first: each agent's choice draws on every ` +
+            `agent's observation and on the actions already chosen (centralized execution: ${pg.m} decoder passes a ` +
+            `step). The entity actor acts on each agent's own observation. Both were trained at m = ${trained} on the ` +
+            `same budget` + (pg.m === trained ? "." : `; at m = ${pg.m} the same weights play zero-shot.`);
+        },
+      },
       decoys: {
         label: "simple_spread with decoys",
         World: DecoyWorld,
@@ -1000,6 +1117,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.data = Object.fromEntries(spec.tasks.map((task) => [task, { P: spec[task].world, weights: {
           entity: spec[task].entity && [].concat(spec[task].entity).map(decodeWeights),
           flat: spec[task].flat && decodeWeights(spec[task].flat),
+          mat: spec[task].mat && decodeWeights(spec[task].mat),
           comm: spec[task].comm && Object.fromEntries(Object.entries(spec[task].comm).map(([p, w]) => [p, decodeWeights(w)])),
         } }]));
         this.policy = spec.policy; this.focus = 0; this.running = false; this.speed = 1;
@@ -1008,6 +1126,12 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.build();
         this.setTask(spec.tasks[0], spec.seed);
       }
+
+      // The team whose attention the panel and the arrows show: the task's "attends", else the entity actor.
+      get attends() { return this.task.attends || "entity"; }
+
+      // The heads of that team's token attention.
+      alphaHeads() { return [].concat(this.weights[this.attends])[0].heads; }
 
       available(policy) {
         return this.task.policies.some(([p]) => p === policy) && (policy !== "flat" || this.m === this.flatM);
@@ -1281,8 +1405,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
         if (this.task.comm) { // what the focused agent sees: a disc of radius rho, under everything else
           s += `<circle class="pg-sight" r="${R(this.weights.comm[this.policy].rho)}" fill="${SIGHT_FILL}" stroke="#9fb3c8"/>`;
         }
-        const faded = (name) => this.policy === "entity" && this.hidden.has(`${this.focus}:${name}`); // hidden from the focus
-        const hides = this.policy === "entity" ? `; Enter hides it from ${w.agentName(this.focus)}'s actor` : "";
+        const faded = (name) => this.policy === this.attends && this.hidden.has(`${this.focus}:${name}`); // hidden from the focus
+        const hides = this.policy === this.attends ? `; Enter hides it from ${w.agentName(this.focus)}'s actor` : "";
         const circles = (agents) => ents.filter((e) => (e.agent !== null) === agents).map((e) =>
           `<circle class="${agents ? "pg-agent" : "pg-landmark"}" data-name="${e.name}"${agents ? ` data-i="${e.agent}"` : ""} ` +
           `tabindex="0" role="button" aria-label="${e.role || (agents ? "agent" : "landmark")} ${e.name}: drag it or move it with the arrow keys` +
@@ -1290,8 +1414,8 @@ if (typeof window.attnmarlPlayground === "undefined") {
           `r="${R(e.r)}"${e.stroke ? ` stroke="${e.stroke}"` : ""} fill-opacity="${faded(e.name) ? 0.3 : 0.85}"/>` +
           (e.agent === this.focus ? `<circle class="pg-ring" r="${R(e.r + 0.02)}" fill="none" stroke="#000" stroke-width="2"/>` : "")).join("");
         s += circles(true); // the agents, then the focused agent's alpha (one line per head and token, or per sender), then the small
-        if (this.policy === "entity") { // entities the lines point at (landmarks, treasures), then every label
-          const heads = this.weights.entity[0].heads, n = w.tokenNames(this.focus).length;
+        if (this.policy === this.attends) { // entities the lines point at (landmarks, treasures), then every label
+          const heads = this.alphaHeads(), n = w.tokenNames(this.focus).length;
           for (let h = 0; h < heads; h++) {
             for (let t = 1; t < n; t++) {
               s += `<line class="pg-arrow" data-head="${h}" stroke="${HEAD_COLORS[h % HEAD_COLORS.length]}" ` +
@@ -1330,7 +1454,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
         this.placeLabels();
         if (this.task.comm) { this.updateSight(); return; }
         if (!E.arrows.length) return;
-        const i = this.focus, alpha = this.next.entity.alpha[i], names = w.tokenNames(i), n = names.length;
+        const i = this.focus, alpha = this.next[this.attends].alpha[i], names = w.tokenNames(i), n = names.length;
         const [px, py] = w.position(w.entities().find((e) => e.agent === i).name), x0 = X(px), y0 = Y(py);
         const heads = alpha.length / n;
         E.arrows.forEach((line, k) => {
@@ -1414,17 +1538,18 @@ if (typeof window.attnmarlPlayground === "undefined") {
        * landmarks against the uniform share k / (m + k) (attnmarl.selection's read-out, for this agent and state). */
       buildAlpha() {
         if (this.task.comm) { this.buildMessages(); return; }
-        const i = this.focus, w = this.worlds.entity, names = w.columns(i), n = names.length;
-        const heads = this.weights.entity[0].heads, groups = w.columnGroups ? w.columnGroups() : [];
+        const i = this.focus, w = this.worlds[this.attends], names = w.columns(i), n = names.length;
+        const heads = this.alphaHeads(), groups = w.columnGroups ? w.columnGroups() : [];
         const cell = Math.min(30, Math.floor(620 / n)), row = Math.max(cell, 14), left = 52, top = 22;
         const named = cell >= 18, grid = top + heads * row, groupsAt = grid + (named ? 20 : 4);
         const shareAt = groupsAt + (groups.length ? 24 : 0), bar = 240, k = w.k || 0, uniform = k / (w.m + k);
         const width = Math.max(left + cell * n + 10, 560), height = shareAt + (k ? 36 : 0) + 20; // room for the legend
         let s = `<svg class="pg-heatmap" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" ` +
           `aria-label="alpha of ${w.agentName(i)}">`; // on a phone it narrows with the page (playground.css)
-        s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of the entity actor's ${w.agentName(i)} ` +
+        const [whose, team] = this.task.attention || ["the entity actor's", "entity"];
+        s += `<text x="${left}" y="14" font-size="12" font-weight="600">&alpha; of ${whose} ${w.agentName(i)} ` +
           `over its ${n} tokens${this.task.tokenOrder ? ", by entity" : ""}` +
-          `${this.policy === "entity" ? "" : " (in the entity team's world)"}</text>`;
+          `${this.policy === this.attends ? "" : ` (in the ${team} team's world)`}</text>`;
         for (let h = 0; h < heads; h++) {
           s += `<text x="${left - 6}" y="${top + h * row + row / 2 + 4}" text-anchor="end" font-size="11" ` +
             `fill="${HEAD_COLORS[h % HEAD_COLORS.length]}">head ${h + 1}</text>`;
@@ -1469,7 +1594,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
        * in the world (a treasure picked up this step, its token zeros) and a hidden one are greyed. */
       updateAlpha() {
         if (this.task.comm) { this.updateMessages(); return; }
-        const i = this.focus, w = this.worlds.entity, alpha = this.next.entity.alpha[i];
+        const i = this.focus, w = this.worlds[this.attends], alpha = this.next[this.attends].alpha[i];
         const tokens = w.tokenNames(i), columns = w.columns(i), n = columns.length;
         const token = columns.map((name) => tokens.indexOf(name));
         const vmax = Math.max(...alpha); // the colour scale runs from 0 to the row's largest alpha
@@ -1501,7 +1626,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
      * averaged (attnmarl.selection.decoy_alpha's ratio, for one agent and state), as the bar's orange part and in
      * words. alpha: heads x n, over the agent's tokens (self, its slots, the other agents). */
     Playground.prototype.updateShare = function (alpha, n) {
-      const i = this.focus, w = this.worlds.entity, heads = alpha.length / n;
+      const i = this.focus, w = this.worlds[this.attends], heads = alpha.length / n;
       let decoys = 0, landmarks = 0;
       for (let s = 0; s < w.slotCount; s++) {
         for (let h = 0; h < heads; h++) {
@@ -1578,7 +1703,7 @@ if (typeof window.attnmarlPlayground === "undefined") {
 
     window.attnmarlPlayground = {
       World, DecoyWorld, TreasureWorld, TASKS, spreadTokens, treasureTokens, entityForward, sightTokens, commForward,
-      flatForward, greedyActions, teamActions, assignment, argmax, decodeWeights, inflateWeights, loadSpec, numpyRandom,
+      flatForward, matForward, erf, gelu, greedyActions, teamActions, assignment, argmax, decodeWeights, inflateWeights, loadSpec, numpyRandom,
       Playground, mount,
     };
   })();
