@@ -11,13 +11,13 @@ every agent's value V(o_hat^i), its decoder every agent's policy pi(a^i | o, a^1
    that order.
 2. **Values and GAE** — the book's GAE per agent (:func:`attnmarl.algos.mappo.gae`) on values from
    :func:`attnmarl.algos.mappo.bootstrap_values`: a truncated episode is bootstrapped from the value of its
-   final observation, a terminated one from 0. The paper (its eq. 5 and the text after eq. 6) estimates one
-   joint advantage from the mean of the agents' values; in simple_spread every agent has its own reward, so
-   each agent here gets its own advantage, A^i_t from r^i and V(o_hat^i).
+   final observation, a terminated one from 0. The paper (its encoder's loss and the text after its
+   decoder's) estimates one joint advantage from the mean of the agents' values; in simple_spread every agent
+   has its own reward, so each agent here gets its own advantage, A^i_t from r^i and V(o_hat^i).
 3. **PPO** — ``update_epochs`` passes over ``num_minibatches`` minibatches of one loss over both halves
-   (the paper's eqs. 5 and 6 in PPO's clipped form):
+   (the paper's encoder and decoder losses, in PPO's clipped form):
 
-       L = - mean_{t,i} min(rho^i A^i, clip(rho^i, 1 - eps, 1 + eps) A^i)              (decoder, eq. 6)
+       L = - mean_{t,i} min(rho^i A^i, clip(rho^i, 1 - eps, 1 + eps) A^i)              (the decoder's)
            + value_coef mean_{t,i} max((V^i - G^i)^2, (V_old^i + clip(V^i - V_old^i, -eps, eps) - G^i)^2)
            - ent_coef mean_{t,i} H(pi^i)
 

@@ -15,7 +15,7 @@ and MAT models that product with an encoder-decoder transformer:
   one m; entity tokens make every weight here independent of m.
 - **encoder** — ``blocks`` self-attention blocks over the m tokens, with no mask and no positional code, so
   the representations o_hat^1..o_hat^m are permutation equivariant; a value head gives V(o_hat^i) per agent
-  (the paper's eq. 5 trains it; :mod:`attnmarl.algos.mat` normalises its targets).
+  (the paper's encoder loss trains it; :mod:`attnmarl.algos.mat` normalises its targets).
 - **decoder** — the shifted joint action: position 1 holds a start token, position i the one-hot of
   a^{i-1}. Each block applies (i) causal self-attention over those positions, then (ii) MAT's attention
   between decoder and encoder, causal too, then (iii) an MLP; a policy head gives agent i's logits from
