@@ -401,3 +401,66 @@ def test_where_there_are_few_orders_each_is_scored_once_and_agent_order_agrees(t
     scores = order_scores(path, orders=6, episodes=2)
     assert scores["orders"] == [list(p) for p in itertools.permutations(range(3))]
     assert scores["scores"][0] == pytest.approx(scores["agent_order"], abs=1e-9)
+
+
+# --------------------------------------------------------------------------------------------
+# chapter 12's task: simple_spread with decoys
+# --------------------------------------------------------------------------------------------
+
+def decoy_observations(m: int, d: int, batch: int = 6, seed: int = 1) -> torch.Tensor:
+    """Real observations of simple_spread with d decoys per agent from the batched port: (batch, m, obs_dim)."""
+    return torch.from_numpy(make_batched("simple_spread_decoys", batch, seed=seed, N=m, decoys=d).reset())
+
+
+def test_on_the_decoy_task_each_agents_landmarks_reach_mat_as_a_set_with_their_bit():
+    """Each landmark slot of o^i, (dx, dy, is_target) in the agent's own shuffled order, is one token of MAT's token
+    layer: reordering one agent's slots leaves every agent's decoded logits as they were (MAT reads no slot by its
+    place), and turning one target's bit off changes them (MAT reads the bit)."""
+    m, d = 4, 2
+    slots = m + d * m
+    torch.manual_seed(0)
+    net = make_agent(MATConfig("simple_spread_decoys", {"N": m, "decoys": d})).net
+    o = decoy_observations(m, d)
+    shuffled, flipped = o.clone(), o.clone()
+    landmarks = o[:, 1, 4:4 + 3 * slots].unflatten(-1, (slots, 3))
+    shuffled[:, 1, 4:4 + 3 * slots] = landmarks[:, torch.randperm(slots)].flatten(1)
+    target = int(landmarks[0, :, 2].argmax())  # a slot of batch row 0 holding a target
+    assert landmarks[0, target, 2] == 1.0
+    flipped[0, 1, 4 + 3 * target + 2] = 0.0
+    greedy = lambda y: y.argmax(-1)  # noqa: E731
+    with torch.no_grad():
+        _, y = net.decode(o, greedy)
+        _, y_shuffled = net.decode(shuffled, greedy)
+        _, y_flipped = net.decode(flipped, greedy)
+    assert not torch.equal(o, shuffled) and torch.allclose(y, y_shuffled, atol=1e-5)
+    assert (y_flipped[0] - y[0]).abs().max() > 1e-4 and torch.equal(y_flipped[1:], y[1:])
+
+
+def test_a_mat_trained_among_decoys_plays_the_reference_environment_at_other_m_and_d(tmp_path):
+    """A few updates of MAT and of MAT-Dec on the decoy task's port; each checkpoint plays chapter 12's PettingZoo
+    environment (mpe2's machinery) at its own (m, d) and, with the same weights, at another m and d."""
+    for variant in ("mat", "mat-dec"):
+        config = replace(QUICK, scenario="simple_spread_decoys", scenario_kwargs={"N": 3, "decoys": 1},
+                         total_steps=64 * 25 * 3, variant=variant)
+        history: list[dict] = []
+        agent = train(config, lambda stats, _, kept=history: kept.append(stats))
+        assert len(history) == 3 and all(np.isfinite(s["train_return"]) for s in history)
+        path = tmp_path / f"{variant}-decoys.pt"
+        save_checkpoint(path, agent, config, note="test")
+        for m, d in ((3, 1), (5, 3)):
+            score, _ = evaluate(load_policy(path, N=m, decoys=d), "simple_spread_decoys", episodes=2, N=m, decoys=d)
+            assert np.isfinite(score) and score < 0
+
+
+def test_the_decoy_configs_differ_from_the_m6_runs_only_in_the_scenario():
+    """``mat-decoys3-spread6`` and ``matdec-decoys3-spread6``: MAT's own m = 6 configs on chapter 12's decisive point,
+    at the env-step budget of the entity actor they are read beside (``decoys3-spread6-entity``)."""
+    from dataclasses import asdict
+
+    from attnmarl.train import CONFIGS
+
+    for prefix in ("mat", "matdec"):
+        config, plain = asdict(CONFIGS[f"{prefix}-decoys3-spread6"]), asdict(CONFIGS[f"{prefix}-spread6"])
+        assert {k for k in config if config[k] != plain[k]} == {"scenario", "scenario_kwargs"}
+        assert config["scenario_kwargs"] == {"N": 6, "decoys": 3}
+        assert config["total_steps"] == CONFIGS["decoys3-spread6-entity"].total_steps

@@ -334,6 +334,12 @@ chapter 10's budget of 12 million agent-decisions per point (m x env steps), to 
 and replaces the decoder by decentralized actors (only ``variant`` differs); ``mat-spread{m}-shuffled`` draws a
 random decision order per environment for every rollout (only ``shuffle_order`` differs). MAT acts with every
 agent's observation (centralized execution); MAT-Dec and the entity actor do not."""
+for _prefix in ("mat", "matdec"):
+    CONFIGS[f"{_prefix}-decoys3-spread6"] = replace(CONFIGS[f"{_prefix}-spread6"], scenario="simple_spread_decoys",
+                                                    scenario_kwargs={"N": 6, "decoys": 3})
+"""Chapter 13's MAT and MAT-Dec on chapter 12's decisive point, simple_spread with three decoys per agent at m = 6
+(``mat-decoys3-spread6``, ``matdec-decoys3-spread6``), at the budget of ``decoys3-spread6-entity`` (the entity actor
+they are read beside, 2 million env steps) and of their own m = 6 runs; only the scenario differs from those."""
 
 TRAINERS = {MAPPOConfig: mappo.train, MADDPGConfig: maddpg.train, MAACConfig: maac.train,
             QMIXConfig: qmix.train, MATConfig: mat.train}

@@ -63,6 +63,7 @@ from ..checks import (
 from ..costs import RolloutBudget, check_numbers, check_on_policy_budget
 from ..devices import check_device
 from ..envs import make_batched, scenario_name
+from ..envs.decoys import NAME as DECOYS
 from ..envs.scenarios import given_port_kwargs
 from ..nets.mat import MultiAgentTransformer
 from .estimate import Probe, RunEstimate, measure, on_policy, probe, probe_observations, rollout_buffers, start
@@ -82,7 +83,13 @@ from .mappo import (
 )
 from .qmix import COOPERATIVE_SCENARIOS
 
-__all__ = ["VARIANTS", "MATConfig", "MATAgent", "make_agent", "random_orders", "order_scores", "estimate", "train"]
+__all__ = ["VARIANTS", "MAT_SCENARIOS", "MATConfig", "MATAgent", "make_agent", "random_orders", "order_scores",
+           "estimate", "train"]
+
+MAT_SCENARIOS = (*COOPERATIVE_SCENARIOS, DECOYS)
+"""The scenarios MAT trains on: the cooperative ones of mpe2 the book ports, and chapter 12's simple_spread with
+decoys, whose agents are one team as simple_spread's are (decoys pay nothing to anyone). Each agent's token is the
+entity encoder over that scenario's tokens, so the decoys reach MAT as landmark tokens with their is_target bit."""
 
 VARIANTS = ("mat", "mat-dec")
 """``"mat"``: the encoder-decoder; ``"mat-dec"``: the same encoder as critic, decentralized actors pi(a^i | x^i)."""
@@ -137,11 +144,11 @@ class MATConfig(RolloutBudget):
         if not isinstance(self.scenario_kwargs, dict):
             raise ValueError(f"scenario_kwargs must be a dict of mpe2 arguments; got {self.scenario_kwargs!r}")
         self.scenario_kwargs = given_port_kwargs(self.scenario, self.scenario_kwargs)
-        if scenario_name(self.scenario) not in COOPERATIVE_SCENARIOS:
-            raise ValueError(f"MAT supports the scenarios {list(COOPERATIVE_SCENARIOS)} only; got {self.scenario!r}. "
+        if scenario_name(self.scenario) not in MAT_SCENARIOS:
+            raise ValueError(f"MAT supports the scenarios {list(MAT_SCENARIOS)} only; got {self.scenario!r}. "
                              "It decodes one team's joint action from a team reward, so a scenario with opposed "
                              "rewards (simple_tag) cannot train it, and of the cooperative ones it is set up and "
-                             "tested on these two only (not simple_spread_decoys or lbforaging)")
+                             "tested on these only (not lbforaging)")
         if self.scenario_kwargs.get("continuous_actions", False) is not False:
             raise ValueError("this MAT decodes discrete actions (one-hots of a^{i-1}): scenario_kwargs must not set "
                              f"continuous_actions=True; got {self.scenario_kwargs!r}")
