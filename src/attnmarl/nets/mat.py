@@ -289,7 +289,7 @@ class MultiAgentTransformer(nn.Module):
         if not callable(choose):
             raise ValueError(f"choose must be a function from logits (batch, n_actions) to actions (batch,), such as "
                              f"lambda y: y.argmax(-1); got {choose!r}")
-        cache = check_bool("cache", self.cache)
+        cached = check_bool("cache", self.cache)
         if self.decoder is None:  # acting needs no encoder: it is MAT-Dec's critic only
             y = self.policy_head(self.tokens(o))
             check_order(order, *y.shape[:2])
@@ -300,10 +300,10 @@ class MultiAgentTransformer(nn.Module):
         y = o_hat.new_empty(batch, m, self.n_actions)
         caches: list[KVCache] = [{} for _ in self.decoder]
         for i in range(m):  # m decoder passes
-            if cache:
+            if cached:
                 h = self.action_embed(self._shifted(a)[:, i:i + 1])
-                for block, cache in zip(self.decoder, caches):
-                    h = block.step(h, o_hat[:, i:i + 1], cache)
+                for block, block_cache in zip(self.decoder, caches):
+                    h = block.step(h, o_hat[:, i:i + 1], block_cache)
                 y[:, i] = self.policy_head(h[:, 0])
             else:
                 y[:, i] = self.policy_head(self._decoded(self.action_embed(self._shifted(a)), o_hat)[:, i])
