@@ -303,6 +303,15 @@ def test_the_explorer_rings_the_earlier_agents_by_their_influence():
     assert mat_explorer(agent.net, episode).update(t=12, i=0)
     with pytest.raises(ValueError, match="MAT-Dec has none"):
         mat_frame(agent_at(4, "mat-dec").net, episode)
+    # one scale for every frame the explorer offers: the largest influence over its steps
+    explorer = mat_explorer(agent.net, episode, steps=(0, 6))
+    vmax = max(float(mat_frame(agent.net, episode, t, 0).panels[1].values.max()) for t in (0, 6))
+    fixed = explorer.frame_fn(t=6, i=2)
+    assert fixed.panels[1].vmax == pytest.approx(vmax) and vmax >= scale
+    assert np.allclose(fixed.panels[0].emphasis[:2], np.clip(influence[2, :2] / vmax, 0, 1), atol=1e-5)
+    for bad in (0.0, -1.0, float("nan"), "0.1"):
+        with pytest.raises(ValueError, match="vmax must be a positive finite"):
+            mat_frame(agent.net, episode, t=6, i=2, vmax=bad)
 
 
 def test_every_point_of_chapter_13_names_a_config_and_reads_its_runs(tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ the agents that decided before it, and where the encoder's attention lands:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -119,31 +120,43 @@ def encoder_alpha(net: MultiAgentTransformer, o: Tensor) -> Tensor:
         return net.encoder[0].attn.alpha(x, x).mean(1)
 
 
-def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int = 1) -> Frame:
+def _influence(net: MultiAgentTransformer, episode: Episode, t: int) -> tuple[Tensor, np.ndarray]:
+    """Step t's observations (1, m, obs_dim) on the net's device and :func:`attnmarl.analysis.action_influence` at the
+    actions the team decodes there, greedily: (m, m)."""
+    weight = next(net.parameters())
+    o = torch.as_tensor(episode.obs[t][None], dtype=weight.dtype, device=weight.device)
+    with torch.no_grad():
+        a = net.decode(o, lambda logits: logits.argmax(-1))[0]
+    return o, action_influence(net, o, a)[0].cpu().numpy()
+
+
+def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int = 1,
+              vmax: float | None = None) -> Frame:
     """Step ``t`` of ``episode`` seen from agent ``i``: the arena with every earlier agent k ringed by how far agent
     i's policy moves when k's action changes (:func:`attnmarl.analysis.action_influence` at the actions the team
     decodes there, greedily), agent i ringed in black; that influence for every pair (rows: the agent deciding,
-    columns: the earlier agent whose action changes); and the encoder's alpha (:func:`encoder_alpha`)."""
+    columns: the earlier agent whose action changes); and the encoder's alpha (:func:`encoder_alpha`). Rings and
+    colours run from 0 to ``vmax`` (a total variation; ``None``: this step's largest influence), so that frames
+    drawn with one ``vmax`` compare."""
     if not isinstance(net, MultiAgentTransformer) or net.decoder is None:
         raise ValueError("mat_frame reads MAT's decoder; MAT-Dec has none (its agents read no earlier action)")
     t = check_step(episode, t)
     m = len(episode.agents)
     i = check_index("i", i, m, "agent index")
-    weight = next(net.parameters())
-    o = torch.as_tensor(episode.obs[t][None], dtype=weight.dtype, device=weight.device)
-    with torch.no_grad():
-        a = net.decode(o, lambda logits: logits.argmax(-1))[0]
-    influence = action_influence(net, o, a)[0].cpu().numpy()
+    if vmax is not None and not (isinstance(vmax, (int, float)) and 0 < vmax < math.inf):
+        raise ValueError(f"vmax must be a positive finite total variation (or None); got {vmax!r}")
+    o, influence = _influence(net, episode, t)
     alpha = encoder_alpha(net, o)[0].cpu().numpy()
     nearest = nearest_landmarks(o, m)[0].tolist()
     names = [f"a{k + 1}" for k in range(m)]
     row = influence[i, :i]
-    scale = max(float(influence.max()), 1e-12)
+    scale = max(float(influence.max()), 1e-12) if vmax is None else float(vmax)
     arena = arena_panel(episode, t, focus=i, title=f"t = {t}: a{i + 1} and the agents before it")
     emphasis = np.zeros(len(arena.labels))
     emphasis[:i] = np.clip(row / scale, 0.0, 1.0)  # agents come first in the arena
     arena = replace(arena, emphasis=emphasis.tolist())
-    heat = Heatmap(influence, names, names, title="how far a_i's policy moves with a_k's action (TV)",
+    title = f"how far a_i's policy moves with a_k's action (TV, 0–{scale:.2g})"
+    heat = Heatmap(influence, names, names, title=title,
                    xlabel="earlier agent k", ylabel="agent i (deciding)", vmax=scale)
     enc = Heatmap(alpha, names, names, title="encoder α (mean over heads)", xlabel="agent (key)",
                   ylabel="agent (query)")
@@ -160,14 +173,16 @@ def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int =
 
 def mat_explorer(net: MultiAgentTransformer, episode: Episode, steps: tuple[int, ...] = (0, 6, 12, 18, 24)
                  ) -> Explorer:
-    """Choose a step of ``episode`` and an agent: whose earlier action its choice draws on (:func:`mat_frame`)."""
+    """Choose a step of ``episode`` and an agent: whose earlier action its choice draws on (:func:`mat_frame`), every
+    frame on one scale, from 0 to the largest influence over the steps offered."""
     for t in steps:
         check_step(episode, t)
+    vmax = max(max(float(_influence(net, episode, t)[1].max()) for t in steps), 1e-12)
 
     first = steps[min(1, len(steps) - 1)]  # the second step offered: agents are on their way by then
 
     def frame(t: int = first, i: int = 1) -> Frame:
-        return mat_frame(net, episode, t, i)
+        return mat_frame(net, episode, t, i, vmax)
 
     m = len(episode.agents)
     return Explorer(frame, [Slider("t", list(steps), default=first, label="step t"),
