@@ -26,12 +26,15 @@ every agent's value V(o_hat^i), its decoder every agent's policy pi(a^i | o, a^1
    normalised with running statistics (the paper's value normalisation), one mean and variance for all agents,
    since the agents share one value head and one set of weights at any m.
 
-MAT's recipe where it matters, from the paper's hyperparameter tables (it reports no MPE runs; these are its
-values for SMAC and Multi-Agent MuJoCo): a small clip, eps = 0.05, also bounding how far a value moves per
-update; value normalisation; 10 epochs of one minibatch; entropy coefficient 0.01; learning rate 5e-4. The
-value loss is the clipped squared error (the paper's tables name a Huber loss). The widths are the book's entity
-actor's (d = 32, 2 heads), not the paper's (64, 1 head), so that MAT and the entity actor compare at one width;
-gamma is the book's 0.95 (see :attr:`attnmarl.algos.mappo.MAPPOConfig.gamma`).
+MAT's recipe where it matters, from its released code (the paper's benchmarks are SMAC, Multi-Agent MuJoCo,
+Dexterous Hands and Google Research Football, none of them MPE): a small clip, eps = 0.05 (its SMAC and MA-MuJoCo
+scripts), also bounding how far a value moves per update; value normalisation; 10 epochs of one minibatch and
+learning rate 5e-4 (its Football script; SMAC's takes 15 epochs); entropy coefficient 0.01 (its default). The
+value loss is the clipped squared error (the code's default is a Huber loss). The widths are the book's entity
+actor's (d = 32, 2 heads), not the code's defaults (64, 1 head), so that MAT and the entity actor compare at one
+width; gamma is the book's 0.95 (see :attr:`attnmarl.algos.mappo.MAPPOConfig.gamma`). The paper's decoder loss
+weighs every agent by one joint advantage, by GAE on the mean of the agents' values; its released code, with value
+normalisation, runs GAE per agent, as this module does (step 2).
 
 Evaluation acts greedily agent by agent in agent order (:meth:`MATAgent.act`); :func:`order_scores` scores a
 checkpoint under random decision orders. The networks run and learn on ``device``, as MAPPO's do.

@@ -11,8 +11,9 @@ and MAT models that product with an encoder-decoder transformer:
 
 - **tokens** — agent i's token x^i is the book's entity encoder over its own entity tokens (itself, every
   landmark, every other agent, egocentric; :class:`AgentTokens`, chapter 8's layer without its head). MAT's
-  paper embeds each o^i with an MLP whose input width, like its code's fixed agent count, ties the network to
-  one m; entity tokens make every weight here independent of m.
+  paper embeds each o^i with one learned layer (in its released code LayerNorm, Linear, GELU) whose input width,
+  like the agent count its code is built for, ties the network to one m; entity tokens make every weight here
+  independent of m.
 - **encoder** — ``blocks`` self-attention blocks over the m tokens, with no mask and no positional code, so
   the representations o_hat^1..o_hat^m are permutation equivariant; a value head gives V(o_hat^i) per agent
   (the paper's encoder loss trains it; :mod:`attnmarl.algos.mat` normalises its targets).
