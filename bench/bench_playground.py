@@ -12,7 +12,7 @@ it, block by block.
 
 Two more playgrounds run the sequence task (chapter 13's Multi-Agent Transformer beside the entity actor and the
 greedy assignment) at the same m: a step there, and MAT's decisions alone (its token layer and encoder, then one
-decoder pass per agent, each over the positions decided so far), beside the entity actor's.
+decoder pass per agent, each computing one new position), beside the entity actor's.
 
     .venv/bin/python bench/bench_playground.py [--blocks N] [--steps N]
 """

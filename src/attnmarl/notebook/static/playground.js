@@ -793,27 +793,26 @@ if (typeof window.attnmarlPlayground === "undefined") {
     // torch.nn.GELU (approximate="none"): x Phi(x) = x (1 + erf(x / sqrt 2)) / 2.
     const gelu = (x) => 0.5 * x * (1 + erf(x / Math.SQRT2));
 
-    /* MATAttention (attnmarl.nets.mat) of the queries of rows Xq over the rows Xkv (arrays of d-vectors), with the
-     * tensors named p + "W_q", ...: Q = Xq W_q, K, V = Xkv W_kv (+ biases); head h: softmax(Q_h K_h^T / sqrt(d / l)
-     * + M) V_h, with M hiding key j > query t when causal; then W_o over the heads side by side. */
-    function matAttention(W, p, Xq, Xkv, causal) {
-      const d = W.d, heads = W.mat_heads, dh = d / heads;
-      const Q = Xq.map((x) => affine(W[p + "W_q"], W[p + "W_q_b"], x, d, d));
-      const KV = Xkv.map((x) => affine(W[p + "W_kv"], W[p + "W_kv_b"], x, 2 * d, d)); // [K; V] per row
-      return Q.map((q, t) => {
-        const c = new Float64Array(d), n = causal ? t + 1 : KV.length, score = new Float64Array(n);
-        for (let h = 0; h < heads; h++) {
-          let top = -Infinity, total = 0;
-          for (let j = 0; j < n; j++) {
-            let v = 0;
-            for (let a = 0; a < dh; a++) v += q[h * dh + a] * KV[j][h * dh + a];
-            score[j] = v / Math.sqrt(dh); top = Math.max(top, score[j]);
-          }
-          for (let j = 0; j < n; j++) { score[j] = Math.exp(score[j] - top); total += score[j]; }
-          for (let j = 0; j < n; j++) for (let a = 0; a < dh; a++) c[h * dh + a] += (score[j] / total) * KV[j][d + h * dh + a];
+    /* MATAttention (attnmarl.nets.mat), split as the package splits it: keys and values of rows x, [K; V] = W_kv x + b
+     * (matKeysValues), and the output for one query row x_q over a list of such rows (matAttend): head h
+     * softmax(Q_h K_h^T / sqrt(d / l)) V_h, then W_o over the heads side by side. A causal attention is the same with
+     * the list cut at the query's own position; tensors are named p + "W_q", ... */
+    const matKeysValues = (W, p, x) => affine(W[p + "W_kv"], W[p + "W_kv_b"], x, 2 * W.d, W.d);
+
+    function matAttend(W, p, xq, KV) {
+      const d = W.d, heads = W.mat_heads, dh = d / heads, n = KV.length;
+      const q = affine(W[p + "W_q"], W[p + "W_q_b"], xq, d, d), c = new Float64Array(d), score = new Float64Array(n);
+      for (let h = 0; h < heads; h++) {
+        let top = -Infinity, total = 0;
+        for (let j = 0; j < n; j++) {
+          let v = 0;
+          for (let a = 0; a < dh; a++) v += q[h * dh + a] * KV[j][h * dh + a];
+          score[j] = v / Math.sqrt(dh); top = Math.max(top, score[j]);
         }
-        return affine(W[p + "W_o"], W[p + "W_o_b"], c, d, d);
-      });
+        for (let j = 0; j < n; j++) { score[j] = Math.exp(score[j] - top); total += score[j]; }
+        for (let j = 0; j < n; j++) for (let a = 0; a < dh; a++) c[h * dh + a] += (score[j] / total) * KV[j][d + h * dh + a];
+      }
+      return affine(W[p + "W_o"], W[p + "W_o_b"], c, d, d);
     }
 
     // LN(x + y) with the layer norm p + "_w", p + "_b"; x, y d-vectors.
@@ -833,36 +832,37 @@ if (typeof window.attnmarlPlayground === "undefined") {
      * (the book's evaluation), from every agent's observation:
      *   x^i = LN_out(entityHidden(tokens of o^i))                        agent i's token (AgentTokens)
      *   o_hat <- LN(o_hat + Attn(o_hat, o_hat));  o_hat <- LN(o_hat + FF(o_hat))   each encoder block (EncoderBlock)
-     *   position i's input: GELU(E onehot(a^{i-1})) (the start token for i = 1); each decoder block (DecoderBlock)
-     *     y <- LN(y + Attn(y, y; causal));  y <- LN(o_hat + Attn(query o_hat, keys y; causal));  y <- LN(y + FF(y))
+     *   position i's input: GELU(E onehot(a^{i-1})) (the start token for i = 1); each decoder block (DecoderBlock.step)
+     *     y <- LN(y + Attn(y, y_{<=i}));  y <- LN(o_hat^i + Attn(query o_hat^i, keys y_{<=i}));  y <- LN(y + FF(y))
      *   logits^i = W_y ReLU(W_a y^i + b_a) + b_y;  a^i = argmax logits^i, fed back as position i + 1's input.
-     * Each agent reruns the decoder over positions 1..i: by the causal masks the earlier positions come out the same,
-     * and with m <= 16 that costs less than a cache would save. masks[i] (true = shown) hides tokens from agent i's
-     * token layer. Returns {actions, logits, alpha (per agent, l x n over its tokens, the token layer's)}. */
+     * Each block keeps the keys and values of the positions decided so far (the package's cache), so each of the m
+     * passes computes one position. masks[i] (true = shown) hides tokens from agent i's token layer.
+     * Returns {actions, logits, alpha (per agent, l x n over its tokens, the token layer's)}. */
     function matForward(W, obs, masks) {
       const m = obs.length, d = W.d;
       const hidden = obs.map((o, i) => entityHidden(W, spreadTokens(o, m), masks ? masks[i] : null));
       let oHat = hidden.map((e) => layerNorm(e.hid, W.ln_out_w, W.ln_out_b, W.eps));
       for (let b = 0; b < W.blocks; b++) {
-        const p = `enc${b}_`, attended = matAttention(W, p + "attn_", oHat, oHat, false);
+        const p = `enc${b}_`, KV = oHat.map((x) => matKeysValues(W, p + "attn_", x));
+        const attended = oHat.map((x) => matAttend(W, p + "attn_", x, KV));
         oHat = oHat.map((x, t) => addNorm(W, p + "ln_attn", x, attended[t]));
         oHat = oHat.map((x) => addNorm(W, p + "ln_ff", x, matFeedForward(W, p, x)));
       }
-      const inputs = [], actions = [], logits = [];
+      const caches = Array.from({ length: W.blocks }, () => ({ self: [], cross: [] }));
+      const actions = [], logits = [];
       for (let i = 0; i < m; i++) {
         const onehot = new Float64Array(W.n_actions + 1);
         onehot[i === 0 ? W.n_actions : actions[i - 1]] = 1;
-        inputs.push(affine(W.act_embed, W.act_embed_b, onehot, d, W.n_actions + 1).map(gelu));
-        let y = inputs;
-        for (let b = 0; b < W.blocks; b++) {
-          const p = `dec${b}_`, context = oHat.slice(0, i + 1);
-          const own = matAttention(W, p + "self_attn_", y, y, true);
-          y = y.map((x, t) => addNorm(W, p + "ln_self", x, own[t]));
-          const cross = matAttention(W, p + "cross_attn_", context, y, true);
-          y = context.map((x, t) => addNorm(W, p + "ln_cross", x, cross[t]));
-          y = y.map((x) => addNorm(W, p + "ln_ff", x, matFeedForward(W, p, x)));
-        }
-        const head = affine(W.W_a, W.W_a_b, y[i], W.d_hidden, d).map((v) => Math.max(0, v));
+        let y = affine(W.act_embed, W.act_embed_b, onehot, d, W.n_actions + 1).map(gelu);
+        caches.forEach((cache, b) => {
+          const p = `dec${b}_`;
+          cache.self.push(matKeysValues(W, p + "self_attn_", y));
+          y = addNorm(W, p + "ln_self", y, matAttend(W, p + "self_attn_", y, cache.self));
+          cache.cross.push(matKeysValues(W, p + "cross_attn_", y));
+          y = addNorm(W, p + "ln_cross", oHat[i], matAttend(W, p + "cross_attn_", oHat[i], cache.cross));
+          y = addNorm(W, p + "ln_ff", y, matFeedForward(W, p, y));
+        });
+        const head = affine(W.W_a, W.W_a_b, y, W.d_hidden, d).map((v) => Math.max(0, v));
         logits.push(affine(W.W_y, W.W_y_b, head, W.n_actions, W.d_hidden));
         actions.push(argmax(logits[i]));
       }
