@@ -2,12 +2,14 @@
 (chapter 13). Derived from the paper's description (its section 4 and fig. 2); the authors' code carries no
 licence and none of it is used here.
 
-MAT treats the team as a sequence. By the multi-agent advantage decomposition (Kuba et al., HAPPO), the joint
-policy factorises into agents deciding one after another,
+MAT treats the team as a sequence. By the chain rule, a joint policy factorises into agents deciding one after
+another,
 
     pi(a | o) = prod_i pi(a^i | o^1..o^m, a^1..a^{i-1}),
 
-and MAT models that product with an encoder-decoder transformer:
+and the multi-agent advantage decomposition (Kuba et al.) splits the team's advantage the same way, one term per
+agent given the earlier agents' actions (HATRPO and HAPPO use it to update agents in turn; MAT, to make them act in
+turn). MAT models the product with an encoder-decoder transformer:
 
 - **tokens** — agent i's token x^i is the book's entity encoder over its own entity tokens (itself, every
   landmark, every other agent, egocentric; :class:`AgentTokens`, chapter 8's layer without its head). MAT's
