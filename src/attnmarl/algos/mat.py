@@ -26,10 +26,11 @@ every agent's value V(o_hat^i), its decoder every agent's policy pi(a^i | o, a^1
    normalised with running statistics (the paper's value normalisation), one mean and variance for all agents,
    since the agents share one value head and one set of weights at any m.
 
-MAT's recipe where it matters, from its released code (the paper's benchmarks are SMAC, Multi-Agent MuJoCo,
-Dexterous Hands and Google Research Football, none of them MPE): a small clip, eps = 0.05 (its SMAC and MA-MuJoCo
-scripts), also bounding how far a value moves per update; value normalisation; 10 epochs of one minibatch and
-learning rate 5e-4 (its Football script; SMAC's takes 15 epochs); entropy coefficient 0.01 (its default). The
+MAT's recipe where it matters, from its released code's simple_spread script (``mat/scripts/train_mpe.sh``; the
+paper's benchmarks are SMAC, Multi-Agent MuJoCo, Dexterous Hands and Google Research Football, none of them MPE):
+128 environments, 25-step rollouts, 10 epochs of one minibatch, a small clip, eps = 0.05, also bounding how far a
+value moves per update; value normalisation and entropy coefficient 0.01 (the code's defaults); learning rate 5e-4,
+the code's default (the script sets 7e-4), and the book's budget (the script runs 20 million env-steps). The
 value loss is the clipped squared error (the code's default is a Huber loss). The widths are the book's entity
 actor's (d = 32, 2 heads), not the code's defaults (64, 1 head), so that MAT and the entity actor compare at one
 width; gamma is the book's 0.95 (see :attr:`attnmarl.algos.mappo.MAPPOConfig.gamma`). The paper's decoder loss
