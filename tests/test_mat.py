@@ -309,8 +309,8 @@ def test_the_explorer_rings_the_earlier_agents_by_their_influence():
     fixed = explorer.frame_fn(t=6, i=2)
     assert fixed.panels[1].vmax == pytest.approx(vmax) and vmax >= scale
     assert np.allclose(fixed.panels[0].emphasis[:2], np.clip(influence[2, :2] / vmax, 0, 1), atol=1e-5)
-    for bad in (0.0, -1.0, float("nan"), "0.1"):
-        with pytest.raises(ValueError, match="vmax must be a positive finite"):
+    for bad in (0.0, -1.0, float("nan"), float("inf"), "0.1", True):
+        with pytest.raises(ValueError, match=r"vmax \(a total variation\) must be a (finite|real) number"):
             mat_frame(agent.net, episode, t=6, i=2, vmax=bad)
 
 

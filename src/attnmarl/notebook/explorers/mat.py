@@ -18,7 +18,6 @@ the agents that decided before it, and where the encoder's attention lands:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +28,7 @@ from torch import Tensor
 from ...algos.mat import MATAgent, MATConfig
 from ...analysis import action_influence, nearest_landmarks
 from ...checkpoints import agent_policy, config_runs, shipped_curve, shipped_table
-from ...checks import check_index, check_int, check_seed
+from ...checks import check_index, check_int, check_real, check_seed
 from ...nets.mat import MultiAgentTransformer
 from ...transfer import closed_share
 from ..viz import Frame, Heatmap
@@ -38,7 +37,8 @@ from .mpe import Episode, arena_panel, check_step, record_episode
 from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
 __all__ = ["FOLDER", "MAT_MS", "SHIPPED_MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_curve",
-           "mat_table", "mat_episode", "encoder_alpha", "mat_frame", "mat_explorer"]
+           "mat_range_share", "mat_zero_shot_shares", "mat_table", "mat_episode", "encoder_alpha", "mat_frame",
+           "mat_explorer"]
 
 FOLDER = "mat"
 """The asset folder of chapter 13's runs."""
@@ -77,13 +77,14 @@ def mat_runs(m: int, design: str) -> list[dict[str, Any]]:
 def mat_shares(m: int, design: str) -> np.ndarray:
     """Each shipped seed's final mpe2 score (200 episodes) as a share (%) of simple_spread's random → greedy range
     at m (chapter 10's baselines)."""
-    return _range_share(np.array([r["final_return"] for r in mat_runs(m, design)]), m)
+    return mat_range_share(np.array([r["final_return"] for r in mat_runs(m, design)]), m)
 
 
-def _range_share(scores: np.ndarray, m: int) -> np.ndarray:
-    """mpe2 scores at m as shares (%) of simple_spread's random → greedy range there (chapter 10's baselines)."""
+def mat_range_share(scores: Any, m: int) -> np.ndarray:
+    """mpe2 scores at m (a number or an array) as shares (%) of simple_spread's random → greedy range there (chapter
+    10's baselines, on the same 200 episode seeds as every shipped final score and order table)."""
     baselines = zero_shot_results()["baselines"][m]
-    return 100 * closed_share(scores, baselines["random"][0], baselines["greedy"][0])
+    return 100 * closed_share(np.asarray(scores, dtype=float), baselines["random"][0], baselines["greedy"][0])
 
 
 def mat_curve(m: int, design: str, seed: int) -> dict[str, np.ndarray]:
@@ -92,7 +93,7 @@ def mat_curve(m: int, design: str, seed: int) -> dict[str, np.ndarray]:
     :func:`mat_shares` reads the final scores."""
     name = mat_name(m, design)
     curve = dict(scale_curve(name, seed) if design == "entity" else shipped_curve(FOLDER, name, seed))
-    curve["share"] = _range_share(curve["eval_return"], m)
+    curve["share"] = mat_range_share(curve["eval_return"], m)
     return curve
 
 
@@ -100,6 +101,15 @@ def mat_table(filename: str) -> dict[str, Any]:
     """A table of chapter 13 in ``assets/mat``: ``zero-shot.json`` (``python -m attnmarl.transfer``: the m = 3
     checkpoints at other m, its m keys as ints) or ``orders.json`` (``python -m attnmarl.orders``)."""
     return transfer_table(filename, FOLDER) if filename.startswith("zero-shot") else shipped_table(FOLDER, filename)
+
+
+def mat_zero_shot_shares(filename: str = "zero-shot.json") -> dict[tuple[str, int], dict[int, float]]:
+    """A zero-shot table of chapter 13 (:func:`mat_table`) as shares: ``{(run, seed): {m: share}}``, each score read
+    against the table's own random → greedy range at that m (measured beside it, on the same episodes)."""
+    table = mat_table(filename)
+    base = table["baselines"]
+    return {(r["run"], r["seed"]): {m: 100 * closed_share(s[0], base[m]["random"][0], base[m]["greedy"][0])
+                                    for m, s in r["scores"].items()} for r in table["runs"]}
 
 
 def mat_episode(agent: MATAgent, config: MATConfig, seed: int = 0) -> Episode:
@@ -143,14 +153,14 @@ def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int =
     t = check_step(episode, t)
     m = len(episode.agents)
     i = check_index("i", i, m, "agent index")
-    if vmax is not None and not (isinstance(vmax, (int, float)) and 0 < vmax < math.inf):
-        raise ValueError(f"vmax must be a positive finite total variation (or None); got {vmax!r}")
+    if vmax is not None:
+        vmax = check_real("vmax (a total variation)", vmax, 0.0, low_open=True)
     o, influence = _influence(net, episode, t)
     alpha = encoder_alpha(net, o)[0].cpu().numpy()
     nearest = nearest_landmarks(o, m)[0].tolist()
     names = [f"a{k + 1}" for k in range(m)]
     row = influence[i, :i]
-    scale = max(float(influence.max()), 1e-12) if vmax is None else float(vmax)
+    scale = max(float(influence.max()), 1e-12) if vmax is None else vmax
     arena = arena_panel(episode, t, focus=i, title=f"t = {t}: a{i + 1} and the agents before it")
     emphasis = np.zeros(len(arena.labels))
     emphasis[:i] = np.clip(row / scale, 0.0, 1.0)  # agents come first in the arena
