@@ -117,7 +117,7 @@ def test_the_decoy_explorer_shows_each_agents_alpha_on_the_entities_it_belongs_t
     assert arena.focus == labels.index("a2")
     other = decoy_frame(agent.actor, 6, 3, seed=3, i=1)
     assert not np.allclose(other.panels[1].values, heat.values)
-    explorer = decoy_explorer(agent.actor, worlds=2)
-    assert explorer is not None
+    explorer = decoy_explorer(agent.actor, worlds=2)  # agents named as in the arena: a1 ... a6
+    assert explorer.update(seed=1, agent="a2")["caption"].startswith("a2: ")
     with pytest.raises(ValueError, match="agent index"):
         decoy_frame(agent.actor, 6, 3, seed=0, i=6)

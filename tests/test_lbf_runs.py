@@ -87,7 +87,8 @@ def test_the_lbf_explorer_rings_each_seen_entity_by_its_alpha():
                 name = col.split(" (")[0]
                 assert arena.emphasis[labels.index(name)] == pytest.approx(weight / row.max(), abs=1e-5)
                 assert (" (" in col) == name.startswith("f")  # a food carries its class
-    assert lbf_explorer(agent.actor, episode).update(t=5, i=1)
+    explorer = lbf_explorer(agent.actor, episode)  # players named as on the grid: p1, p2, p3
+    assert explorer.update(t=5, player="p2")["caption"].startswith("p2 ")
     with pytest.raises(ValueError, match="t must be a step"):
         lbf_frame(agent.actor, episode, episode.steps + 1)
 

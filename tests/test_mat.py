@@ -300,13 +300,15 @@ def test_the_explorer_rings_the_earlier_agents_by_their_influence():
     assert np.allclose(arena.emphasis[:2], influence[2, :2] / scale, atol=1e-5) and not any(arena.emphasis[2:])
     assert arena.focus == 2 and np.allclose(enc.values.sum(1), 1.0, atol=1e-5)
     assert "a3 decides after a1…a2" in frame.caption
-    assert mat_explorer(agent.net, episode).update(t=12, i=0)
+    explorer = mat_explorer(agent.net, episode)
+    assert explorer.update(t=12, agent="a1")["caption"].startswith("a1 ")
+    assert [c.values for c in explorer.controls if c.name == "agent"] == [["a1", "a2", "a3", "a4"]]
     with pytest.raises(ValueError, match="MAT-Dec has none"):
         mat_frame(agent_at(4, "mat-dec").net, episode)
     # one scale for every frame the explorer offers: the largest influence over its steps
     explorer = mat_explorer(agent.net, episode, steps=(0, 6))
     vmax = max(float(mat_frame(agent.net, episode, t, 0).panels[1].values.max()) for t in (0, 6))
-    fixed = explorer.frame_fn(t=6, i=2)
+    fixed = explorer.frame_fn(t=6, agent="a3")
     assert fixed.panels[1].vmax == pytest.approx(vmax) and vmax >= scale
     assert np.allclose(fixed.panels[0].emphasis[:2], np.clip(influence[2, :2] / vmax, 0, 1), atol=1e-5)
     for bad in (0.0, -1.0, float("nan"), float("inf"), "0.1", True):

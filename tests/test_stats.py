@@ -13,6 +13,7 @@ from attnmarl.stats import (
     normal_scores,
     resolved,
     skewed_scores,
+    welch_change,
     welch_difference,
 )
 
@@ -60,6 +61,32 @@ def test_welchs_interval_is_scipys():
     assert ours.low == pytest.approx(theirs.low) and ours.high == pytest.approx(theirs.high)
     assert ours.estimate == pytest.approx(np.mean(a) - np.mean(b)) and ours.method == "welch"
     assert (ours.n_a, ours.n_b) == (4, 3)
+
+
+def test_the_change_of_a_lead_reduces_to_welchs_interval_when_one_setting_is_exact():
+    """With the first setting's seeds all alike, the change of A's lead is A - B in the second setting, shifted."""
+    a, b = [3.1, 4.0, 2.2, 5.5], [1.0, 1.4, 0.2]
+    change, plain = welch_change(a, b, [2.0, 2.0], [0.5, 0.5, 0.5]), welch_difference(a, b)
+    assert change.estimate == pytest.approx(plain.estimate - 1.5)
+    assert (change.low, change.high) == pytest.approx((plain.low - 1.5, plain.high - 1.5))
+    assert (change.n_a, change.n_b) == (2, 3)
+    with pytest.raises(ValueError, match="a_before"):
+        welch_change(a, b, [2.0], [0.5, 0.5])
+    with pytest.raises(ValueError, match="b_before"):
+        welch_change(a, b, [2.0, 1.0], [0.5, float("nan")])
+
+
+@pytest.mark.parametrize("n", [3, 10])
+def test_the_change_of_a_lead_covers_95_percent(n):
+    """Four designs' seeds with a known change of A's lead (+4: A - B is 6 after, 2 before), unequal spreads."""
+    rng = np.random.default_rng(n)
+    hits = 0
+    for _ in range(3000):
+        a, b = rng.normal(6, 3, n), rng.normal(0, 1, n)
+        a_before, b_before = rng.normal(2, 1, n), rng.normal(0, 4, n)
+        e = welch_change(a, b, a_before, b_before)
+        hits += e.low <= 4 <= e.high
+    assert 0.93 <= hits / 3000 <= 0.97
 
 
 def test_seeds_that_all_agree_give_a_point_not_a_nan():

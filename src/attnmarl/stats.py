@@ -39,8 +39,9 @@ from scipy.stats import t as student_t
 from .checks import check_choice, check_int, check_real, check_seed, is_int
 from .costs import check_numbers
 
-__all__ = ["STATISTICS", "METHODS", "RESOLVING_SEEDS", "Interval", "iqm", "welch_difference", "bootstrap_difference",
-           "resolved", "verdict", "normal_scores", "skewed_scores", "coverage", "prediction_interval"]
+__all__ = ["STATISTICS", "METHODS", "RESOLVING_SEEDS", "Interval", "iqm", "welch_difference", "welch_change",
+           "bootstrap_difference", "resolved", "verdict", "normal_scores", "skewed_scores", "coverage",
+           "prediction_interval"]
 
 METHODS = ("welch", "percentile bootstrap")
 """The intervals of a difference the package computes; the book uses the first (:func:`coverage` says why)."""
@@ -188,15 +189,20 @@ def _check_level(level: float) -> float:
                          f"{level!r}") from None
 
 
-def _welch_bounds(a: np.ndarray, b: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Welch's interval of mean(a) - mean(b) along the last axis: the difference ± t_{(1 + level) / 2, ν} · se, with
-    se² = s_a² / n_a + s_b² / n_b and ν = se⁴ / ((s_a² / n_a)² / (n_a - 1) + (s_b² / n_b)² / (n_b - 1)) (the
-    Welch–Satterthwaite degrees of freedom). Seeds that all score alike give se = 0 and the interval [d, d]."""
-    va, vb = a.var(axis=-1, ddof=1) / a.shape[-1], b.var(axis=-1, ddof=1) / b.shape[-1]
-    se2 = va + vb
+def _welch_half(groups: Sequence[np.ndarray], level: float) -> np.ndarray:
+    """The half-width of Welch's interval of a sum ± of independent groups' means along the last axis:
+    t_{(1 + level) / 2, ν} · se, with se² = Σ_g s_g² / n_g and ν = se⁴ / Σ_g (s_g² / n_g)² / (n_g - 1) (the
+    Welch–Satterthwaite degrees of freedom). Seeds that all score alike give se = 0 and a half-width of 0."""
+    v = [g.var(axis=-1, ddof=1) / g.shape[-1] for g in groups]
+    se2 = sum(v)
     with np.errstate(invalid="ignore", divide="ignore"):
-        nu = se2**2 / (va**2 / (a.shape[-1] - 1) + vb**2 / (b.shape[-1] - 1))
-    half = np.where(se2 > 0, student_t.ppf((1 + level) / 2, np.where(se2 > 0, nu, 1.0)) * np.sqrt(se2), 0.0)
+        nu = se2**2 / sum(vg**2 / (g.shape[-1] - 1) for vg, g in zip(v, groups))
+    return np.where(se2 > 0, student_t.ppf((1 + level) / 2, np.where(se2 > 0, nu, 1.0)) * np.sqrt(se2), 0.0)
+
+
+def _welch_bounds(a: np.ndarray, b: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Welch's interval of mean(a) - mean(b) along the last axis: the difference ± :func:`_welch_half`."""
+    half = _welch_half([a, b], level)
     d = a.mean(axis=-1) - b.mean(axis=-1)
     return d - half, d + half
 
@@ -213,6 +219,24 @@ def welch_difference(a: Sequence[float], b: Sequence[float], level: float = 0.95
     _check_bounds(float(low), float(high), "the Welch interval of a - b")
     return Interval(float(a_scores.mean() - b_scores.mean()), float(low), float(high), level, "mean",
                     a_scores.size, b_scores.size, "welch")
+
+
+def welch_change(a: Sequence[float], b: Sequence[float], a_before: Sequence[float], b_before: Sequence[float],
+                 level: float = 0.95) -> Interval:
+    """How much design A's lead over design B changes from one setting to another: (mean a - mean b) -
+    (mean a_before - mean b_before), four independent sets of seeds, with Welch's interval of that contrast
+    (:func:`_welch_half` over the four groups). Chapter 12 asks it of attention's lead over mean pooling with and
+    without decoys. ``n_a`` and ``n_b`` are the fewer seeds of A's and of B's two settings. ``ValueError`` as
+    :func:`welch_difference` gives it."""
+    groups = [_scores(name, scores) for name, scores in
+              (("a", a), ("b", b), ("a_before", a_before), ("b_before", b_before))]
+    level = _check_level(level)
+    with np.errstate(over="ignore", invalid="ignore"):
+        half = float(_welch_half(groups, level))
+    change = float(groups[0].mean() - groups[1].mean() - (groups[2].mean() - groups[3].mean()))
+    _check_bounds(change - half, change + half, "the Welch interval of the change")
+    return Interval(change, change - half, change + half, level, "mean", min(groups[0].size, groups[2].size),
+                    min(groups[1].size, groups[3].size), "welch")
 
 
 def _check_interval(interval: Any) -> Interval:

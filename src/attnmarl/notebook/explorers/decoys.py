@@ -34,7 +34,7 @@ from ...selection import uniform_decoy_share
 from ...train import CONFIGS, DECOY_DESIGNS
 from ...transfer import closed_share, key_team
 from ..viz import Arena, Frame, Heatmap
-from ..widgets import Explorer, Slider
+from ..widgets import Dropdown, Explorer, Slider
 from .mpe import screen_color
 from .scale import scale_runs
 
@@ -181,9 +181,11 @@ def decoy_frame(actor: Any, m: int = 6, d: int = 3, seed: int = 0, i: int = 0) -
 
 def decoy_explorer(actor: Any, m: int = 6, d: int = 3, worlds: int = 6) -> Explorer:
     """Choose a world and an agent: where the trained actor's attention lands among targets and decoys."""
-    def frame(seed: int = 0, i: int = 0) -> Frame:
-        return decoy_frame(actor, m, d, seed, i)
+    agents = [f"a{i + 1}" for i in range(m)]  # the arena's names, so the control and the drawing agree
+
+    def frame(seed: int = 0, agent: str = agents[0]) -> Frame:
+        return decoy_frame(actor, m, d, seed, agents.index(agent))
 
     return Explorer(frame, [Slider("seed", list(range(worlds)), default=0, label="world (seed)"),
-                            Slider("i", list(range(m)), default=0, label="agent")],
+                            Dropdown("agent", agents, label="agent")],
                     title="Where the attention actor looks among targets and decoys")

@@ -38,7 +38,7 @@ from ...selection import LBF_CLASSES, lbf_token_classes
 from ...train import CONFIGS, LBF_DESIGNS, LBF_MS
 from ...transfer import closed_share
 from ..viz import Arena, Frame, Heatmap
-from ..widgets import Explorer, Slider
+from ..widgets import Dropdown, Explorer, Slider
 
 __all__ = ["FOLDER", "LBF_COLOURS", "lbf_name", "lbf_baselines", "lbf_runs", "lbf_shares", "draw_lbf", "LBFEpisode",
            "lbf_episode", "lbf_frame", "lbf_explorer"]
@@ -214,9 +214,11 @@ def lbf_explorer(actor: Any, episode: LBFEpisode, steps: tuple[int, ...] | None 
     """Choose a step of ``episode`` and a player: where that player's attention lands (:func:`lbf_frame`)."""
     steps = tuple(range(0, episode.steps + 1, 5)) if steps is None else steps
 
-    def frame(t: int = steps[0], i: int = 0) -> Frame:
-        return lbf_frame(actor, episode, t, i)
+    players = [f"p{i + 1}" for i in range(len(episode.levels))]  # the grid's names
+
+    def frame(t: int = steps[0], player: str = players[0]) -> Frame:
+        return lbf_frame(actor, episode, t, players.index(player))
 
     return Explorer(frame, [Slider("t", list(steps), default=steps[0], label="step t"),
-                            Slider("i", list(range(len(episode.levels))), default=0, label="player")],
+                            Dropdown("player", players, label="player")],
                     title="Where a Level-Based Foraging player's attention lands")

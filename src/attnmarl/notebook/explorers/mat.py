@@ -32,7 +32,7 @@ from ...checks import check_index, check_int, check_real, check_seed
 from ...nets.mat import MultiAgentTransformer
 from ...transfer import closed_share
 from ..viz import Frame, Heatmap
-from ..widgets import Explorer, Slider
+from ..widgets import Dropdown, Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, record_episode
 from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
@@ -191,10 +191,12 @@ def mat_explorer(net: MultiAgentTransformer, episode: Episode, steps: tuple[int,
 
     first = steps[min(1, len(steps) - 1)]  # the second step offered: agents are on their way by then
 
-    def frame(t: int = first, i: int = 1) -> Frame:
-        return mat_frame(net, episode, t, i, vmax)
+    agents = [f"a{i + 1}" for i in range(len(episode.agents))]  # the arena's names
 
-    m = len(episode.agents)
+    def frame(t: int = first, agent: str = agents[min(1, len(agents) - 1)]) -> Frame:
+        return mat_frame(net, episode, t, agents.index(agent), vmax)
+
     return Explorer(frame, [Slider("t", list(steps), default=first, label="step t"),
-                            Slider("i", list(range(m)), default=min(1, m - 1), label="agent (deciding)")],
+                            Dropdown("agent", agents, default=agents[min(1, len(agents) - 1)],
+                                     label="agent (deciding)")],
                     title="Whose action a MAT agent's choice draws on")
