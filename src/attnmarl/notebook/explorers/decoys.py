@@ -172,7 +172,7 @@ def decoy_frame(actor: Any, m: int = 6, d: int = 3, seed: int = 0, i: int = 0) -
     names = decoy_arena(env).labels
     heat = Heatmap(row[order][None], [f"a{i + 1}"], [names[entity_of[t]] for t in order],
                    title=f"α of a{i + 1} over its tokens", xlabel="token (key): self, targets, decoys, agents",
-                   ylabel="query")
+                   ylabel="query", annotate=False)  # 31 tokens at m = 6, d = 3: no room for numbers (hover)
     decoy = row[[t for t in entity_of if entity_of[t] >= 2 * m]].sum()
     landmarks = row[[t for t in entity_of if entity_of[t] >= m]].sum()
     return Frame([arena, heat], caption=f"a{i + 1}: {decoy / landmarks:.2f} of its weight on landmarks lands on "

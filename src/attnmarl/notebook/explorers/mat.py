@@ -5,6 +5,8 @@
 - :func:`mat_runs` reads a point's shipped runs (``attnmarl/assets/mat``; the entity actor's from chapter 10's
   folders) and :func:`mat_shares` their final mpe2 scores as shares (%) of simple_spread's random → greedy range;
   :func:`mat_curve` one seed's learning curve, and :func:`mat_table` the zero-shot and decision-order tables;
+- :func:`mat_decoy_runs` and :func:`mat_decoy_shares` do the same at chapter 12's decisive point (:data:`DECOY_POINT`,
+  simple_spread with three decoys per agent at m = 6), where MAT and MAT-Dec meet chapter 12's five actors;
 
 In one recorded mpe2 episode, step by step, the explorer shows how much each agent's choice draws on the actions of
 the agents that decided before it, and where the encoder's attention lands:
@@ -30,15 +32,17 @@ from ...analysis import action_influence, nearest_landmarks
 from ...checkpoints import agent_policy, config_runs, shipped_curve, shipped_table
 from ...checks import check_index, check_int, check_real, check_seed
 from ...nets.mat import MultiAgentTransformer
+from ...train import DECOY_DESIGNS
 from ...transfer import closed_share
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
+from .decoys import decoy_baselines, decoy_runs
 from .mpe import Episode, arena_panel, check_step, record_episode
 from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
 __all__ = ["FOLDER", "MAT_MS", "SHIPPED_MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_curve",
-           "mat_range_share", "mat_zero_shot_shares", "mat_table", "mat_episode", "encoder_alpha", "mat_frame",
-           "mat_explorer"]
+           "DECOY_POINT", "MAT_DECOY_CONFIGS", "mat_decoy_runs", "mat_decoy_shares", "mat_range_share",
+           "mat_zero_shot_shares", "mat_table", "mat_episode", "encoder_alpha", "mat_frame", "mat_explorer"]
 
 FOLDER = "mat"
 """The asset folder of chapter 13's runs."""
@@ -78,6 +82,34 @@ def mat_shares(m: int, design: str) -> np.ndarray:
     """Each shipped seed's final mpe2 score (200 episodes) as a share (%) of simple_spread's random → greedy range
     at m (chapter 10's baselines)."""
     return mat_range_share(np.array([r["final_return"] for r in mat_runs(m, design)]), m)
+
+
+DECOY_POINT = (6, 3)
+"""Chapter 12's decisive point, (m, d): six agents, three decoys per agent; MAT and MAT-Dec train there too."""
+
+MAT_DECOY_CONFIGS = {"mat": "mat-decoys3-spread6", "matdec": "matdec-decoys3-spread6"}
+"""MAT's and MAT-Dec's configs at :data:`DECOY_POINT` (the budget of chapter 12's actors there, 2 million
+env-steps)."""
+
+
+def mat_decoy_runs(design: str) -> list[dict[str, Any]]:
+    """The shipped runs (every seed, in seed order) at :data:`DECOY_POINT`: MAT's and MAT-Dec's from ``assets/mat``
+    (``"mat"``, ``"matdec"``), or one of chapter 12's actors (``"entity"``, ``"mean"``, ``"flat"``, ``"oracle"``,
+    ``"nobit"``) from ``assets/decoys``; ``ValueError`` for another design, or naming the command if none shipped."""
+    if design in MAT_DECOY_CONFIGS:
+        return config_runs(FOLDER, MAT_DECOY_CONFIGS[design])
+    if design not in DECOY_DESIGNS:
+        raise ValueError(f"no run at chapter 12's decisive point for design {design!r}: the designs are "
+                         f"{[*MAT_DECOY_CONFIGS, *DECOY_DESIGNS]}")
+    return decoy_runs(*DECOY_POINT, design)
+
+
+def mat_decoy_shares(design: str) -> np.ndarray:
+    """Each shipped seed's final score at :data:`DECOY_POINT` (mpe2 with decoys, 200 episodes) as a share (%) of
+    chapter 12's random → greedy range there, the scale chapter 12 reads its own actors on."""
+    runs = mat_decoy_runs(design)
+    random, greedy = decoy_baselines()[DECOY_POINT]
+    return np.array([100 * closed_share(r["final_return"], random, greedy) for r in runs])
 
 
 def mat_range_share(scores: Any, m: int) -> np.ndarray:
