@@ -105,8 +105,8 @@ def test_a_score_without_a_range_is_refused_not_read_on_another_scenarios(scenar
 def test_the_preface_quotes_the_rows_it_names_as_the_synthesis_rounds_them():
     """The preface (book/intro.md) is Markdown and cannot assert what it quotes, so its numbers are checked here
     against the rows they come from: attention against mean pooling on simple_spread (m = 3, 6, 12), on
-    collect_treasure (m = 4, 12) and among chapter 12's decoys, and the centralized policies pi and mu and the value
-    critic V at m = 6."""
+    collect_treasure (m = 4, 12) and among chapter 12's decoys, and the centralized policies pi and mu, the Q critic
+    (three times the budget) and the value critic V at m = 6."""
     from pathlib import Path
 
     text = " ".join((Path(__file__).parents[1] / "book" / "intro.md").read_text().split())
@@ -114,13 +114,15 @@ def test_the_preface_quotes_the_rows_it_names_as_the_synthesis_rounds_them():
                if e.design in ("attention vs mean pooling", "selection with decoys") and e.b == "mean pooling"}
     pi6, mu6 = (next(e for e in rows() if e.design == f"centralized policy {p}" and e.m == 6) for p in "πμ")
     v6 = next(e for e in rows() if e.design == "value critic V" and e.m == 6)
+    q6 = next(e for e in rows() if e.design == "Q critic" and e.m == 6 and e.setting.endswith("3× budget"))
     spread = {m: pooling["simple_spread", m, ""] for m in (3, 6, 12)}
     treasure = {m: pooling["collect_treasure", m, ""] for m in (4, 12)}
     quoted = [f"{spread[6]} and {spread[12]} points of the range at $m = 6$ and 12 (ten seeds) against {spread[3]} at "
               "$m = 3$",
               f"({treasure[4]} points at $m = 4$, {treasure[12]} at $m = 12$, three seeds)",
               f"lead by about a tenth of that range ({round(pi6.interval.estimate)} and "
-              f"{round(mu6.interval.estimate)} points) and the value critic by {round(v6.interval.estimate)}",
+              f"{round(mu6.interval.estimate)} points), the Q critic by {round(q6.interval.estimate)} with three "
+              f"times the budget, and the value critic by {round(v6.interval.estimate)}",
               f"{pooling['simple_spread', 6, 'd = 3']} points at $m = 6$ with three decoys per agent"]
     missing = [q for q in quoted if q not in text]
     assert not missing, f"the preface does not quote these rows as they stand: {missing}"
