@@ -38,9 +38,9 @@ from ..widgets import Dropdown, Explorer, Slider
 from .mpe import screen_color
 from .scale import scale_runs
 
-__all__ = ["FOLDER", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name", "decoy_baselines", "decoy_runs",
-           "decoy_shares", "decoy_readout", "decoy_zero_shot",
-           "decoy_world", "decoy_arena", "decoy_frame", "decoy_explorer"]
+__all__ = ["FOLDER", "DECOY_POINT", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name", "decoy_baselines",
+           "decoy_runs", "decoy_shares", "decoy_readout", "decoy_zero_shot", "decoy_world", "decoy_arena",
+           "decoy_frame", "decoy_explorer"]
 
 FOLDER = "decoys"
 """The asset folder of chapter 12's runs."""
@@ -53,6 +53,11 @@ ZERO_SHOT_COMMAND = ("python -m attnmarl.transfer --scenario simple_spread_decoy
 """The command that writes :data:`ZERO_SHOT_PATH` (from the repository's root, the runs' checkpoints in
 ``assets/decoys``). Not d = 0: an actor trained with decoys reads an ``is_target`` bit that d = 0 does not give
 (:func:`attnmarl.transfer.check_transferable`)."""
+
+
+DECOY_POINT = (6, 3)
+"""Chapter 12's decisive point, (m, d): six agents, three decoys per agent; ten seeds a design there (its d = 0 twin
+is chapter 10's m = 6), and chapter 13's MAT and MAT-Dec train there too."""
 
 
 def decoy_name(m: int, d: int, design: str) -> str:

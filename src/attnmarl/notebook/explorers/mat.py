@@ -36,7 +36,7 @@ from ...train import DECOY_DESIGNS
 from ...transfer import closed_share
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
-from .decoys import decoy_baselines, decoy_runs
+from .decoys import DECOY_POINT, decoy_baselines, decoy_runs
 from .mpe import Episode, arena_panel, check_step, record_episode
 from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
@@ -83,9 +83,6 @@ def mat_shares(m: int, design: str) -> np.ndarray:
     at m (chapter 10's baselines)."""
     return mat_range_share(np.array([r["final_return"] for r in mat_runs(m, design)]), m)
 
-
-DECOY_POINT = (6, 3)
-"""Chapter 12's decisive point, (m, d): six agents, three decoys per agent; MAT and MAT-Dec train there too."""
 
 MAT_DECOY_CONFIGS = {"mat": "mat-decoys3-spread6", "matdec": "matdec-decoys3-spread6"}
 """MAT's and MAT-Dec's configs at :data:`DECOY_POINT` (the budget of chapter 12's actors there, 2 million

@@ -44,7 +44,7 @@ from ...stats import verdict as interval_verdict
 from ...train import LBF_MS
 from ...transfer import closed_share
 from .comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
-from .decoys import decoy_runs
+from .decoys import DECOY_POINT, decoy_runs
 from .lbf import lbf_baselines, lbf_runs
 from .mat import SHIPPED_MAT_MS, mat_runs
 from .mix import SHIPPED_MIX_MS, mix_runs
@@ -64,9 +64,6 @@ __all__ = ["Effect", "DESIGNS", "DECOY_POINT", "KINDS", "range_shares", "effects
 
 KINDS = ("attention ablation", "design comparison")
 """What a row isolates: attention alone, or a design that changes more than attention."""
-
-DECOY_POINT = (6, 3)
-"""Chapter 12's decisive point with decoys, (m, d): its rows here (its d = 0 twin is chapter 10's m = 6 row)."""
 
 DESIGNS = ("value critic V", "centralized policy π", "centralized policy μ", "Q critic", "critic, collect_treasure",
            "MAAC's critic", "entity actor", "attention vs mean pooling", "targeted messages", "Qatten mixer",
