@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import asdict, replace
 
 import pytest
 import torch
@@ -13,8 +14,19 @@ import torch
 from attnmarl import load_policy
 from attnmarl.checkpoints import agent_policy, load_agent_at, shipped_checkpoint, shipped_curve, shipped_runs
 from attnmarl.envs import episode_returns, evaluate
-from attnmarl.notebook.explorers.mat import FOLDER, MAT_DESIGNS, SHIPPED_MAT_MS, mat_runs, mat_table
+from attnmarl.envs.decoys import NAME as DECOYS
+from attnmarl.notebook.explorers.decoys import decoy_baselines
+from attnmarl.notebook.explorers.mat import (
+    FOLDER,
+    MAT_DECOY_CONFIGS,
+    MAT_DESIGNS,
+    SHIPPED_MAT_MS,
+    mat_decoy_runs,
+    mat_runs,
+    mat_table,
+)
 from attnmarl.notebook.explorers.scale import zero_shot_results
+from attnmarl.train import named_config
 from attnmarl.transfer import zero_shot_scores
 
 CHANGES = {"mat": set(), "matdec": {"variant"}, "shuffled": {"shuffle_order"}}
@@ -45,17 +57,39 @@ def test_every_design_ships_three_seeds_at_the_entity_actors_budget(m):
         assert differs == change, (design, differs)
 
 
+def test_mat_and_mat_dec_ship_three_seeds_at_chapter_12s_decisive_point():
+    """Seeds 0-2 of MAT and MAT-Dec on simple_spread with three decoys per agent at m = 6, every checkpoint shipped
+    (chapter 13 reads each one's alpha), each curve ending at its 200-episode score, at the env-steps of chapter 12's
+    entity actor there; each config is its m = 6 config with chapter 12's scenario, and nothing else changed."""
+    entity_steps = {r["env_steps"] for r in mat_decoy_runs("entity")}
+    for design, name in MAT_DECOY_CONFIGS.items():
+        runs = mat_decoy_runs(design)
+        assert [r["seed"] for r in runs] == [0, 1, 2], design
+        for r in runs:
+            assert r["checkpoint"] and r["scenario"] == DECOYS
+            assert (r["scenario_kwargs"]["N"], r["scenario_kwargs"]["decoys"]) == (6, 3)
+            curve = shipped_curve(FOLDER, r["name"], r["seed"])
+            assert curve["eval_episodes"][-1] == 200 and curve["env_steps"][-1] == r["env_steps"]
+            assert curve["eval_return"][-1] == pytest.approx(r["final_return"], abs=1e-3)
+            assert {r["env_steps"]} == entity_steps, r["name"]
+        plain = named_config(MAT_DESIGNS[design].format(m=6))
+        assert asdict(named_config(name)) == asdict(replace(plain, scenario=DECOYS,
+                                                            scenario_kwargs={"N": 6, "decoys": 3}))
+
+
 @pytest.mark.parametrize("run", [pytest.param(r, id=r["checkpoint"], marks=() if r["name"] == "mat-spread3"
                                               and r["seed"] == 0 else pytest.mark.slow)
                                  for r in shipped_runs(FOLDER) if r["checkpoint"]])
 def test_a_shipped_mat_checkpoint_holds_its_score_on_unseen_episodes_and_beats_random(run):
     """Each checkpoint, loaded with load_policy (greedy, as its evaluation was) and played on 60 mpe2 episodes its
     shipped score did not use (seeds from 1000): within three standard errors of their difference; and far above
-    the random team."""
+    the random team (on the scenario it trained on: simple_spread, or chapter 12's decoys)."""
     policy = load_policy(shipped_checkpoint(FOLDER, run["name"], run["seed"]))
-    mean, sem = evaluate(policy, "simple_spread", 60, seed=1000, **run["scenario_kwargs"])
+    mean, sem = evaluate(policy, run["scenario"], 60, seed=1000, **run["scenario_kwargs"])
     assert abs(mean - run["final_return"]) <= 3 * math.hypot(sem, run["final_sem"]), (mean, sem)
-    random = zero_shot_results()["baselines"][run["scenario_kwargs"]["N"]]["random"][0]
+    kwargs = run["scenario_kwargs"]
+    random = (decoy_baselines()[kwargs["N"], kwargs["decoys"]][0] if run["scenario"] == DECOYS
+              else zero_shot_results()["baselines"][kwargs["N"]]["random"][0])
     assert run["final_return"] > random + 10, (run["final_return"], random)
 
 

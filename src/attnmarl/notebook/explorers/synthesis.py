@@ -46,7 +46,7 @@ from ...transfer import closed_share
 from .comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
 from .decoys import DECOY_POINT, decoy_runs
 from .lbf import lbf_baselines, lbf_runs
-from .mat import SHIPPED_MAT_MS, mat_runs
+from .mat import SHIPPED_MAT_MS, mat_decoy_runs, mat_runs
 from .mix import SHIPPED_MIX_MS, mix_runs
 from .scale import (
     CRITIC_MS,
@@ -206,6 +206,8 @@ def effects() -> list[Effect]:
         for m in SHIPPED_MAT_MS:
             add("Multi-Agent Transformer", 13, "simple_spread", m, "", "MAT", b_name, mat_runs(m, "mat"),
                 mat_runs(m, b), "design comparison")
+        add("Multi-Agent Transformer", 13, "simple_spread", DECOY_POINT[0], f"d = {DECOY_POINT[1]}", "MAT", b_name,
+            mat_decoy_runs("mat"), mat_decoy_runs(b), "design comparison")
     return rows
 
 
