@@ -2,7 +2,8 @@
 
 - :func:`decoy_name` names the config behind a point (m, d, design) (:data:`attnmarl.train.DECOY_DESIGNS`);
 - :func:`decoy_runs` reads a point's shipped runs from ``attnmarl/assets/decoys`` and :func:`decoy_shares` their
-  final scores as shares (%) of the range, :func:`decoy_baselines` the range itself (``baselines.json``, made by
+  final scores as shares (%) of the range (:func:`decoy_run_shares` for any runs at a point, chapter 13's too),
+  :func:`decoy_baselines` the range itself (``baselines.json``, made by
   ``python -m attnmarl.envs.decoys_port``). Without decoys (d = 0) the task is simple_spread itself, and a decoy
   config trains bit for bit as chapter 8's or chapter 10's run of the same design and m (the same environment,
   weights and random numbers; ``tests/test_decoys_training.py`` holds it): the d = 0 points are those runs, with
@@ -39,8 +40,8 @@ from .mpe import screen_color
 from .scale import scale_runs
 
 __all__ = ["FOLDER", "DECOY_POINT", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name", "decoy_baselines",
-           "decoy_runs", "decoy_shares", "decoy_readout", "decoy_zero_shot", "decoy_world", "decoy_arena",
-           "decoy_frame", "decoy_explorer"]
+           "decoy_runs", "decoy_shares", "decoy_run_shares", "decoy_readout", "decoy_zero_shot", "decoy_world",
+           "decoy_arena", "decoy_frame", "decoy_explorer"]
 
 FOLDER = "decoys"
 """The asset folder of chapter 12's runs."""
@@ -89,6 +90,12 @@ def decoy_runs(m: int, d: int, design: str) -> list[dict[str, Any]]:
 def decoy_shares(m: int, d: int, design: str) -> np.ndarray:
     """Each shipped seed's final score (mpe2, 200 episodes) as a share (%) of the (m, d) random → greedy range."""
     runs = decoy_runs(m, d, design)  # checks the point first: (m, d) then has a row in the baselines
+    return decoy_run_shares(runs, m, d)
+
+
+def decoy_run_shares(runs: list[dict[str, Any]], m: int, d: int) -> np.ndarray:
+    """The final scores of ``runs`` (run summaries at (m, d), any design's) as shares (%) of the (m, d) random →
+    greedy range, the scale chapter 12 reads every actor on."""
     random, greedy = decoy_baselines()[m, d]
     return np.array([100 * closed_share(r["final_return"], random, greedy) for r in runs])
 

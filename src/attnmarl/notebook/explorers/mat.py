@@ -36,7 +36,7 @@ from ...train import DECOY_DESIGNS
 from ...transfer import closed_share
 from ..viz import Frame, Heatmap
 from ..widgets import Dropdown, Explorer, Slider
-from .decoys import DECOY_POINT, decoy_baselines, decoy_runs
+from .decoys import DECOY_POINT, decoy_run_shares, decoy_runs
 from .mpe import Episode, arena_panel, check_step, record_episode
 from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
@@ -104,9 +104,7 @@ def mat_decoy_runs(design: str) -> list[dict[str, Any]]:
 def mat_decoy_shares(design: str) -> np.ndarray:
     """Each shipped seed's final score at :data:`DECOY_POINT` (mpe2 with decoys, 200 episodes) as a share (%) of
     chapter 12's random → greedy range there, the scale chapter 12 reads its own actors on."""
-    runs = mat_decoy_runs(design)
-    random, greedy = decoy_baselines()[DECOY_POINT]
-    return np.array([100 * closed_share(r["final_return"], random, greedy) for r in runs])
+    return decoy_run_shares(mat_decoy_runs(design), *DECOY_POINT)
 
 
 def mat_range_share(scores: Any, m: int) -> np.ndarray:
@@ -221,11 +219,11 @@ def mat_explorer(net: MultiAgentTransformer, episode: Episode, steps: tuple[int,
     first = steps[min(1, len(steps) - 1)]  # the second step offered: agents are on their way by then
 
     agents = [f"a{i + 1}" for i in range(len(episode.agents))]  # the arena's names
+    second = agents[min(1, len(agents) - 1)]  # the first agent with an earlier action to draw on
 
-    def frame(t: int = first, agent: str = agents[min(1, len(agents) - 1)]) -> Frame:
+    def frame(t: int = first, agent: str = second) -> Frame:
         return mat_frame(net, episode, t, agents.index(agent), vmax)
 
     return Explorer(frame, [Slider("t", list(steps), default=first, label="step t"),
-                            Dropdown("agent", agents, default=agents[min(1, len(agents) - 1)],
-                                     label="agent (deciding)")],
+                            Dropdown("agent", agents, default=second, label="agent (deciding)")],
                     title="Whose action a MAT agent's choice draws on")
