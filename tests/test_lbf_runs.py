@@ -63,9 +63,11 @@ def test_a_shipped_lbf_checkpoint_holds_its_score_on_unseen_episodes_and_beats_r
 def test_the_lbf_explorer_rings_each_seen_entity_by_its_alpha():
     """lbf_episode replays a whole episode of lbforaging (every food on the grid until lifted, the share collected
     rising to its end); lbf_frame's row is the self token's alpha over the tokens present (sums to 1), each ringed
-    on the cell its slot points at, every food named with its class; the player itself ringed in black."""
+    on the cell its slot points at, every food named with its class; the player itself ringed in black; the grid's
+    cells drawn and the player's sight shaded, every entity it sees inside the shade."""
     from attnmarl.checkpoints import load_agent
     from attnmarl.notebook.explorers.lbf import lbf_episode, lbf_explorer, lbf_frame
+    from attnmarl.notebook.viz import shade_box
 
     path = shipped_checkpoint(FOLDER, "lbf3p-entity", 0)
     episode = lbf_episode(path, seed=3)
@@ -83,6 +85,11 @@ def test_the_lbf_explorer_rings_each_seen_entity_by_its_alpha():
             assert heat.cols == [f"p{i + 1}"]
             assert arena.focus == i and max(arena.emphasis) == pytest.approx(1.0, abs=1e-6)
             labels = list(arena.labels)
+            assert arena.cells == episode.size and arena.lim == episode.size / 2  # one unit a cell
+            x0, y0, x1, y1 = shade_box(arena.shade, arena.lim)  # player i's sight, cut at the walls
+            inside = (arena.xy[:, 0] > x0) & (arena.xy[:, 0] < x1) & (arena.xy[:, 1] > y0) & (arena.xy[:, 1] < y1)
+            assert inside[i] and (x1 - x0, y1 - y0) <= (5, 5)
+            assert all(inside[labels.index(col.split(" (")[0])] for col in heat.rows)  # what it sees is shaded
             for col, weight in zip(heat.rows, row):
                 name = col.split(" (")[0]
                 assert arena.emphasis[labels.index(name)] == pytest.approx(weight / row.max(), abs=1e-5)

@@ -20,6 +20,9 @@ CROWDED = Frame([Arena(np.array([[0.2, -0.3], [0.21, -0.31], [-1.2, 1.15], [-1.1
                        [0.15, 0.05, 0.03, 0.03, 0.05], ["#4c72b0", "#999999", "#999999", "#dd8452", "#999999"],
                        ["a1", "L1", "t6", "c2", "L2"], title="an agent on its landmark, two treasures touching")])
 """Labels that would overprint: the explorer's twin renderers must place them the same way."""
+GRID = Frame([Arena(np.array([[1.5, -0.5], [-0.5, 0.5]]), [0.42, 0.3], ["#4c72b0", "#8c6d31"], ["p1", "f1·2"],
+                    lim=2.5, cells=5, shade=(1.5, -0.5, 1.5), focus=0, title="p1's sight cut at the wall")])
+"""Chapter 12's Level-Based Foraging as an arena: cell borders and a shaded sight square."""
 PICTURE = Frame([Picture(np.linspace(0.0, 1.0, 4 * 5 * 3).reshape(4, 5, 3), title="a<b", scale=6,
                          boxes=[(1, 2, 3, 2)])])
 
@@ -130,6 +133,20 @@ def test_arena_panel_draws_and_checks_its_input():
         Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], emphasis=[1.5])
     with pytest.raises(ValueError, match="focus"):
         Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], focus=3)
+    grid = render_panels(frame_spec(GRID))
+    assert grid.count('stroke="#e0e0e0"') == 2 * 4  # four borders between five cells, each way
+    shade = re.search(r'<rect class="ax-shade" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"', grid)
+    left, top, size, lim = map(float, re.search(r'data-square="([^"]+)"', grid).group(1).split(","))
+    unit = size / (2 * lim)  # the square from x = 0 to the wall at 2.5, y = -2 to 1
+    assert [float(v) for v in shade.groups()] == pytest.approx([left + 2.5 * unit, top + 1.5 * unit, 2.5 * unit,
+                                                                3 * unit])
+    assert len(draw_frame(GRID).axes[0].patches) == 1 + 2 + 1  # the shade, entities, the focus ring
+    with pytest.raises(ValueError, match="arena cells must be"):
+        Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], cells=2.5)
+    with pytest.raises(ValueError, match="half-width"):
+        Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], shade=(0.0, 0.0, -1.0))
+    with pytest.raises(ValueError, match=r"square \(x, y, half-width\)"):
+        Arena(np.zeros((1, 2)), [0.1], ["#000"], ["a"], shade=(0.0, 0.0))
 
 
 def test_picture_panel_embeds_its_pixels_and_checks_its_input():
@@ -225,6 +242,7 @@ def test_static_and_live_draw_the_same_markup(static_page):
                           Text("a\n<b>", title="t")])),
         frame_spec(ARENA),
         frame_spec(CROWDED),
+        frame_spec(GRID),
         frame_spec(PICTURE),
         frame_spec(WIDE),
         frame_spec(ENTITIES),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
 from .labels import label_positions
+from .viz import GRID_LINE, SHADE, SHADE_OPACITY, shade_box
 
 __all__ = ["render_panels", "COLORMAPS"]
 
@@ -188,6 +189,15 @@ def arena(p: dict) -> str:
          f'aria-label="{_esc(p["title"])}" data-square="{_square_data(left, top, size, lim)}">')
     s += title
     s += f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="#fafafa" stroke="#444"/>'
+    cells = p.get("cells", 0)
+    for k in range(1, cells):  # a grid world's cell borders
+        v = -lim + k * (2 * lim / cells)
+        s += (f'<line x1="{_num(X(v))}" y1="{top}" x2="{_num(X(v))}" y2="{top + size}" stroke="{GRID_LINE}"/>'
+              f'<line x1="{left}" y1="{_num(Y(v))}" x2="{left + size}" y2="{_num(Y(v))}" stroke="{GRID_LINE}"/>')
+    if p.get("shade") is not None:
+        x0, y0, x1, y1 = shade_box(p["shade"], lim)
+        s += (f'<rect class="ax-shade" x="{_num(X(x0))}" y="{_num(Y(y1))}" width="{_num(X(x1) - X(x0))}" '
+              f'height="{_num(Y(y0) - Y(y1))}" fill="{SHADE}" fill-opacity="{_num(SHADE_OPACITY)}"/>')
     s += _ticks(lim, left, top, size)
     for i, (x, y) in enumerate(p["xy"]):
         r = p["radius"][i]

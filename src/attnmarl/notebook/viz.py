@@ -33,7 +33,7 @@ from matplotlib.text import Text as TextArtist
 from matplotlib.transforms import IdentityTransform
 from PIL import Image
 
-from ..checks import check_bool, check_real
+from ..checks import check_bool, check_int, check_real
 from ..stats import Interval
 from ..stats import verdict as interval_verdict
 from .labels import label_positions
@@ -70,6 +70,9 @@ RUN_COLOURS = {
     "shuffled": "#6b6ecf",    # MAT trained in a random decision order per rollout: a lighter MAT (chapter 13)
 }
 """Colours of the other kinds of curves the book draws: none of them is one of the designs' colours."""
+
+GRID_LINE, SHADE, SHADE_OPACITY = "#e0e0e0", "#4c72b0", 0.12
+"""An arena's cell lines and shaded square (a grid player's sight, in the players' blue), in every renderer."""
 
 HIGHLIGHT = "#d62728"
 """The red of rings and boxes that mark what attention picks (a glimpse, an agent's weights in an arena)."""
@@ -289,7 +292,9 @@ class Arena:
     """An MPE-style arena: entities as circles of their true radius (world units).
 
     ``emphasis`` in [0, 1] per entity draws a red ring of that opacity (for example the attention
-    the ``focus`` entity gives to each other one); ``focus`` is ringed in black.
+    the ``focus`` entity gives to each other one); ``focus`` is ringed in black. A grid world (chapter 12's
+    Level-Based Foraging) adds ``cells``, the lines between its cells, and ``shade``, a square such as a player's
+    sight, both under the entities.
     """
 
     xy: np.ndarray
@@ -300,6 +305,10 @@ class Arena:
     focus: int | None = None
     title: str = ""
     lim: float = 1.5
+    cells: int = 0
+    """Cells across the square [-lim, lim] (0: no grid): a thin line between each two neighbouring cells."""
+    shade: tuple[float, float, float] | None = None
+    """A square (x, y, half-width) shaded under the entities, cut at the arena's edge."""
 
     def __post_init__(self) -> None:
         self.xy = np.asarray(self.xy, dtype=float)
@@ -315,6 +324,20 @@ class Arena:
         self.lim = check_real("arena lim", self.lim, 0.0, MAX_LIM, low_open=True)
         if self.focus is not None and not 0 <= self.focus < n:
             raise ValueError(f"focus {self.focus} is not an entity index (0..{n - 1})")
+        self.cells = check_int("arena cells", self.cells, minimum=0, maximum=int(2 * MAX_LIM))
+        if self.shade is not None:
+            if len(self.shade) != 3:
+                raise ValueError(f"an arena's shade is a square (x, y, half-width); got {self.shade!r}")
+            x, y, half = self.shade
+            self.shade = (check_real("shade x", x), check_real("shade y", y),
+                          check_real("shade half-width", half, 0.0, low_open=True))
+
+
+def shade_box(shade: Sequence[float], lim: float) -> tuple[float, float, float, float]:
+    """A square (x, y, half-width) cut to [-lim, lim]²: its corners (x0, y0, x1, y1); ``shadeBox`` in
+    ``static/explorer.js`` and :mod:`attnmarl.notebook.svg` compute the same."""
+    x, y, half = shade
+    return max(x - half, -lim), max(y - half, -lim), min(x + half, lim), min(y + half, lim)
 
 
 @dataclass
@@ -421,7 +444,8 @@ def frame_spec(frame: Frame, digits: int = 4, shown: bool = False) -> dict:
             data.update(type="arena", xy=_rounded(panel.xy, digits), radius=_rounded(panel.radius, digits),
                         colors=list(map(str, panel.colors)), labels=list(map(str, panel.labels)),
                         emphasis=_rounded(panel.emphasis, min(digits, SHOWN_DIGITS) if shown else digits),
-                        lim=float(panel.lim),
+                        lim=float(panel.lim), cells=int(panel.cells),
+                        shade=None if panel.shade is None else _rounded(panel.shade, digits),
                         focus=-1 if panel.focus is None else int(panel.focus))
         elif isinstance(panel, Picture):
             data.pop("rgb")
@@ -502,7 +526,15 @@ class _ArenaLabels(Artist):
 
 
 def arena(ax: Axes, panel: Arena) -> None:
-    """Draw entities as circles of their radius; emphasis as red rings, the focus ringed in black."""
+    """Draw entities as circles of their radius; emphasis as red rings, the focus ringed in black; under them the
+    grid's cells and the shaded square, if any."""
+    for k in range(1, panel.cells):
+        v = -panel.lim + k * (2 * panel.lim / panel.cells)
+        ax.axvline(v, color=GRID_LINE, lw=0.6, zorder=0)
+        ax.axhline(v, color=GRID_LINE, lw=0.6, zorder=0)
+    if panel.shade is not None:
+        x0, y0, x1, y1 = shade_box(panel.shade, panel.lim)
+        ax.add_patch(plt.Rectangle((x0, y0), x1 - x0, y1 - y0, color=SHADE, alpha=SHADE_OPACITY, lw=0, zorder=1))
     for index, ((x, y), r) in enumerate(zip(panel.xy, panel.radius)):
         ax.add_patch(plt.Circle((x, y), r, color=panel.colors[index], alpha=0.85, zorder=2))
         if panel.emphasis[index] > 0:

@@ -170,7 +170,8 @@ def lbf_frame(actor: Any, episode: LBFEpisode, t: int = 0, i: int = 0) -> Frame:
     level, as ``p2·1``), every entity player i sees ringed by the weight its self token gives that entity's token
     (alpha averaged over heads), player i ringed in black; and that row of alpha, drawn as a column, each entry named
     by the entity and, for a food, its class: whether player i can lift it ``alone``, only ``together`` with the
-    players it sees, or not at all (``beyond``)."""
+    players it sees, or not at all (``beyond``). The arena draws the grid's cells, one unit each, and shades player
+    i's sight, the square of cells within ``sight`` of it, cut at the walls."""
     if not 0 <= check_int("t", t, minimum=0) <= episode.steps:
         raise ValueError(f"t must be a step of the episode, 0 … {episode.steps}; got {t}")
     m, foods = len(episode.levels), episode.kwargs["foods"]
@@ -198,12 +199,14 @@ def lbf_frame(actor: Any, episode: LBFEpisode, t: int = 0, i: int = 0) -> Frame:
         kind = LBF_CLASSES[classes[token]]
         names.append((token, f"{labels[entity]} ({kind})" if entity >= m else labels[entity]))
     colours = [LBF_COLOURS["player"]] * m + [LBF_COLOURS["food"]] * len(food_cells)
-    arena = Arena(_grid_xy(np.array(cells), episode.size), [0.42] * m + [0.3] * len(food_cells), colours, labels,
+    xy = _grid_xy(np.array(cells), episode.size)
+    sight = episode.kwargs.get("sight", SIGHT)
+    arena = Arena(xy, [0.42] * m + [0.3] * len(food_cells), colours, labels,
                   emphasis=np.clip(emphasis / max(row.max(), 1e-12), 0.0, 1.0), focus=i, lim=episode.size / 2,
-                  title=f"t = {t}: {100 * episode.collected[t]:.0f}% of the food collected")
+                  title=f"t = {t}: {100 * episode.collected[t]:.0f}% of the food collected",
+                  cells=episode.size, shade=(*xy[i], sight + 0.5))
     heat = Heatmap(row[[token for token, _ in names]][:, None], [name for _, name in names], [f"p{i + 1}"],
                    title=f"α of p{i + 1} over what it sees", xlabel="query", ylabel="token (key)")
-    sight = episode.kwargs.get("sight", 2)
     seen = len(names) - 1
     return Frame([arena, heat], caption=f"p{i + 1} (level {episode.levels[i]}) sees {seen} "
                                         f"{'entity' if seen == 1 else 'entities'} within {sight} cells; the ring on "

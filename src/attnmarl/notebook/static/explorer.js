@@ -144,6 +144,11 @@ if (typeof window.attnmarlExplorer === "undefined") {
       return s;
     }
 
+    // An arena's grid lines and shaded square: attnmarl.notebook.viz's GRID_LINE, SHADE, SHADE_OPACITY, shade_box.
+    const GRID_LINE = "#e0e0e0", SHADE = "#4c72b0", SHADE_OPACITY = 0.12;
+    const shadeBox = ([x, y, half], lim) => [Math.max(x - half, -lim), Math.max(y - half, -lim),
+      Math.min(x + half, lim), Math.min(y + half, lim)];
+
     function arena(p) {
       const size = 260, left = 40, w = left + size + 10, lim = p.lim;
       const [head, nLines] = title(p.title, left + size / 2, w);
@@ -154,6 +159,17 @@ if (typeof window.attnmarlExplorer === "undefined") {
         `aria-label="${esc(p.title)}" data-square="${[left, top, size, lim].join(",")}">`;
       s += head;
       s += `<rect x="${left}" y="${top}" width="${size}" height="${size}" fill="#fafafa" stroke="#444"/>`;
+      const cells = p.cells || 0;
+      for (let k = 1; k < cells; k++) { // a grid world's cell borders
+        const v = -lim + k * (2 * lim / cells);
+        s += `<line x1="${X(v)}" y1="${top}" x2="${X(v)}" y2="${top + size}" stroke="${GRID_LINE}"/>` +
+          `<line x1="${left}" y1="${Y(v)}" x2="${left + size}" y2="${Y(v)}" stroke="${GRID_LINE}"/>`;
+      }
+      if (p.shade) {
+        const [x0, y0, x1, y1] = shadeBox(p.shade, lim);
+        s += `<rect class="ax-shade" x="${X(x0)}" y="${Y(y1)}" width="${X(x1) - X(x0)}" height="${Y(y0) - Y(y1)}" ` +
+          `fill="${SHADE}" fill-opacity="${SHADE_OPACITY}"/>`;
+      }
       s += ticks(lim, left, top, size);
       p.xy.forEach(([x, y], i) => {
         const r = p.radius[i];
