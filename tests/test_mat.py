@@ -285,7 +285,7 @@ def test_the_explorer_rings_the_earlier_agents_by_their_influence():
     """mat_frame: the influence heatmap is action_influence at the team's greedy actions, the arena rings agents
     1..i-1 in proportion to row i and no other agent, the encoder's alpha rows sum to 1; MAT-Dec is refused."""
     from attnmarl.analysis import action_influence
-    from attnmarl.notebook.explorers.mat import mat_episode, mat_explorer, mat_frame
+    from attnmarl.notebook.explorers.mat import NO_INFLUENCE, mat_episode, mat_explorer, mat_frame
 
     config = replace(MATConfig(), scenario_kwargs={"N": 4})
     agent = agent_at(4)
@@ -300,6 +300,8 @@ def test_the_explorer_rings_the_earlier_agents_by_their_influence():
     assert np.allclose(arena.emphasis[:2], influence[2, :2] / scale, atol=1e-5) and not any(arena.emphasis[2:])
     assert arena.focus == 2 and np.allclose(enc.values.sum(1), 1.0, atol=1e-5)
     assert "a3 decides after a1…a2" in frame.caption
+    moved = influence[2, :2].max() >= NO_INFLUENCE  # the caption names the strongest earlier action if it counts
+    assert ("moves most with" in frame.caption) == moved and ("no earlier action moves" in frame.caption) != moved
     explorer = mat_explorer(agent.net, episode)
     assert explorer.update(t=12, agent="a1")["caption"].startswith("a1 ")
     assert [c.values for c in explorer.controls if c.name == "agent"] == [["a1", "a2", "a3", "a4"]]

@@ -42,7 +42,8 @@ from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_
 
 __all__ = ["FOLDER", "MAT_MS", "SHIPPED_MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_curve",
            "DECOY_POINT", "MAT_DECOY_CONFIGS", "mat_decoy_runs", "mat_decoy_shares", "mat_range_share",
-           "mat_zero_shot_shares", "mat_table", "mat_episode", "encoder_alpha", "mat_frame", "mat_explorer"]
+           "mat_zero_shot_shares", "mat_table", "mat_episode", "encoder_alpha", "NO_INFLUENCE", "mat_frame",
+           "mat_explorer"]
 
 FOLDER = "mat"
 """The asset folder of chapter 13's runs."""
@@ -167,6 +168,11 @@ def _influence(net: MultiAgentTransformer, episode: Episode, t: int) -> tuple[Te
     return o, action_influence(net, o, a)[0].cpu().numpy()
 
 
+NO_INFLUENCE = 1e-3
+"""A total variation below which :func:`mat_frame`'s caption says that no earlier action moves an agent's policy: a
+thousandth of its probability, a twentieth of what chapter 13 measures on average."""
+
+
 def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int = 1,
               vmax: float | None = None) -> Frame:
     """Step ``t`` of ``episode`` seen from agent ``i``: the arena with every earlier agent k ringed by how far agent
@@ -203,8 +209,12 @@ def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int =
         k = int(row.argmax())
         same = "the same landmark as" if nearest[k] == nearest[i] else "another landmark than"
         before = "a1" if i == 1 else f"a1…a{i}"
-        caption = (f"a{i + 1} decides after {before}; its policy moves most with a{k + 1}'s action (TV {row[k]:.2g}), "
-                   f"which is nearest {same} a{i + 1}")
+        if row[k] < NO_INFLUENCE:
+            caption = (f"a{i + 1} decides after {before}, but no earlier action moves its policy here "
+                       f"(the largest, a{k + 1}'s, by TV {row[k]:.1g})")
+        else:
+            caption = (f"a{i + 1} decides after {before}; its policy moves most with a{k + 1}'s action "
+                       f"(TV {row[k]:.2g}), which is nearest {same} a{i + 1}")
     return Frame([arena, heat, enc], caption=caption)
 
 
