@@ -39,9 +39,9 @@ from ..widgets import Dropdown, Explorer, Slider
 from .mpe import screen_color
 from .scale import scale_runs
 
-__all__ = ["FOLDER", "DECOY_POINT", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name", "decoy_baselines",
-           "decoy_runs", "decoy_shares", "decoy_run_shares", "decoy_readout", "decoy_zero_shot", "decoy_world",
-           "decoy_arena", "decoy_frame", "decoy_explorer"]
+__all__ = ["FOLDER", "DECOY_POINT", "SHIPPED_DECOY_POINTS", "ZERO_SHOT_PATH", "ZERO_SHOT_COMMAND", "decoy_name",
+           "decoy_baselines", "decoy_runs", "decoy_shares", "decoy_run_shares", "decoy_readout", "decoy_zero_shot",
+           "decoy_world", "decoy_arena", "decoy_frame", "decoy_explorer"]
 
 FOLDER = "decoys"
 """The asset folder of chapter 12's runs."""
@@ -59,6 +59,10 @@ ZERO_SHOT_COMMAND = ("python -m attnmarl.transfer --scenario simple_spread_decoy
 DECOY_POINT = (6, 3)
 """Chapter 12's decisive point, (m, d): six agents, three decoys per agent; ten seeds a design there (its d = 0 twin
 is chapter 10's m = 6), and chapter 13's MAT and MAT-Dec train there too."""
+
+SHIPPED_DECOY_POINTS = ((6, 1), DECOY_POINT)
+"""The points (m, d) with decoys whose five designs have shipped runs: three seeds a design at d = 1, ten for
+attention, pooling and the flat actor (three for the controls) at the decisive point."""
 
 
 def decoy_name(m: int, d: int, design: str) -> str:

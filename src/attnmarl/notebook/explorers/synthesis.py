@@ -44,7 +44,7 @@ from ...stats import verdict as interval_verdict
 from ...train import LBF_MS
 from ...transfer import closed_share
 from .comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
-from .decoys import DECOY_POINT, decoy_runs
+from .decoys import DECOY_POINT, SHIPPED_DECOY_POINTS, decoy_runs
 from .lbf import lbf_baselines, lbf_runs
 from .mat import SHIPPED_MAT_MS, mat_decoy_runs, mat_runs
 from .mix import SHIPPED_MIX_MS, mix_runs
@@ -195,8 +195,9 @@ def effects() -> list[Effect]:
             mix_runs(m, "vdn"), "design comparison")
     for b, b_name, kind in (("mean", "mean pooling", "attention ablation"),
                             ("flat", "flat actor", "design comparison")):
-        add("selection with decoys", 12, "simple_spread", DECOY_POINT[0], f"d = {DECOY_POINT[1]}", "attention", b_name,
-            decoy_runs(*DECOY_POINT, "entity"), decoy_runs(*DECOY_POINT, b), kind)
+        for m, d in SHIPPED_DECOY_POINTS:
+            add("selection with decoys", 12, "simple_spread", m, f"d = {d}", "attention", b_name,
+                decoy_runs(m, d, "entity"), decoy_runs(m, d, b), kind)
     for b, b_name, kind in (("mean", "mean pooling", "attention ablation"),
                             ("flat", "flat actor", "design comparison")):
         for m in LBF_MS:
