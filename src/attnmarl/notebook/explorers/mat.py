@@ -40,10 +40,10 @@ from .decoys import DECOY_POINT, decoy_run_shares, decoy_runs
 from .mpe import Episode, arena_panel, check_step, record_episode
 from .scale import SCALE_CONFIGS, scale_curve, scale_runs, transfer_table, zero_shot_results
 
-__all__ = ["FOLDER", "MAT_MS", "SHIPPED_MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs", "mat_shares", "mat_curve",
-           "DECOY_POINT", "MAT_DECOY_CONFIGS", "mat_decoy_runs", "mat_decoy_shares", "mat_range_share",
-           "mat_zero_shot_shares", "mat_table", "mat_episode", "encoder_alpha", "NO_INFLUENCE", "mat_frame",
-           "mat_explorer"]
+__all__ = ["FOLDER", "MAT_MS", "SHIPPED_MAT_MS", "SHUFFLED_MAT_MS", "MAT_DESIGNS", "mat_name", "mat_runs",
+           "mat_shares", "mat_curve", "DECOY_POINT", "MAT_DECOY_CONFIGS", "mat_decoy_runs", "mat_decoy_shares",
+           "mat_range_share", "mat_zero_shot_shares", "mat_table", "mat_episode", "encoder_alpha", "NO_INFLUENCE",
+           "mat_frame", "mat_explorer"]
 
 FOLDER = "mat"
 """The asset folder of chapter 13's runs."""
@@ -51,8 +51,13 @@ FOLDER = "mat"
 MAT_MS = (3, 6, 12)
 """The team sizes chapter 13 trains at."""
 
-SHIPPED_MAT_MS = (3,)
-"""The team sizes whose runs have shipped so far: every design's three seeds (the chapter says which are to come)."""
+SHIPPED_MAT_MS = (3, 6)
+"""The team sizes whose runs have shipped so far: three seeds of MAT and MAT-Dec, and of MAT in shuffled orders at
+:data:`SHUFFLED_MAT_MS` (the chapter says which are to come)."""
+
+SHUFFLED_MAT_MS = (3,)
+"""The team sizes at which MAT trained in shuffled orders has shipped: the order ablation is run where every order
+can be scored (six orders of three agents)."""
 
 MAT_DESIGNS = {"mat": "mat-spread{m}", "matdec": "matdec-spread{m}", "shuffled": "mat-spread{m}-shuffled"}
 """Chapter 13's designs and their configs' names: MAT, MAT-Dec (its encoder as critic, decentralized actors) and
