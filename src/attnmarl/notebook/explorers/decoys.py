@@ -60,9 +60,9 @@ DECOY_POINT = (6, 3)
 """Chapter 12's decisive point, (m, d): six agents, three decoys per agent; ten seeds a design there (its d = 0 twin
 is chapter 10's m = 6), and chapter 13's MAT and MAT-Dec train there too."""
 
-SHIPPED_DECOY_POINTS = ((6, 1), DECOY_POINT)
-"""The points (m, d) with decoys whose five designs have shipped runs: three seeds a design at d = 1, ten for
-attention, pooling and the flat actor (three for the controls) at the decisive point."""
+SHIPPED_DECOY_POINTS = ((3, 1), (3, 3), (6, 1), DECOY_POINT)
+"""The points (m, d) with decoys whose five designs have shipped runs: three seeds a design at m = 3 and at (6, 1),
+ten for attention, pooling and the flat actor (three for the controls) at the decisive point."""
 
 
 def decoy_name(m: int, d: int, design: str) -> str:
