@@ -107,6 +107,34 @@ def test_qatten_lambda_is_a_distribution_over_the_agents_for_every_head():
     assert lambda_.std(-1).amin() > 1e-3  # random weights: not the uniform weights of VDN
 
 
+def test_qattens_control_weighs_every_agent_1_over_m_and_keeps_qattens_other_weights():
+    """Qatten(uniform=True), chapter 11's exercise 3: drawn from the same seed as Qatten, every weight
+    equal but W_k, which is zero and not trained; lambda = 1/m exactly for any state; Q_tot = c(s) +
+    (1/m) sum_h |w_h(s)| sum_i Q^i; and after a tiny run W_k is still zero while the rest moved."""
+    torch.manual_seed(3)
+    plain = Qatten("simple_spread", {"N": M}, M, OBS_DIM, heads=3, d=8, d_u=8, hidden=16)
+    torch.manual_seed(3)
+    control = Qatten("simple_spread", {"N": M}, M, OBS_DIM, heads=3, d=8, d_u=8, hidden=16,
+                     uniform=True)
+    for (name, x), y in zip(plain.named_parameters(), control.parameters()):
+        assert torch.equal(x, y) == (name != "W_k.weight"), name
+    assert not control.W_k.weight.any() and not control.W_k.weight.requires_grad
+    o, Q = observations(), values()
+    Q_tot, lambda_ = control.outputs(Q, o)
+    assert torch.equal(lambda_, torch.full_like(lambda_, 1 / M))
+    s = control.phi(o).mean(1)
+    expected = control.c(s).squeeze(-1) + control.w_h(s).abs().sum(-1) / M * Q.sum(-1)
+    torch.testing.assert_close(Q_tot, expected)
+    config = replace(TINY, qatten_uniform=True)
+    trained, still = train(config), train(replace(config, lr=1e-12))
+    assert not trained.mixer.W_k.weight.any()
+    moved = [not torch.allclose(x, y) for (name, x), y in
+             zip(trained.mixer.named_parameters(), still.mixer.parameters()) if name != "W_k.weight"]
+    assert any(moved)
+    with pytest.raises(ValueError, match="uniform must be True or False"):
+        Qatten("simple_spread", {"N": M}, M, OBS_DIM, uniform="yes")
+
+
 @pytest.mark.parametrize("name", ["vdn", "qmix", "qatten"])
 def test_every_mixer_is_monotonic_in_every_agents_value(name):
     """dQ_tot / dQ^i >= 0 by autograd, on 200 random value vectors and real observations: the
@@ -265,14 +293,15 @@ def test_a_checkpoint_plays_greedily_on_mpe2_at_its_m_and_another(tmp_path):
 
 
 @pytest.mark.parametrize("name", [f"qmix-spread{m}-{mixer}" for m in (3, 6, 12)
-                                  for mixer in ("vdn", "qmix", "qatten")])
+                                  for mixer in ("vdn", "qmix", "qatten")]
+                         + ["qmix-spread3-qatten-uniform"])
 def test_every_named_config_trains_through_the_cli_and_its_checkpoint_plays(name, tmp_path):
     # 5,120 env steps: 320 iterations of 16, the last 8 after learning_starts = 5,000 update
     main(["--config", name, "--steps", "5120", "--out", str(tmp_path), "--evals", "1",
           "--eval-episodes", "1", "--final-episodes", "2"])
     summary = json.loads((tmp_path / f"{name}-seed0.json").read_text())
     m = CONFIGS[name].scenario_kwargs["N"]
-    assert summary["critic"] == CONFIGS[name].mixer and summary["actor"] == "entity"
+    assert summary["critic"] == CONFIGS[name].critic and summary["actor"] == "entity"
     assert summary["env_steps"] == 5120 and len(summary["final_per_agent"]) == m
     config, _, metadata = load_checkpoint(tmp_path / f"{name}-seed0.pt")
     assert isinstance(config, QMIXConfig) and metadata["run_id"] == summary["run_id"]
@@ -288,6 +317,8 @@ def test_the_named_configs_of_one_m_differ_only_in_the_mixer():
         assert vdn.scenario == "simple_spread" and vdn.scenario_kwargs == {"N": m}
         for mixer in ("qmix", "qatten"):
             assert replace(vdn, mixer=mixer) == CONFIGS[f"qmix-spread{m}-{mixer}"]
+    assert CONFIGS["qmix-spread3-qatten-uniform"] == replace(CONFIGS["qmix-spread3-qatten"],
+                                                             qatten_uniform=True)
 
 
 @pytest.mark.parametrize("change,named", [
@@ -300,6 +331,8 @@ def test_the_named_configs_of_one_m_differ_only_in_the_mixer():
     ({"tau": 0.0}, r"tau must be a finite number in \(0, 1\]"),
     ({"entity_heads": 3}, "must be a multiple of entity_heads"),
     ({"eval_deterministic": "no"}, "eval_deterministic must be True or False"),
+    ({"qatten_uniform": 1}, "qatten_uniform must be True or False"),
+    ({"mixer": "vdn", "qatten_uniform": True}, "qatten_uniform fixes Qatten's lambda"),
     ({"learning_starts": 10_000}, "ends before learning_starts"),
     ({"minibatch_size": 0}, "minibatch_size must be a positive integer"),
 ])

@@ -318,9 +318,11 @@ for _m, _steps in QMIX_STEPS.items():
     for _mixer in ("vdn", "qmix", "qatten"):
         CONFIGS[f"qmix-spread{_m}-{_mixer}"] = QMIXConfig("simple_spread", {"N": _m}, mixer=_mixer,
                                                           total_steps=_steps)
+CONFIGS["qmix-spread3-qatten-uniform"] = replace(CONFIGS["qmix-spread3-qatten"], qatten_uniform=True)
 """Chapter 11 (value decomposition): simple_spread's agents learn one shared Q^i(o^i, a) (the entity
 network) from the team reward through a mixer — VDN's sum, QMIX's hypernetwork mixer or Qatten's
-attention over the agents; within an m only ``mixer`` differs."""
+attention over the agents; within an m only ``mixer`` differs. ``qmix-spread3-qatten-uniform`` is
+Qatten with lambda fixed at 1/m (``qatten_uniform``), its attention ablation (exercise 3)."""
 
 MAT_MS = (3, 6, 12)
 """The team sizes of chapter 13's runs."""

@@ -126,6 +126,9 @@ class QMIXConfig(RolloutBudget):
     """Width d of Qatten's queries and keys (Qatten: 32)."""
     qatten_d_u: int = 32
     """Width of the agents' features u^i = phi(o^i) in Qatten."""
+    qatten_uniform: bool = False
+    """Qatten's attention ablation (chapter 11's exercise 3): its keys' weights W_k fixed at zero, so
+    lambda = 1/m for every head and state and only the state-dependent w_h(s) and c(s) remain."""
     # Q-learning
     buffer_size: int = 200_000
     """Joint transitions the replay buffer holds (the oldest are overwritten)."""
@@ -166,6 +169,9 @@ class QMIXConfig(RolloutBudget):
                              "scenario_kwargs must not set continuous_actions=True; got "
                              f"{self.scenario_kwargs!r}")
         check_config_fields(self, _SIZES, _RANGES, _FLAGS)
+        if self.qatten_uniform and self.mixer != "qatten":
+            raise ValueError(f"qatten_uniform fixes Qatten's lambda at 1/m; the mixer is {self.mixer!r}, "
+                             "which has no lambda (set mixer='qatten')")
         if self.epsilon_final > self.epsilon_start:
             raise ValueError(f"epsilon_final = {self.epsilon_final} must not exceed "
                              f"epsilon_start = {self.epsilon_start} (epsilon decays)")
@@ -178,7 +184,7 @@ class QMIXConfig(RolloutBudget):
     @property
     def critic(self) -> str:
         """The mixer, for the run summaries' critic column (it is the centralized part)."""
-        return self.mixer
+        return f"{self.mixer}-uniform" if self.qatten_uniform else self.mixer
 
     @property
     def actor(self) -> str:
@@ -196,7 +202,7 @@ _RANGES = (("lr", 0.0, 1.0, False), ("gamma", 0.0, 1.0, False), ("tau", 0.0, 1.0
            ("epsilon_fraction", 0.0, 1.0, True), ("max_grad_norm", 0.0, math.inf, True))
 """(field, low, high, low end open) of the real-valued fields."""
 
-_FLAGS = ("eval_deterministic",)
+_FLAGS = ("eval_deterministic", "qatten_uniform")
 """The fields that must be bools (a string such as 'no' would act as True)."""
 
 AGENT_NETS: dict[str, type[nn.Module]] = {"entity": EntityActor, "flat": Actor}
@@ -275,7 +281,7 @@ def make_agent(config: QMIXConfig, spec: EnvSpec | None = None) -> QMIXAgent:
     else:
         mixer = Qatten(config.scenario, config.scenario_kwargs, m, obs_dim, types,
                        heads=config.qatten_heads, d=config.qatten_d, d_u=config.qatten_d_u,
-                       hidden=config.hyper_hidden)
+                       hidden=config.hyper_hidden, uniform=config.qatten_uniform)
     return QMIXAgent(q_net, mixer, spec, config.epsilon_final)
 
 

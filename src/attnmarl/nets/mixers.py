@@ -144,13 +144,20 @@ class Qatten(nn.Module):
     and u^i from the environment's global state; here both come from the observations.)
     :meth:`outputs` also returns lambda (batch, heads, m): how much each head credits each
     agent.
+
+    ``uniform=True`` is the attention ablation of chapter 11's exercise 3: W_k is fixed at zero
+    (and not trained), so every key is 0, every score the same and lambda^{i,h} = 1/m for every
+    head and state; Q_tot = c(s) + (1/m) sum_h w_h(s) sum_i Q^i. Every other weight is drawn
+    as Qatten's are (W_k is drawn first, then zeroed), so a seed starts both mixers alike.
     """
 
     def __init__(self, scenario: str, scenario_kwargs: dict[str, Any], m: int, obs_dim: int,
                  agent_types: Sequence[int] | None = None, heads: int = 4, d: int = 32,
-                 d_u: int = 32, hidden: int = 64) -> None:
+                 d_u: int = 32, hidden: int = 64, uniform: bool = False) -> None:
         super().__init__()
         check_sizes(heads=heads, d=d, d_u=d_u, hidden=hidden)
+        if not isinstance(uniform, bool):
+            raise ValueError(f"uniform must be True or False; got {uniform!r}")
         self.m, self.obs_dim, self.heads, self.d = m, obs_dim, heads, d
         self.phi = EntityActor(scenario, scenario_kwargs, m, obs_dim, d_u,
                                check_types(agent_types, m), d=d_u, mixing="mean")
@@ -159,6 +166,10 @@ class Qatten(nn.Module):
         self.W_k = nn.Linear(d_u, heads * d, bias=False)
         self.w_h = _two_layers(d_u, hidden, heads)
         self.c = _two_layers(d_u, hidden, 1)
+        self.uniform = uniform
+        if uniform:
+            nn.init.zeros_(self.W_k.weight)
+            self.W_k.weight.requires_grad_(False)
 
     def features(self, o: Tensor) -> tuple[Tensor, Tensor]:
         """The agents' features u (batch, m, d_u) and the state s = mean_i u^i (batch, d_u)."""
