@@ -296,6 +296,8 @@ def test_the_explorer_rings_the_earlier_agents_by_their_influence():
     a = agent.net.decode(o, lambda logits: logits.argmax(-1))[0]
     influence = action_influence(agent.net, o, a)[0].numpy()
     assert np.allclose(heat.values, influence, atol=1e-6)
+    later = np.triu(np.ones((4, 4), bool))  # k >= i: drawn masked, and causally nothing there
+    assert np.array_equal(heat.masked, later) and influence[later].max() < 1e-6
     scale = influence.max()
     assert np.allclose(arena.emphasis[:2], influence[2, :2] / scale, atol=1e-5) and not any(arena.emphasis[2:])
     assert arena.focus == 2 and np.allclose(enc.values.sum(1), 1.0, atol=1e-5)

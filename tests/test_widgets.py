@@ -185,6 +185,29 @@ def test_bad_controls_raise_value_error():
         Explorer(lambda a, b: None, [Slider("a", list(range(100))), Slider("b", list(range(100)))]).static_html()
     with pytest.raises(ValueError, match="do not match"):
         Heatmap(np.zeros((2, 3)), ["a", "b"], ["x", "y"])
+    for bad in (np.ones((2, 3)), np.ones((3, 2), bool), [[True, False]]):
+        with pytest.raises(ValueError, match="masked must be None or a boolean matrix"):
+            Heatmap(np.zeros((2, 3)), ["a", "b"], ["x", "y", "z"], masked=bad)
+
+
+def test_masked_heatmap_cells_are_drawn_without_a_value_by_every_renderer() -> None:
+    """A masked cell (a causal mask's future) shows no number: the SVG gives it the MASKED fill, no data-value and a
+    title that says "masked"; matplotlib leaves its value out of the image and writes no number on it."""
+    import matplotlib.pyplot as plt
+
+    from attnmarl.notebook.viz import MASKED, heatmap
+
+    panel = Heatmap(np.array([[0.0, 0.0], [0.5, 0.0]]), ["a1", "a2"], ["a1", "a2"],
+                    masked=np.triu(np.ones((2, 2), bool)))
+    markup = render_panels(frame_spec(Frame([panel])))
+    assert markup.count('class="ax-masked"') == 3 and markup.count(f'fill="{MASKED}"') == 3
+    assert markup.count("data-value=") == 1 and markup.count(": masked</title>") == 3
+    assert re.findall(r'class="ax-cell"[^>]*>([^<]*)<', markup) == ["0.50"]
+    fig, ax = plt.subplots()
+    image = heatmap(ax, panel)
+    assert image.get_array().mask.tolist() == panel.masked.tolist()
+    assert [text.get_text() for text in ax.texts] == ["0.50"]
+    plt.close(fig)
 
 
 # ---- static face ----------------------------------------------------------------------------------
@@ -238,6 +261,8 @@ def test_static_and_live_draw_the_same_markup(static_page):
         frame_spec(heads_frame(heads=4, m=3, d_q=8)),
         frame_spec(Frame([Heatmap(np.array([[0.125, -0.375], [0.0, 1.0]]), ["a<b", "c&d"], ["x", "y"],
                                   vmin=-1, vmax=1, cmap="RdBu_r"),
+                          Heatmap(np.array([[0.0, 0.0], [0.25, 0.0]]), ["a1", "a2"], ["a1", "a2"],
+                                  masked=np.triu(np.ones((2, 2), bool))),
                           Points(np.array([[0.5, -2.25]]), ['"p"'], lim=2.5, highlight=[0]),
                           Text("a\n<b>", title="t")])),
         frame_spec(ARENA),

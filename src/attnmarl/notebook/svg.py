@@ -12,7 +12,7 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
 from .labels import label_positions
-from .viz import GRID_LINE, SHADE, SHADE_OPACITY, shade_box
+from .viz import GRID_LINE, MASKED, SHADE, SHADE_OPACITY, shade_box
 
 __all__ = ["render_panels", "COLORMAPS"]
 
@@ -107,8 +107,12 @@ def heatmap(p: dict) -> str:
     s += title
     for i, row in enumerate(p["values"]):
         for j, v in enumerate(row):
-            css, light = _color(p["cmap"], (v - p["vmin"]) / span)
             x, y = left + j * cell, top + i * cell_h
+            if p.get("masked") and p["masked"][i][j]:  # no value to read: a plain cell, no number
+                s += (f'<rect class="ax-masked" x="{_num(x)}" y="{_num(y)}" width="{cell}" height="{cell_h}" '
+                      f'fill="{MASKED}"><title>{_esc(p["rows"][i])} → {_esc(p["cols"][j])}: masked</title></rect>')
+                continue
+            css, light = _color(p["cmap"], (v - p["vmin"]) / span)
             s += (f'<rect x="{_num(x)}" y="{_num(y)}" width="{cell}" height="{cell_h}" fill="{css}" data-value="{_num(v)}">'
                   f'<title>{_esc(p["rows"][i])} → {_esc(p["cols"][j])}: {_num(v)}</title></rect>')
             if p["annotate"]:

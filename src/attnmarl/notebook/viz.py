@@ -44,7 +44,7 @@ __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Te
            "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line",
            "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style",
            "PIXEL_DENSITY", "FIGURE_COLOURS", "figure_png", "use_sharp_figures",
-           "MAX_HEATMAP_CELLS"]
+           "MAX_HEATMAP_CELLS", "MASKED"]
 
 # ---- the book's palette and figure style ---------------------------------------------------------
 
@@ -73,6 +73,9 @@ RUN_COLOURS = {
 
 GRID_LINE, SHADE, SHADE_OPACITY = "#e0e0e0", "#4c72b0", 0.12
 """An arena's cell lines and shaded square (a grid player's sight, in the players' blue), in every renderer."""
+
+MASKED = "#f0f0f0"
+"""The fill of a heatmap's masked cells (no value to read there, as a causal mask's future), in every renderer."""
 
 HIGHLIGHT = "#d62728"
 """The red of rings and boxes that mark what attention picks (a glimpse, an agent's weights in an arena)."""
@@ -227,7 +230,9 @@ one cell per value grew to a gigabyte of markup and a minute of drawing at four 
 
 @dataclass
 class Heatmap:
-    """A labelled matrix: rows are queries, columns are keys (for alpha)."""
+    """A labelled matrix: rows are queries, columns are keys (for alpha). ``masked``, None or a boolean matrix of
+    the values' shape, marks cells that hold no value to read (a key a causal mask hides): every renderer draws them
+    in :data:`MASKED` without a number."""
 
     values: np.ndarray
     rows: Sequence[str]
@@ -239,6 +244,7 @@ class Heatmap:
     vmax: float = 1.0
     cmap: str = "viridis"
     annotate: bool = True
+    masked: Any = None
 
     def __post_init__(self) -> None:
         try:
@@ -260,6 +266,12 @@ class Heatmap:
             raise ValueError(f"heatmap vmin must be below vmax (the colour scale runs from vmin to vmax); got "
                              f"vmin = {self.vmin:g}, vmax = {self.vmax:g}")
         self.annotate = check_bool("heatmap annotate", self.annotate)
+        if self.masked is not None:
+            masked = np.asarray(self.masked)
+            if masked.dtype != bool or masked.shape != self.values.shape:
+                raise ValueError(f"heatmap masked must be None or a boolean matrix of the values' shape "
+                                 f"{self.values.shape}; got {masked.dtype} of shape {masked.shape}")
+            self.masked = masked
 
 
 MAX_LIM = 1000.0
@@ -436,7 +448,8 @@ def frame_spec(frame: Frame, digits: int = 4, shown: bool = False) -> dict:
         if isinstance(panel, Heatmap):
             value_digits = _colour_digits(panel, digits) if shown else digits
             data.update(type="heatmap", values=_rounded(panel.values, value_digits), rows=list(map(str, panel.rows)),
-                        cols=list(map(str, panel.cols)), vmin=float(panel.vmin), vmax=float(panel.vmax))
+                        cols=list(map(str, panel.cols)), vmin=float(panel.vmin), vmax=float(panel.vmax),
+                        masked=None if panel.masked is None else panel.masked.tolist())
         elif isinstance(panel, Points):
             data.update(type="points", xy=_rounded(panel.xy, digits), labels=list(map(str, panel.labels)),
                         highlight=[int(i) for i in panel.highlight], lim=float(panel.lim))
@@ -463,7 +476,10 @@ def heatmap(ax: Axes, panel: Heatmap, colorbar: bool = False, annotate_below: fl
     """Draw ``panel`` on ``ax`` with labelled rows and columns (and its own colour bar if asked);
     the values are written in the cells when the panel asks for it and the cells are at least
     ``annotate_below`` inches wide."""
-    image = ax.imshow(panel.values, cmap=panel.cmap, vmin=panel.vmin, vmax=panel.vmax, aspect="equal")
+    masked = np.zeros(panel.values.shape, bool) if panel.masked is None else panel.masked
+    cmap = plt.get_cmap(panel.cmap).with_extremes(bad=MASKED)
+    image = ax.imshow(np.ma.masked_array(panel.values, masked), cmap=cmap, vmin=panel.vmin, vmax=panel.vmax,
+                      aspect="equal")
     ax.set_xticks(range(len(panel.cols)), panel.cols)
     ax.set_yticks(range(len(panel.rows)), panel.rows)
     ax.set_xlabel(panel.xlabel)
@@ -474,6 +490,8 @@ def heatmap(ax: Axes, panel: Heatmap, colorbar: bool = False, annotate_below: fl
     if panel.annotate and cell_inches >= annotate_below:
         span = panel.vmax - panel.vmin or 1.0
         for (i, j), value in np.ndenumerate(panel.values):
+            if masked[i, j]:
+                continue
             dark = (value - panel.vmin) / span < 0.6 if panel.cmap == "viridis" else abs(value) / span > 0.3
             ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
     if colorbar:

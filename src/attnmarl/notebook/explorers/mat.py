@@ -204,8 +204,9 @@ def mat_frame(net: MultiAgentTransformer, episode: Episode, t: int = 8, i: int =
     emphasis[:i] = np.clip(row / scale, 0.0, 1.0)  # agents come first in the arena
     arena = replace(arena, emphasis=emphasis.tolist())
     title = f"how far a_i's policy moves with a_k's action (TV, 0–{scale:.2g})"
-    heat = Heatmap(influence, names, names, title=title,
-                   xlabel="earlier agent k", ylabel="agent i (deciding)", vmax=scale)
+    later = np.triu(np.ones((m, m), bool))  # k >= i: not an earlier agent, no influence to read
+    heat = Heatmap(influence, names, names, title=title, xlabel="earlier agent k", ylabel="agent i (deciding)",
+                   vmax=scale, masked=later)
     enc = Heatmap(alpha, names, names, title="encoder α (mean over heads)", xlabel="agent (key)",
                   ylabel="agent (query)")
     if i == 0:

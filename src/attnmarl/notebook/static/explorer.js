@@ -41,6 +41,8 @@ if (typeof window.attnmarlExplorer === "undefined") {
     // cells are 30 px squares, narrowed to fit CELLS_WIDTH: to 24 px if they carry numbers (then in 9 px
     // type), to 6 px if not, keeping at least 14 px of height for the row labels
     const CELLS_WIDTH = 600;
+    // A heatmap's masked cells: attnmarl.notebook.viz's MASKED.
+    const MASKED = "#f0f0f0";
     function heatmap(p) {
       const nRows = p.rows.length, nCols = p.cols.length, fits = Math.floor(CELLS_WIDTH / nCols);
       const cell = p.annotate ? Math.min(30, Math.max(24, fits)) : Math.max(6, Math.min(30, fits));
@@ -55,7 +57,13 @@ if (typeof window.attnmarlExplorer === "undefined") {
       let s = `<svg class="ax-panel ax-heatmap" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${esc(p.title)}">`;
       s += head;
       p.values.forEach((row, i) => row.forEach((v, j) => {
-        const [css, light] = color(p.cmap, (v - p.vmin) / span), x = left + j * cell, y = top + i * cellH;
+        const x = left + j * cell, y = top + i * cellH;
+        if (p.masked && p.masked[i][j]) { // no value to read: a plain cell, no number
+          s += `<rect class="ax-masked" x="${x}" y="${y}" width="${cell}" height="${cellH}" ` +
+            `fill="${MASKED}"><title>${esc(p.rows[i])} → ${esc(p.cols[j])}: masked</title></rect>`;
+          return;
+        }
+        const [css, light] = color(p.cmap, (v - p.vmin) / span);
         s += `<rect x="${x}" y="${y}" width="${cell}" height="${cellH}" fill="${css}" data-value="${v}">` +
           `<title>${esc(p.rows[i])} → ${esc(p.cols[j])}: ${v}</title></rect>`;
         if (p.annotate) s += `<text class="ax-cell" x="${x + cell / 2}" y="${y + cellH / 2 + 4}" text-anchor="middle" ` +
