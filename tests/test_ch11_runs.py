@@ -6,12 +6,14 @@ unseen episodes, and beat the random team except the one the chapter names; a tr
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from attnmarl import load_policy
+from attnmarl.algos.qmix import QMIXConfig
 from attnmarl.checkpoints import load_agent, shipped_checkpoint, shipped_curve, shipped_runs
 from attnmarl.envs import evaluate
 from attnmarl.envs.sight import NARROW_SIGHT_RHO, SIGHT_RHO
@@ -23,7 +25,14 @@ from attnmarl.notebook.explorers.comm import (
     sight_config,
     sight_runs,
 )
-from attnmarl.notebook.explorers.mix import SHIPPED_MIX_MS, calibration, episode_target, mix_runs
+from attnmarl.notebook.explorers.mix import (
+    MIX_CONTROL_MS,
+    SHIPPED_MIX_MS,
+    calibration,
+    episode_target,
+    mix_runs,
+    mix_seeds,
+)
 from attnmarl.notebook.explorers.scale import zero_shot_results
 from attnmarl.train import named_config
 
@@ -113,23 +122,33 @@ def test_sight_configs_are_named_as_the_chapter_names_them_and_bad_designs_are_r
         sight_runs(5, "entity")
 
 
+def mixers_at(m: int) -> tuple[str, ...]:
+    """The mixers shipped at m: the three, and Qatten's control (lambda = 1/m) where MIX_CONTROL_MS says."""
+    return ("vdn", "qmix", "qatten") + (("qatten-uniform",) if m in MIX_CONTROL_MS else ())
+
+
 @pytest.mark.parametrize("m", SHIPPED_MIX_MS)
-def test_every_mixer_ships_three_seeds_that_differ_only_in_the_mixer(m):
+def test_every_mixer_ships_its_seeds_that_differ_only_in_the_mixer(m):
+    """Three seeds a mixer (ten where MIX_SEEDS says), seed 0's checkpoint; QMIX and Qatten differ from VDN in
+    ``mixer`` alone, and Qatten's control from Qatten in ``qatten_uniform`` alone."""
     configs = {}
-    for mixer in ("vdn", "qmix", "qatten"):
+    for mixer in mixers_at(m):
         runs = mix_runs(m, mixer)
-        check_seeds_and_curves("mix", runs)
+        check_seeds_and_curves("mix", runs, mix_seeds(m, mixer))
         assert all(r["scenario_kwargs"]["N"] == m for r in runs)
         configs[mixer] = dict(runs[0]["config"])
     for mixer in ("qmix", "qatten"):
         assert {k for k in configs[mixer] if configs[mixer][k] != configs["vdn"][k]} == {"mixer"}
+    if "qatten-uniform" in configs:
+        control, qatten = configs["qatten-uniform"], configs["qatten"]
+        default = asdict(QMIXConfig())  # seed 0 of Qatten was trained before qatten_uniform existed
+        assert {k for k in control if control[k] != qatten.get(k, default[k])} == {"qatten_uniform"}
     with pytest.raises(ValueError, match="no shipped runs"):
         mix_runs(m, "sum")
 
 
 def mix_checkpoints() -> list[dict]:
-    return [r for m in SHIPPED_MIX_MS for mixer in ("vdn", "qmix", "qatten") for r in mix_runs(m, mixer)
-            if r["checkpoint"]]
+    return [r for m in SHIPPED_MIX_MS for mixer in mixers_at(m) for r in mix_runs(m, mixer) if r["checkpoint"]]
 
 
 @pytest.mark.parametrize("run", [pytest.param(r, id=r["checkpoint"], marks=() if "spread3" in r["name"] else

@@ -21,8 +21,8 @@ from ..viz import Frame, Heatmap
 from ..widgets import Explorer, Slider
 from .mpe import Episode, arena_panel, check_step, record_episode, scenario_text, short_label
 
-__all__ = ["MIX_MS", "SHIPPED_MIX_MS", "mix_runs", "Credit", "credit_episode", "credit_frame", "credit_explorer",
-           "Calibration", "episode_target", "calibration"]
+__all__ = ["MIX_MS", "SHIPPED_MIX_MS", "MIX_CONTROL_MS", "MIX_SEEDS", "mix_seeds", "mix_runs", "Credit",
+           "credit_episode", "credit_frame", "credit_explorer", "Calibration", "episode_target", "calibration"]
 
 
 MIX_MS = (3, 6, 12)
@@ -31,9 +31,22 @@ MIX_MS = (3, 6, 12)
 SHIPPED_MIX_MS = (3, 6, 12)
 """The team sizes at which all three mixers ship their runs."""
 
+MIX_CONTROL_MS = (3,)
+"""The team sizes at which Qatten's attention ablation ships (``qmix-spread{m}-qatten-uniform``: Qatten with its
+lambda fixed at 1/m, chapter 11's exercise 3): where ten seeds resolve Qatten against VDN."""
+
+MIX_SEEDS: dict[tuple[int, str], int] = {(3, "vdn"): 10, (3, "qatten"): 10, (3, "qatten-uniform"): 10}
+"""Seeds shipped at the points (m, mixer) that carry a verdict (seeds 0 to n - 1); three at every other point."""
+
+
+def mix_seeds(m: int, mixer: str) -> int:
+    """The number of seeds shipped for ``mixer`` at m: :data:`MIX_SEEDS` where it names the point, otherwise 3."""
+    return MIX_SEEDS.get((m, mixer), 3)
+
 
 def mix_runs(m: int, mixer: str) -> list[dict]:
-    """The shipped runs (every seed) of the ``mixer`` ("vdn", "qmix" or "qatten") at m, as the ``mix`` asset index
+    """The shipped runs (every seed) of the ``mixer`` ("vdn", "qmix", "qatten" or Qatten's control "qatten-uniform")
+    at m, as the ``mix`` asset index
     lists them; ``ValueError`` if none are shipped."""
     name = f"qmix-spread{m}-{mixer}"
     runs = shipped_runs("mix", name)

@@ -10,7 +10,8 @@ says in returns.
 
 Rows come in two kinds (:data:`KINDS`). An **attention ablation** changes attention and nothing else: the
 concatenation twins of chapters 7–9 (the same network reading the same inputs through concatenation instead of
-self-attention), attention against mean pooling (α uniform), targeted against averaged messages. A **design
+self-attention), attention against mean pooling (α uniform), targeted against averaged messages, Qatten against
+itself with λ fixed at 1/m. A **design
 comparison** changes more: entity tokens against a flat MLP change the whole representation, messages against none
 remove the channel, Qatten against VDN adds state-dependent weights and a bias beside attention, and MAT against
 MAT-Dec or the entity actor changes how the whole team decides (in turn, on every agent's observation). Only the first
@@ -47,7 +48,7 @@ from .comm import SHIPPED_SIGHT_MS, SHIPPED_TWO_ROUND_MS, sight_runs
 from .decoys import DECOY_POINT, SHIPPED_DECOY_POINTS, decoy_runs
 from .lbf import lbf_baselines, lbf_runs
 from .mat import SHIPPED_MAT_MS, mat_decoy_runs, mat_runs
-from .mix import SHIPPED_MIX_MS, mix_runs
+from .mix import MIX_CONTROL_MS, SHIPPED_MIX_MS, mix_runs
 from .scale import (
     CRITIC_MS,
     MAAC_MS,
@@ -193,6 +194,9 @@ def effects() -> list[Effect]:
     for m in SHIPPED_MIX_MS:
         add("Qatten mixer", 11, "simple_spread", m, "", "Qatten", "VDN (sum)", mix_runs(m, "qatten"),
             mix_runs(m, "vdn"), "design comparison")
+    for m in MIX_CONTROL_MS:
+        add("Qatten mixer", 11, "simple_spread", m, "", "Qatten", "Qatten, λ = 1/m", mix_runs(m, "qatten"),
+            mix_runs(m, "qatten-uniform"))
     for b, b_name, kind in (("mean", "mean pooling", "attention ablation"),
                             ("flat", "flat actor", "design comparison")):
         for m, d in SHIPPED_DECOY_POINTS:
