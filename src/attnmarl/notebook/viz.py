@@ -448,8 +448,11 @@ def frame_spec(frame: Frame, digits: int = 4, shown: bool = False) -> dict:
         if isinstance(panel, Heatmap):
             value_digits = _colour_digits(panel, digits) if shown else digits
             data.update(type="heatmap", values=_rounded(panel.values, value_digits), rows=list(map(str, panel.rows)),
-                        cols=list(map(str, panel.cols)), vmin=float(panel.vmin), vmax=float(panel.vmax),
-                        masked=None if panel.masked is None else panel.masked.tolist())
+                        cols=list(map(str, panel.cols)), vmin=float(panel.vmin), vmax=float(panel.vmax))
+            if panel.masked is None:  # the key only where a cell is masked: the pages' own frames leave it out
+                data.pop("masked")
+            else:
+                data["masked"] = panel.masked.tolist()
         elif isinstance(panel, Points):
             data.update(type="points", xy=_rounded(panel.xy, digits), labels=list(map(str, panel.labels)),
                         highlight=[int(i) for i in panel.highlight], lim=float(panel.lim))
