@@ -244,7 +244,7 @@ class Heatmap:
     vmax: float = 1.0
     cmap: str = "viridis"
     annotate: bool = True
-    masked: Any = None
+    masked: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         try:
