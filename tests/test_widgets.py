@@ -210,6 +210,25 @@ def test_masked_heatmap_cells_are_drawn_without_a_value_by_every_renderer() -> N
     plt.close(fig)
 
 
+def test_a_seed_strip_draws_each_seed_and_a_bar_at_their_mean() -> None:
+    """seed_strip: one dot per seed at x, in the design's colour (marker keywords passed on), and a bar of the given
+    half-width at the mean; no seeds is refused."""
+    import matplotlib.pyplot as plt
+
+    from attnmarl.notebook.viz import seed_strip
+
+    fig, ax = plt.subplots()
+    seed_strip(ax, 2.0, [90.0, 94.0, 98.0], "#123456", 0.1, marker="^", label="design")
+    dots, bar = ax.lines
+    assert dots.get_xdata().tolist() == [2.0] * 3 and dots.get_ydata().tolist() == [90.0, 94.0, 98.0]
+    assert dots.get_marker() == "^" and dots.get_linestyle() == "None" and dots.get_label() == "design"
+    assert bar.get_xdata() == pytest.approx([1.9, 2.1]) and bar.get_ydata().tolist() == [94.0, 94.0]
+    assert dots.get_color() == bar.get_color() == "#123456"
+    with pytest.raises(ValueError, match="one score per seed"):
+        seed_strip(ax, 0.0, [], "#123456")
+    plt.close(fig)
+
+
 # ---- static face ----------------------------------------------------------------------------------
 
 def test_sphinx_extension_selects_the_static_face(monkeypatch):

@@ -44,7 +44,7 @@ __all__ = ["animation_html", "sup", "Heatmap", "Points", "Arena", "Picture", "Te
            "BASELINE_STYLES", "BASELINE_BARS", "HIGHLIGHT", "design_colour", "run_colour", "baseline_line",
            "keep_in_view", "BOOK_STYLE", "MIN_FONT_PT", "FIGURE_DPI", "MAX_FIGURE_WIDTH", "use_book_style",
            "PIXEL_DENSITY", "FIGURE_COLOURS", "figure_png", "use_sharp_figures",
-           "MAX_HEATMAP_CELLS", "MASKED"]
+           "MAX_HEATMAP_CELLS", "MASKED", "seed_strip"]
 
 # ---- the book's palette and figure style ---------------------------------------------------------
 
@@ -703,6 +703,17 @@ def lead_panel(ax: Axes, leads: Mapping[tuple[Any, str], Interval], groups: Sequ
     ax.legend(loc=legend_loc, fontsize=8)
 
 
+def seed_strip(ax: Axes, x: float, values: Sequence[float], color: str, half_width: float = 0.08,
+               **marker: Any) -> None:
+    """One design's seeds at ``x`` of a strip plot: a dot per seed (``marker``: matplotlib's line keywords, a
+    round marker by default) and a bar at their mean, ``half_width`` either side, both in ``color``."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or not values.size:
+        raise ValueError(f"seed_strip needs one score per seed, at least one; got shape {values.shape}")
+    ax.plot(np.full(len(values), x), values, **{"marker": "o", "ls": "none", "color": color, **marker})
+    ax.plot([x - half_width, x + half_width], [values.mean()] * 2, color=color, lw=2.2)
+
+
 def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: str, color: str, label: str,
                    final_offset: float = 0.3, x: str = "env_steps", ls: str = "-") -> None:
     """Learning curves of one configuration over seeds (``curves``: the CSV columns of each seed's run,
@@ -711,7 +722,8 @@ def plot_seed_band(ax: Axes, curves: Sequence[dict[str, np.ndarray]], column: st
     Thin lines: each seed's evaluations during training; thick: their mean; shaded: ± 1 std over
     seeds. The last row of every curve is the final score over more episodes (``eval_episodes``
     larger than during training): it is drawn apart, ``final_offset`` million steps to the right, as a
-    diamond with the mean ± std over seeds, not joined to the line (its episodes are other ones).
+    diamond with the mean ± std over seeds, not joined to the line (it is scored on more episodes, of which the
+    line's are the first, so the two need not meet).
     ``color`` is a design's (:data:`DESIGN_COLOURS`) or a run's (:data:`RUN_COLOURS`); ``ls`` the mean's line style.
     """
     if color not in (*DESIGN_COLOURS.values(), *RUN_COLOURS.values()):
