@@ -111,6 +111,29 @@ def test_the_order_table_is_what_the_command_computes():
         assert again == pytest.approx(shipped, abs=1e-4), order
 
 
+ORDER_TABLES = ("orders.json", "orders-shuffled.json", "orders-spread6.json")
+"""The order tables of checkpoints scored at the m they trained with (orders-m6.json runs m = 3 weights at 6)."""
+
+
+@pytest.mark.parametrize("filename", ORDER_TABLES)
+def test_an_order_tables_agent_order_is_the_runs_own_final_score(filename):
+    """Each row's score in agent order is its run's shipped final score, which the training command measured on the
+    same 200 greedy episodes from seed 0 (to the summary's three decimals); each order is a permutation of the run's
+    m agents, no order twice. The m = 6 table covers MAT's three seeds in ten orders each."""
+    table = mat_table(filename)
+    final = {(f"{FOLDER}/{r['name']}", r["seed"]): r for r in shipped_runs(FOLDER)}
+    assert (table["episodes"], table["order_seed"]) == (200, 0)
+    for row in table["runs"]:
+        run = final[row["run"], row["seed"]]
+        assert row["m"] == run["scenario_kwargs"]["N"] and run["final_episodes"] == table["episodes"]
+        assert row["agent_order"] == pytest.approx(run["final_return"], abs=1e-3), (row["run"], row["seed"])
+        assert all(sorted(order) == list(range(row["m"])) for order in row["orders"])
+        assert len({tuple(order) for order in row["orders"]}) == len(row["orders"]) == len(row["scores"])
+    if filename == "orders-spread6.json":
+        assert [(row["run"], row["seed"], len(row["orders"])) for row in table["runs"]] == [
+            (f"{FOLDER}/mat-spread6", seed, 10) for seed in range(3)]
+
+
 def test_the_zero_shot_table_is_what_the_command_computes():
     """One entry of the zero-shot table, MAT seed 0 at m = 2, scored again on the same episodes."""
     table = mat_table("zero-shot.json")
