@@ -111,7 +111,7 @@ def test_the_order_table_is_what_the_command_computes():
         assert again == pytest.approx(shipped, abs=1e-4), order
 
 
-ORDER_TABLES = ("orders.json", "orders-shuffled.json", "orders-spread6.json")
+ORDER_TABLES = ("orders.json", "orders-shuffled.json", "orders-spread6.json", "orders-spread12.json")
 """The order tables of checkpoints scored at the m they trained with (orders-m6.json runs m = 3 weights at 6)."""
 
 
@@ -119,7 +119,7 @@ ORDER_TABLES = ("orders.json", "orders-shuffled.json", "orders-spread6.json")
 def test_an_order_tables_agent_order_is_the_runs_own_final_score(filename):
     """Each row's score in agent order is its run's shipped final score, which the training command measured on the
     same 200 greedy episodes from seed 0 (to the summary's three decimals); each order is a permutation of the run's
-    m agents, no order twice. The m = 6 table covers MAT's three seeds in ten orders each."""
+    m agents, no order twice. The m = 6 and 12 tables cover MAT's three seeds in ten and five orders each."""
     table = mat_table(filename)
     final = {(f"{FOLDER}/{r['name']}", r["seed"]): r for r in shipped_runs(FOLDER)}
     assert (table["episodes"], table["order_seed"]) == (200, 0)
@@ -129,9 +129,11 @@ def test_an_order_tables_agent_order_is_the_runs_own_final_score(filename):
         assert row["agent_order"] == pytest.approx(run["final_return"], abs=1e-3), (row["run"], row["seed"])
         assert all(sorted(order) == list(range(row["m"])) for order in row["orders"])
         assert len({tuple(order) for order in row["orders"]}) == len(row["orders"]) == len(row["scores"])
-    if filename == "orders-spread6.json":
+    larger = {"orders-spread6.json": (6, 10), "orders-spread12.json": (12, 5)}
+    if filename in larger:
+        m, orders = larger[filename]
         assert [(row["run"], row["seed"], len(row["orders"])) for row in table["runs"]] == [
-            (f"{FOLDER}/mat-spread6", seed, 10) for seed in range(3)]
+            (f"{FOLDER}/mat-spread{m}", seed, orders) for seed in range(3)]
 
 
 def test_the_zero_shot_table_is_what_the_command_computes():
