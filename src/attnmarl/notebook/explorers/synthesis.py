@@ -238,9 +238,10 @@ SEED_PLAN: tuple[tuple[str, str, str], ...] = (
     ("Qatten vs VDN, m = 3", "mix", "qmix-spread3-{}"),
     ("attention vs the flat actor, decoys, m = 6, d = 3", "decoys", "decoys3-spread6-{}"),
 )
-"""Every comparison a sentence of the book leans on that still has fewer than ten seeds a design, in the order its
-runs are trained: the source's design first (its cheap m = 3 points and μ at m = 6, whose three seeds lean furthest
-from 0, before the dearer m = 6 points), then the rest. Each entry: the comparison,
+"""Every comparison a sentence of the book leans on that had fewer than ten seeds a design when the plan was made
+(the rows whose ten seeds have shipped show as done), in the order its runs are trained: the source's design
+first (its cheap m = 3 points and μ at m = 6, whose three seeds lean furthest from 0, before the dearer m = 6
+points), then the rest. Each entry: the comparison,
 the asset folder of its runs, and its configs' name with ``{}`` for the variant (:data:`PLAN_VARIANTS`)."""
 
 PLAN_VARIANTS = {"policy": ("attention", "concat"), "qnet": ("attention", "concat"), "value": ("attention", "concat"),
