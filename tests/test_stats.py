@@ -37,7 +37,7 @@ def test_the_books_interval_covers_95_percent_within_2_points(scenario, n):
 
 @pytest.mark.parametrize("n, most", [(3, 0.85), (5, 0.90)])
 def test_the_percentile_bootstrap_with_few_seeds_does_not(n, most):
-    """rliable's percentile bootstrap, which the book used before: about 81% at 3 seeds, 88% at 5."""
+    """rliable's percentile bootstrap, which the book used before: about 80% at 3 seeds, 88% at 5."""
     draw_a, draw_b, difference = SCENARIOS["normal, equal spreads"]
     assert coverage("percentile bootstrap", draw_a, draw_b, n, difference, sims=3000, seed=1) < most
 

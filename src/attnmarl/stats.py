@@ -9,10 +9,10 @@ gives a 95% interval of the difference of the means over seeds.
 measured: :func:`coverage` draws many sets of seed scores from distributions whose difference is known and
 counts. The book's interval is Welch's t interval (:func:`welch_difference`), because it is the one that passes
 that test (``tests/test_stats.py``): at 3, 5 and 10 seeds per design it covers 95% ± 2 points, for normal scores
-with equal or unequal spreads and for skewed ones (a long tail of bad seeds, as the shipped runs show), except
-with 3 seeds of two skewed designs, where it covers about 97%: wider than it needs to be, on the safe side. The
+with equal or unequal spreads and for skewed ones (a long tail of bad seeds, as the shipped runs show), erring
+wide at 3 seeds (about 97%, normal or skewed): wider than it needs to be, on the safe side. The
 percentile bootstrap that rliable uses (Agarwal et al. 2021; :func:`bootstrap_difference`: each design's seeds
-resampled with replacement, separately) covers only about 81% at 3 seeds and 91% at 10, because a resample of a
+resampled with replacement, separately) covers only about 80% at 3 seeds and 92% at 10, because a resample of a
 few seeds is less spread than the seeds' population. Welch's interval has one known weakness, measured by the same
 test: when one design is strongly skewed and four times as spread as the other, it covers about 91%.
 
