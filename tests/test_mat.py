@@ -42,7 +42,7 @@ def sample_with(generator: torch.Generator):
 
 
 @pytest.mark.parametrize("cache", [True, False])
-@pytest.mark.parametrize("m", [3, 6])
+@pytest.mark.parametrize("m", [3, 6, 12])
 def test_teacher_forced_logits_equal_those_decoded_agent_by_agent(m, cache):
     net = agent_at(m).net
     net.cache = cache
@@ -57,8 +57,10 @@ def test_teacher_forced_logits_equal_those_decoded_agent_by_agent(m, cache):
         torch.testing.assert_close(log_pi, torch.log_softmax(decoded, -1).gather(-1, a[..., None]), rtol=0, atol=1e-5)
 
 
-def test_agent_i_logits_do_not_depend_on_later_agents_actions():
-    m = 6
+@pytest.mark.parametrize("m", [2, 6, 12])
+def test_agent_i_logits_do_not_depend_on_later_agents_actions(m):
+    """The causal mask is built for the m at hand: at every m, agent i's logits read a^1 .. a^(i-1) and no later
+    action, and every later agent reads a^i."""
     net = agent_at(m).net
     o, a = observations(m), torch.randint(0, 5, (8, m), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
