@@ -237,16 +237,18 @@ SEED_PLAN: tuple[tuple[str, str, str], ...] = (
     ("two rounds, m = 6, ρ = 0.5", "comm", "comm-narrow-spread6-{}-2rounds"),
     ("Qatten vs VDN, m = 3", "mix", "qmix-spread3-{}"),
     ("attention vs the flat actor, decoys, m = 6, d = 3", "decoys", "decoys3-spread6-{}"),
+    ("MAT and MAT-Dec vs the entity actor, decoys, m = 6, d = 3", "mat", "{}-decoys3-spread6"),
 )
 """Every comparison a sentence of the book leans on that had fewer than ten seeds a design when the plan was made
 (the rows whose ten seeds have shipped show as done), in the order its runs are trained: the source's design
 first (its cheap m = 3 points and μ at m = 6, whose three seeds lean furthest from 0, before the dearer m = 6
-points), then the rest. Each entry: the comparison,
+points), then the rest, chapter 13's MAT and MAT-Dec at chapter 12's decisive point last (their entity actor has
+ten seeds there: the row above). Each entry: the comparison,
 the asset folder of its runs, and its configs' name with ``{}`` for the variant (:data:`PLAN_VARIANTS`)."""
 
 PLAN_VARIANTS = {"policy": ("attention", "concat"), "qnet": ("attention", "concat"), "value": ("attention", "concat"),
                  "scale": ("", "-mean"), "comm": ("attention", "mean", "none"), "mix": ("qatten", "vdn"),
-                 "decoys": ("entity", "flat")}
+                 "decoys": ("entity", "flat"), "mat": ("mat", "matdec")}
 """The designs each planned comparison trains, by asset folder; the messages at m = 6 with two rounds train only the
 first two (targeted and averaged: the pair the book compares)."""
 
