@@ -10,7 +10,7 @@ measured: :func:`coverage` draws many sets of seed scores from distributions who
 counts. The book's interval is Welch's t interval (:func:`welch_difference`), because it is the one that passes
 that test (``tests/test_stats.py``): at 3, 5 and 10 seeds per design it covers 95% ± 2 points, for normal scores
 with equal or unequal spreads and for skewed ones (a long tail of bad seeds, as the shipped runs show), erring
-wide at 3 seeds (about 97%, normal or skewed): wider than it needs to be, on the safe side. The
+wide at 3 seeds (up to about 97%): wider than it needs to be, on the safe side. The
 percentile bootstrap that rliable uses (Agarwal et al. 2021; :func:`bootstrap_difference`: each design's seeds
 resampled with replacement, separately) covers only about 80% at 3 seeds and 92% at 10, because a resample of a
 few seeds is less spread than the seeds' population. Welch's interval has one known weakness, measured by the same
