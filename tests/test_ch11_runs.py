@@ -98,12 +98,12 @@ def test_the_shipped_team_sizes_are_exactly_those_the_index_holds_complete():
 
 @pytest.mark.parametrize("m", SHIPPED_TWO_ROUND_MS)
 def test_two_round_runs_differ_from_one_round_runs_only_in_the_rounds(m):
-    """Averaged and targeted messages with two rounds: 3 seeds each on the same budget, each config the one-round
-    config with ``message_rounds`` 2, and the two differing only in ``messages``."""
+    """Averaged and targeted messages with two rounds: their seeds (DECISIVE_SEEDS) on the same budget, each config
+    the one-round config with ``message_rounds`` 2, and the two differing only in ``messages``."""
     configs = {}
     for design in ("mean", "attention"):
         runs = sight_runs(m, f"{design}-2rounds")
-        check_seeds_and_curves("comm", runs)
+        check_seeds_and_curves("comm", runs, shipped_seeds(m, f"{design}-2rounds"))
         assert all(m * r["env_steps"] == 12_000_000 for r in runs)
         configs[design] = dict(runs[0]["config"])
         one = dict(sight_runs(m, design)[0]["config"])

@@ -67,11 +67,13 @@ SHIPPED_TWO_ROUND_MS: tuple[int, ...] = (6,)
 the narrow radius only."""
 
 
-DECISIVE_SEEDS: dict[tuple[int, str], int] = {(6, "mean"): 5, (6, "attention"): 5,
+DECISIVE_SEEDS: dict[tuple[int, str], int] = {(6, "mean"): 10, (6, "attention"): 10,
+                                               (6, "mean-2rounds"): 10, (6, "attention-2rounds"): 10,
                                                (3, "none"): 10, (3, "mean"): 10, (3, "attention"): 10}
 """How many seeds ship where chapter 11 trained more than three, by (m, design), under the narrow radius: averaged
-and targeted messages at m = 6, whose difference three seeds left unresolved, and the three communicating designs at
-m = 3, where the book leans on their differences (the seed plan). Every other run ships seeds 0-2."""
+and targeted messages at m = 6 with one round and with two, whose differences three seeds left unresolved, and the
+three communicating designs at m = 3, where the book leans on their differences (the seed plan). Every other run
+ships seeds 0-2."""
 
 
 def shipped_seeds(m: int, design: str, narrow: bool = True) -> int:
