@@ -61,7 +61,7 @@ from .scale import (
 )
 
 __all__ = ["Effect", "DESIGNS", "DECOY_POINT", "KINDS", "range_shares", "effects", "verdict", "SEED_PLAN",
-           "PLAN_VARIANTS", "seed_plan", "seed_plan_markdown"]
+           "seed_plan", "seed_plan_markdown"]
 
 KINDS = ("attention ablation", "design comparison")
 """What a row isolates: attention alone, or a design that changes more than attention."""
@@ -222,45 +222,42 @@ def verdict(effect: Effect) -> str:
     return interval_verdict(effect.interval)
 
 
-SEED_PLAN: tuple[tuple[str, str, str], ...] = (
-    ("centralized policy π, m = 3", "policy", "pi-spread3-{}"),
-    ("Q critic, m = 3", "qnet", "q-spread3-{}"),
-    ("centralized policy μ, m = 6", "policy", "mu-spread6-{}"),
-    ("value critic V, m = 3", "value", "spread3-{}"),
-    ("centralized policy π, m = 6", "policy", "pi-spread6-{}"),
-    ("value critic V, m = 6", "value", "spread6-{}"),
-    ("Q critic, m = 6, 3× budget", "qnet", "q-spread6-long-{}"),
-    ("attention vs mean pooling, collect_treasure m = 4", "scale", "scale-treasure4-entity{}"),
-    ("attention vs mean pooling, collect_treasure m = 8", "scale", "scale-treasure8-entity{}"),
-    ("attention vs mean pooling, collect_treasure m = 12", "scale", "scale-treasure12-entity{}"),
-    ("messages, m = 3, ρ = 0.5", "comm", "comm-narrow-spread3-{}"),
-    ("two rounds, m = 6, ρ = 0.5", "comm", "comm-narrow-spread6-{}-2rounds"),
-    ("Qatten vs VDN, m = 3", "mix", "qmix-spread3-{}"),
-    ("attention vs the flat actor, decoys, m = 6, d = 3", "decoys", "decoys3-spread6-{}"),
-    ("MAT and MAT-Dec vs the entity actor, decoys, m = 6, d = 3", "mat", "{}-decoys3-spread6"),
+SEED_PLAN: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("centralized policy π, m = 3", "policy", "pi-spread3-{}", ("attention", "concat")),
+    ("Q critic, m = 3", "qnet", "q-spread3-{}", ("attention", "concat")),
+    ("centralized policy μ, m = 6", "policy", "mu-spread6-{}", ("attention", "concat")),
+    ("value critic V, m = 3", "value", "spread3-{}", ("attention", "concat")),
+    ("centralized policy π, m = 6", "policy", "pi-spread6-{}", ("attention", "concat")),
+    ("value critic V, m = 6", "value", "spread6-{}", ("attention", "concat")),
+    ("Q critic, m = 6, 3× budget", "qnet", "q-spread6-long-{}", ("attention", "concat")),
+    ("attention vs mean pooling, collect_treasure m = 4", "scale", "scale-treasure4-entity{}", ("", "-mean")),
+    ("attention vs mean pooling, collect_treasure m = 8", "scale", "scale-treasure8-entity{}", ("", "-mean")),
+    ("attention vs mean pooling, collect_treasure m = 12", "scale", "scale-treasure12-entity{}", ("", "-mean")),
+    ("messages, m = 3, ρ = 0.5", "comm", "comm-narrow-spread3-{}", ("attention", "mean", "none")),
+    ("two rounds, m = 6, ρ = 0.5", "comm", "comm-narrow-spread6-{}-2rounds", ("attention", "mean")),
+    ("Qatten vs VDN, m = 3", "mix", "qmix-spread3-{}", ("qatten", "vdn")),
+    ("attention vs the flat actor, decoys, m = 6, d = 3", "decoys", "decoys3-spread6-{}", ("entity", "flat")),
+    ("the controls against attention, decoys, m = 6, d = 3", "decoys", "decoys3-spread6-{}",
+     ("oracle", "nobit")),
+    ("MAT and MAT-Dec vs the entity actor, decoys, m = 6, d = 3", "mat", "{}-decoys3-spread6", ("mat", "matdec")),
 )
 """Every comparison a sentence of the book leans on that had fewer than ten seeds a design when the plan was made
 (the rows whose ten seeds have shipped show as done), in the order its runs are trained: the source's design
 first (its cheap m = 3 points and μ at m = 6, whose three seeds lean furthest from 0, before the dearer m = 6
-points), then the rest, chapter 13's MAT and MAT-Dec at chapter 12's decisive point last (their entity actor has
-ten seeds there: the row above). Each entry: the comparison,
-the asset folder of its runs, and its configs' name with ``{}`` for the variant (:data:`PLAN_VARIANTS`)."""
-
-PLAN_VARIANTS = {"policy": ("attention", "concat"), "qnet": ("attention", "concat"), "value": ("attention", "concat"),
-                 "scale": ("", "-mean"), "comm": ("attention", "mean", "none"), "mix": ("qatten", "vdn"),
-                 "decoys": ("entity", "flat"), "mat": ("mat", "matdec")}
-"""The designs each planned comparison trains, by asset folder; the messages at m = 6 with two rounds train only the
-first two (targeted and averaged: the pair the book compares)."""
+points), then the rest; chapter 12's two controls at its decisive point, then chapter 13's MAT and MAT-Dec there,
+last (their entity actor has ten seeds there: the flat actor's row). Each entry: the comparison, the asset folder of
+its runs, its configs' name with ``{}`` for the variant, and the variants it trains (at m = 6 with two rounds only
+the targeted and averaged messages, the pair the book compares). The mean-pooling control ships in ``ablation``,
+not ``scale``."""
 
 
 def seed_plan(target: int = RESOLVING_SEEDS) -> list[dict]:
     """The runs :data:`SEED_PLAN` still needs for ``target`` seeds a design, in order: for each config, the seeds
     it has shipped, the seeds below ``target`` it lacks (to train), and their estimated CPU time, the
     mean CPU seconds of its shipped runs times the number to train (the runs' own measurements, one torch
-    thread each). The mean-pooling control ships in ``ablation``, not ``scale``."""
+    thread each)."""
     plan = []
-    for comparison, folder, pattern in SEED_PLAN:
-        variants = PLAN_VARIANTS[folder][:2] if "2rounds" in pattern else PLAN_VARIANTS[folder]
+    for comparison, folder, pattern, variants in SEED_PLAN:
         for variant in variants:
             name = pattern.format(variant)
             shipped_in = "ablation" if name.endswith("entity-mean") else folder
