@@ -114,3 +114,25 @@ def test_bad_scores_are_refused_by_name(a, b, message):
 def test_coverage_refuses_an_unknown_method():
     with pytest.raises(ValueError, match="method must be one of"):
         coverage("bca", normal_scores(), normal_scores(), 3, 0.0)
+
+
+def test_the_contrast_table_prints_each_rows_interval_seeds_and_verdict_as_the_stats_give_them():
+    """A chapter prints the differences its prose cites with contrast_table: every line carries its row's estimate,
+    bounds and seeds, and the word verdict() gives it, so a three-seed row can never read as resolved."""
+    from attnmarl.stats import contrast_table, verdict
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(90, 3, 10), rng.normal(60, 5, 10)
+    rows = [("ten seeds, apart", welch_difference(a, b)), ("three seeds, apart", welch_difference(a[:3], b[:3])),
+            ("ten against three, level", welch_difference(a, a[:3]))]
+    lines = contrast_table(rows).splitlines()
+    assert len(lines) == 2 + len(rows) and lines[0].startswith("contrast") and "95% interval" in lines[0]
+    for line, (label, e) in zip(lines[2:], rows):
+        assert line.startswith(label) and line.endswith(verdict(e))
+        assert f"{e.estimate:+.1f}" in line and f"[{e.low:+.1f}, {e.high:+.1f}]" in line
+        assert f"{e.n_a} / {e.n_b}" in line
+    assert lines[2].endswith("ahead") and lines[3].endswith("indicative, 3 seeds")
+    assert lines[4].endswith("indicative, 3 seeds")  # 3 seeds on one side are enough to keep it indicative
+    for bad in ([], "a", [("", rows[0][1])], [("label", 1.0)], [rows[0][1]]):
+        with pytest.raises(ValueError):
+            contrast_table(bad)

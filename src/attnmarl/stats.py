@@ -40,8 +40,8 @@ from .checks import check_choice, check_int, check_real, check_seed, is_int
 from .costs import check_numbers
 
 __all__ = ["STATISTICS", "METHODS", "RESOLVING_SEEDS", "Interval", "iqm", "welch_difference", "welch_change",
-           "bootstrap_difference", "resolved", "verdict", "normal_scores", "skewed_scores", "coverage",
-           "prediction_interval"]
+           "bootstrap_difference", "resolved", "verdict", "contrast_table", "normal_scores", "skewed_scores",
+           "coverage", "prediction_interval"]
 
 METHODS = ("welch", "percentile bootstrap")
 """The intervals of a difference the package computes; the book uses the first (:func:`coverage` says why)."""
@@ -261,6 +261,28 @@ def verdict(interval: Interval) -> str:
     if not resolved(interval):
         return "not resolved"
     return "ahead" if interval.low > 0 else "behind"
+
+
+def contrast_table(rows: Sequence[tuple[str, Interval]]) -> str:
+    """The differences a page's prose cites, one line each, so that a reader can check every one where it is
+    stated: the contrast's label, its estimate, its interval, the seeds of each design (A / B; for
+    :func:`welch_change`, the fewer of each design's two settings) and :func:`verdict`'s word for it. ``ValueError``
+    for no rows, a label that is not a non-empty string, or an interval that is not an :class:`Interval`."""
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or not rows:
+        raise ValueError("rows must be a non-empty sequence of (label, Interval) pairs")
+    for row in rows:
+        if not (isinstance(row, tuple) and len(row) == 2 and isinstance(row[0], str) and row[0].strip()):
+            raise ValueError(f"each row must be a (label, Interval) pair with a non-empty label; got {row!r}")
+        _check_interval(row[1])
+    width = max(len(label) for label, _ in rows)
+    levels = {f"{e.level:.0%}" for _, e in rows}
+    head = f"{'contrast':{width}s}  {'estimate':>8s}  {' / '.join(sorted(levels)) + ' interval':>16s}  " \
+           f"{'seeds':>7s}  verdict"
+    lines = [head, "-" * len(head)]
+    for label, e in rows:
+        lines.append(f"{label:{width}s}  {e.estimate:+8.1f}  {f'[{e.low:+.1f}, {e.high:+.1f}]':>16s}  "
+                     f"{f'{e.n_a} / {e.n_b}':>7s}  {verdict(e)}")
+    return "\n".join(lines)
 
 
 def bootstrap_difference(a: Sequence[float], b: Sequence[float], statistic: str = "mean", level: float = 0.95,
