@@ -123,7 +123,8 @@ def test_the_preface_quotes_the_rows_it_names_as_the_synthesis_rounds_them():
               f"lead by about a tenth of that range ({round(pi6.interval.estimate)} and "
               f"{round(mu6.interval.estimate)} points), the Q critic by {round(q6.interval.estimate)} with three "
               f"times the budget, and the value critic by {round(v6.interval.estimate)}",
-              f"{pooling['simple_spread', 6, 'd = 3']} points at $m = 6$ with three decoys per agent"]
+              f"{pooling['simple_spread', 6, 'd = 3']} points at $m = 6$ with three decoys per agent",
+              f"without the target bit and shuffled slots that come with them, {spread[6]})"]
     twin = {e.m: e.interval.estimate for e in rows() if e.design == "Multi-Agent Transformer" and e.b == "MAT-Dec"
             and not e.setting}
     quoted.append(f"twin again ends higher on average (by {-twin[6]:.1f} and {-twin[12]:.1f} points; three seeds, "
