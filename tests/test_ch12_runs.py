@@ -25,7 +25,7 @@ from attnmarl.train import DECOY_DECISIVE, DECOY_DESIGNS, named_config
 SHIPPED = {(3, 1): {"entity": 3, "mean": 3, "flat": 3, "oracle": 3, "nobit": 3},
            (3, 3): {"entity": 3, "mean": 3, "flat": 3, "oracle": 3, "nobit": 3},
            (6, 1): {"entity": 3, "mean": 3, "flat": 3, "oracle": 3, "nobit": 3},
-           (6, 3): {"entity": 10, "mean": 10, "flat": 10, "oracle": 3, "nobit": 3}}
+           (6, 3): {"entity": 10, "mean": 10, "flat": 10, "oracle": 10, "nobit": 10}}
 """The points chapter 12 reads, (m, d) -> design -> seeds shipped (seeds 0 to n - 1)."""
 
 CHECKPOINT_SEEDS = {"entity": 3}
