@@ -505,16 +505,25 @@ BROWSER_TEST_ORDER = (
 (which share that load, and the record of what it loaded), then those that change the page."""
 
 
-def show(page, path: Path, fresh: bool = False) -> None:
-    """Load the built page ``path`` in the module's browser page, unless it already shows it as loaded (or
-    ``fresh`` asks for a new load). The browser tests run page by page (``BROWSER_TEST_ORDER``, applied in
-    tests/conftest.py), so the read-only checks of one page share one load; a test that changes what it
-    loaded (moves a slider, resizes the window) calls ``changed`` and the next test loads the page afresh."""
+WINDOW = {"width": 1280, "height": 720}
+PHONE = {"width": 390, "height": 844}
+"""The two windows the browser tests lay pages out in: a laptop's, and a phone's 390 px."""
+
+
+def show(page, path: Path, fresh: bool = False, window: dict[str, int] = WINDOW) -> None:
+    """Load the built page ``path`` in the module's browser page, laid out in ``window``, unless it already
+    shows it so, as loaded (or ``fresh`` asks for a new load). The browser tests run page by page
+    (``BROWSER_TEST_ORDER``, applied in tests/conftest.py), so the read-only checks of one page in one window
+    share one load (the two phone checks too: a page laid out at 1280 px first and then narrowed is not what a
+    phone shows, so a new window means a new load); a test that changes what it loaded (moves a slider, opens a
+    dropdown) calls ``changed`` and the next test loads the page afresh."""
     url = path.as_uri()
-    if fresh or page.shown != url:
+    if fresh or page.shown != (url, window["width"]):
+        if page.viewport_size != window:
+            page.set_viewport_size(window)
         page.loaded.clear()
         page.goto(url)
-        page.shown = url
+        page.shown = (url, window["width"])
 
 
 def changed(page) -> None:
@@ -628,8 +637,8 @@ def test_code_blocks_do_not_scroll_sideways_in_a_1280_px_window(quick_book, brow
     """The CSS (_static/custom.css) and the line limit CODE_COLUMN together: every code block of a chapter
     fits its column in a 1280 px window (Playwright's default), so no code hides behind a scroll bar."""
     page = browser_page
-    assert page.viewport_size["width"] == 1280
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
+    assert page.viewport_size == WINDOW
     page.evaluate("() => document.fonts.ready.then(() => true)")
     assert not page.evaluate(WIDE_CODE), "the longest line of each code block that scrolls sideways"
 
@@ -755,8 +764,8 @@ def test_page_renders_figure_text_at_9_px_or_more_in_a_1280_px_window(quick_book
     shrunk to fit the column keeps 9 px if it is not shrunk below 9 / (MIN_FONT_PT * FIGURE_DPI / 72). Diagrams
     (SVG files) and explorers (inline SVG): every text is 9 px or more on screen."""
     page = browser_page
-    assert page.viewport_size["width"] == 1280
     show(page, quick_book.html / Path(chapter).with_suffix(".html"))
+    assert page.viewport_size == WINDOW
     page.wait_for_load_state("load")
     small = small_figure_text(page.evaluate(FIGURE_TEXT), 9)
     assert not small, f"text under 9 px in {chapter} (figure or text, px): {small}"
@@ -784,15 +793,10 @@ def test_no_page_scrolls_sideways_on_a_390_px_phone(quick_book, browser_page, pa
     """At a phone's 390 px nothing pushes the page wider than the window: long inline code wraps
     (_static/custom.css); code blocks, tables and explorer panels scroll inside their own boxes."""
     page = browser_page
-    page.set_viewport_size({"width": 390, "height": 844})
-    try:
-        show(page, quick_book.html / Path(page_file).with_suffix(".html"), fresh=True)
-        page.wait_for_load_state("load")
-        page.evaluate("() => document.fonts.ready.then(() => true)")
-        widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-    finally:
-        page.set_viewport_size({"width": 1280, "height": 720})
-        changed(page)  # laid out for 390 px first
+    show(page, quick_book.html / Path(page_file).with_suffix(".html"), window=PHONE)
+    page.wait_for_load_state("load")
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"{page_file} is {widths[0]} px wide in a {widths[1]} px window"
 
 
@@ -804,17 +808,15 @@ def test_page_renders_figure_text_at_8_px_or_more_on_a_390_px_phone(quick_book, 
     figure scrolls sideways in its own box (_static/custom.css, the explorers' and the playground's CSS); the
     test above holds the page itself to the window's width."""
     page = browser_page
-    page.set_viewport_size({"width": 390, "height": 844})
+    show(page, quick_book.html / Path(page_file).with_suffix(".html"), window=PHONE)
     try:
-        show(page, quick_book.html / Path(page_file).with_suffix(".html"), fresh=True)
         page.wait_for_load_state("load")
         if page.locator(".attnmarl-playground").count():  # it draws once its weights are decoded
             page.wait_for_selector(".attnmarl-playground .pg-arena circle", timeout=20_000)
         page.evaluate("() => document.querySelectorAll('article details').forEach(d => { d.open = true; })")
         small = small_figure_text(page.evaluate(FIGURE_TEXT), 8)
     finally:
-        page.set_viewport_size({"width": 1280, "height": 720})
-        changed(page)  # laid out for 390 px, dropdowns open
+        changed(page)  # dropdowns open
     assert not small, f"text under 8 px on {page_file} at 390 px (figure or text, px): {small}"
 
 
