@@ -1,5 +1,7 @@
 """attnmarl.nets.policies and continuous MAPPO: shapes, what each policy's output may depend on, the
 entity actor against nn.MultiheadAttention, one set of weights for any m, errors, checkpoints."""
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -7,8 +9,8 @@ from torch import nn
 
 from attnmarl import load_policy
 from attnmarl.algos.mappo import MAPPOConfig, gaussian_log_prob, make_agent, train
-from attnmarl.checkpoints import load_agent, save_checkpoint
-from attnmarl.envs import evaluate, make_batched, make_reference, obs_to_array, token_layout
+from attnmarl.checkpoints import agent_policy, load_agent, save_checkpoint, shipped_checkpoint
+from attnmarl.envs import episode_returns, evaluate, make_batched, make_reference, obs_to_array, token_layout
 from attnmarl.nets import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
@@ -305,3 +307,30 @@ def test_absolute_tokens_are_the_world_state_of_the_port():
         np.testing.assert_allclose(tokens[:, i, 4:6, 6:8], env.agent_vel[:, others], atol=1e-6)
     with pytest.raises(ValueError, match="simple_spread only"):
         EntityActor("simple_tag", {}, 4, 16, 5, agent_types=(0, 0, 0, 1), frame="absolute")
+
+
+def test_a_greedy_checkpoint_plays_its_episodes_side_by_side_to_the_returns_one_by_one(monkeypatch):
+    """episode_returns plays the episodes of a greedy policy with discrete actions side by side, one network call
+    per step for up to SIDE_BY_SIDE games (attnmarl.envs.evaluate): every return equals that of the episodes
+    played one after another, across the batches too (SIDE_BY_SIDE 4, 7 episodes). A sampling policy, whose
+    draws would come in another order, and continuous actions, which a batched matmul may round otherwise, play
+    one by one; an agent that draws random numbers while it acts greedily is refused rather than played so."""
+    evaluation = importlib.import_module("attnmarl.envs.evaluate")  # the module, not the function envs.evaluate
+    monkeypatch.setattr(evaluation, "SIDE_BY_SIDE", 4)
+    path = shipped_checkpoint("policy", "pi-spread3-entity", 0)
+    policy = load_policy(path)
+    side_by_side = episode_returns(policy, "simple_spread", 7, seed=5, N=3)
+    del policy.many
+    assert np.array_equal(side_by_side, episode_returns(policy, "simple_spread", 7, seed=5, N=3))
+    assert not hasattr(load_policy(path, deterministic=False), "many")
+    assert not hasattr(load_policy(shipped_checkpoint("policy", "mu-spread3-concat", 0)), "many")
+    agent, config = load_agent(path)
+    greedy_act = agent.act
+
+    def drawing_act(o, generator=None, deterministic=False):
+        torch.rand(1, generator=generator)
+        return greedy_act(o, generator, deterministic)
+
+    agent.act = drawing_act
+    with pytest.raises(RuntimeError, match="drew random numbers while acting greedily"):
+        evaluate(agent_policy(agent, config, deterministic=True), "simple_spread", 2, N=3)

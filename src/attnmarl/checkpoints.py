@@ -240,7 +240,9 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     in the error if its weights are so large that they overflow (:class:`attnmarl.checks.WeightsOverflowError`).
     The agent acts where its weights are (each observation goes there, each action comes back); ``ValueError``
     (:func:`attnmarl.devices.module_device`) for an agent spread over several devices or on ``meta``, where it has no
-    values to act with.
+    values to act with. A greedy policy with discrete actions also carries ``many``
+    (:func:`attnmarl.envs.policy_from_arrays`), so that :func:`attnmarl.envs.episode_returns` plays its episodes side
+    by side, one network call per step for all of them, to the returns one by one would give.
     """
     greedy = config.eval_deterministic if deterministic is None else check_bool("deterministic", deterministic)
     check_seed(seed)
@@ -248,17 +250,26 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     env = make_reference(config.scenario, **config.scenario_kwargs)
     generator = torch.Generator().manual_seed(seed)
 
-    def act(o: np.ndarray) -> np.ndarray:
+    def act_many(o: np.ndarray) -> list[np.ndarray]:
+        before = generator.get_state() if greedy else None
         with torch.no_grad():
             try:
-                a, _ = agent.act(torch.from_numpy(o).unsqueeze(0).to(device), generator, deterministic=greedy)
+                a, _ = agent.act(torch.from_numpy(o).to(device), generator, deterministic=greedy)
             except WeightsOverflowError as error:
                 if source is None:
                     raise
                 raise WeightsOverflowError(f"the checkpoint {source} cannot act: {error}") from None
-        return agent.env_actions(a[0])
+        if greedy and not torch.equal(before, generator.get_state()):  # side by side would not be one by one
+            raise RuntimeError(f"{type(agent).__name__}.act drew random numbers while acting greedily")
+        return [agent.env_actions(row) for row in a]
 
-    return policy_from_arrays(env, act)
+    def act(o: np.ndarray) -> np.ndarray:
+        return act_many(o[None])[0]
+
+    # A greedy agent's moves in one game depend on nothing else, so its episodes may be played side by side.
+    # Continuous actions are left one by one: a batched matmul may round the last bit otherwise (1e-5 of a return).
+    side_by_side = greedy and not env.unwrapped.continuous_actions
+    return policy_from_arrays(env, act, act_many if side_by_side else None)
 
 
 def load_policy(path: str | Path, deterministic: bool | None = None, seed: int = 0, device: str | torch.device = "cpu",

@@ -150,22 +150,37 @@ def play(env, policy: Policy, obs: dict[str, np.ndarray]) -> tuple:
     return env.step(actions)
 
 
-def policy_from_arrays(env, act: Callable[[np.ndarray], np.ndarray]) -> Policy:
+def policy_from_arrays(env, act: Callable[[np.ndarray], np.ndarray],
+                       act_many: Callable[[np.ndarray], np.ndarray] | None = None) -> Policy:
     """Wrap an array policy (``(n_agents, max obs_dim)`` → action array) as an mpe2 dict policy.
 
     The policy is for ``env``'s game only: it carries ``built_for`` (:func:`describe`), which
     :func:`attnmarl.envs.episode_returns` checks before playing, and observations of other agents or
-    sizes raise ``ValueError`` saying what it was built for."""
+    sizes raise ``ValueError`` saying what it was built for.
+
+    ``act_many``, the same policy over a batch of games (``(games, n_agents, max obs_dim)`` → one action array per
+    game), is for a policy whose actions in one game never depend on another game or on the order it is asked in
+    (a greedy network that draws no random numbers): the policy then carries ``many`` (a list of observation dicts
+    → a list of action dicts), and :func:`attnmarl.envs.episode_returns` plays its episodes side by side, one
+    network call per step for all of them, to the same returns."""
     dims = dict(zip(env.possible_agents, obs_dims(env)))
 
-    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+    def check(obs: dict[str, np.ndarray]) -> np.ndarray:
         if obs.keys() != dims.keys() or any(np.shape(obs[a]) != (d,) for a, d in dims.items()):
             given = ", ".join(f"{a} {np.shape(o)}" for a, o in obs.items())
             raise ValueError(f"the policy was built for {policy.built_for}; it was given the observations of "
                              f"{len(obs)} agents: {given}")
-        return actions_to_dict(env, act(obs_to_array(env, obs)))
+        return obs_to_array(env, obs)
+
+    def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
+        return actions_to_dict(env, act(check(obs)))
+
+    def many(observations: list[dict[str, np.ndarray]]) -> list[dict[str, Any]]:
+        return [actions_to_dict(env, a) for a in act_many(np.stack([check(obs) for obs in observations]))]
 
     policy.built_for = describe(env)
+    if act_many is not None:
+        policy.many = many
     return policy
 
 
