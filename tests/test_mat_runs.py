@@ -94,12 +94,9 @@ def test_a_shipped_mat_checkpoint_holds_its_score_on_unseen_episodes_and_beats_r
     assert run["final_return"] > random + 10, (run["final_return"], random)
 
 
-@pytest.mark.slow
 def test_the_order_table_is_what_the_command_computes():
     """Re-scoring seed 0 of MAT in the table's first order and in agent order, on the same 200 episodes, gives the
-    table's numbers; the two tables (orders.json, orders-shuffled.json) cover every design and seed at m = 3.
-    Marked slow (``make test-slow``, which CI runs too): 400 mpe2 episodes decoded agent by agent take over a
-    CPU-minute; ``make test`` checks each table's agent order against the runs' own scores."""
+    table's numbers; the two tables (orders.json, orders-shuffled.json) cover every design and seed at m = 3."""
     table = mat_table("orders.json")
     rows = table["runs"] + mat_table("orders-shuffled.json")["runs"]
     assert sorted((r["run"], r["seed"]) for r in rows) == sorted(
@@ -139,10 +136,8 @@ def test_an_order_tables_agent_order_is_the_runs_own_final_score(filename):
             (f"{FOLDER}/mat-spread{m}", seed, orders) for seed in range(3)]
 
 
-@pytest.mark.slow
 def test_the_zero_shot_table_is_what_the_command_computes():
-    """One entry of the zero-shot table, MAT seed 0 at m = 2, scored again on the same episodes (slow: half a
-    CPU-minute of mpe2 episodes)."""
+    """One entry of the zero-shot table, MAT seed 0 at m = 2, scored again on the same episodes."""
     table = mat_table("zero-shot.json")
     row = next(r for r in table["runs"] if r["run"] == "mat/mat-spread3" and r["seed"] == 0)
     mean, sem = zero_shot_scores(shipped_checkpoint(FOLDER, "mat-spread3", 0), [2], table["episodes"])[2]
