@@ -10,7 +10,16 @@ from torch import nn
 from attnmarl import load_policy
 from attnmarl.algos.mappo import MAPPOConfig, gaussian_log_prob, make_agent, train
 from attnmarl.checkpoints import agent_policy, load_agent, save_checkpoint, shipped_checkpoint
-from attnmarl.envs import episode_returns, evaluate, make_batched, make_reference, obs_to_array, token_layout
+from attnmarl.envs import (
+    episode_returns,
+    evaluate,
+    make_batched,
+    make_reference,
+    mixed_teams,
+    obs_to_array,
+    random_policy,
+    token_layout,
+)
 from attnmarl.nets import Actor, AttentionPolicy, ConcatPolicy, EntityActor, EntityAttention
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: conftest.py
@@ -312,7 +321,8 @@ def test_absolute_tokens_are_the_world_state_of_the_port():
 def test_a_greedy_checkpoint_plays_its_episodes_side_by_side_to_the_returns_one_by_one(monkeypatch):
     """episode_returns plays the episodes of a greedy policy with discrete actions side by side, one network call
     per step for up to SIDE_BY_SIDE games (attnmarl.envs.evaluate): every return equals that of the episodes
-    played one after another, across the batches too (SIDE_BY_SIDE 4, 7 episodes). A sampling policy, whose
+    played one after another, across the batches too (SIDE_BY_SIDE 4, 7 episodes), also for two greedy teams
+    playing each other (mixed_teams; with a random team, one by one). A sampling policy, whose
     draws would come in another order, and continuous actions, which a batched matmul may round otherwise, play
     one by one; an agent that draws random numbers while it acts greedily is refused rather than played so."""
     evaluation = importlib.import_module("attnmarl.envs.evaluate")  # the module, not the function envs.evaluate
@@ -323,6 +333,13 @@ def test_a_greedy_checkpoint_plays_its_episodes_side_by_side_to_the_returns_one_
     del policy.many
     assert np.array_equal(side_by_side, episode_returns(policy, "simple_spread", 7, seed=5, N=3))
     assert not hasattr(load_policy(path, deterministic=False), "many")
+    predators, prey = (load_policy(shipped_checkpoint("policy", f"pi-tag-{actor}", 0))
+                       for actor in ("attention", "flat"))
+    game = mixed_teams(predators, prey)  # two greedy teams: side by side too
+    side_by_side = episode_returns(game, "simple_tag", 7, seed=5)
+    del game.many
+    assert np.array_equal(side_by_side, episode_returns(game, "simple_tag", 7, seed=5))
+    assert not hasattr(mixed_teams(predators, random_policy("simple_tag", seed=0)), "many")
     assert not hasattr(load_policy(shipped_checkpoint("policy", "mu-spread3-concat", 0)), "many")
     agent, config = load_agent(path)
     greedy_act = agent.act

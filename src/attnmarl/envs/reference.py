@@ -213,7 +213,8 @@ def mixed_teams(adversaries: Policy, others: Policy) -> Policy:
     take ``adversaries``' actions, every other agent ``others``'. For games: a trained team against
     another trained team (cross-play), or a random team in a trained team's place. A team that returns
     something other than an action dict, or no action for one of the agents it plays, is a ``ValueError``
-    naming the team and the agent."""
+    naming the team and the agent. When both teams carry ``many`` (:func:`policy_from_arrays`), so does the mixed
+    policy: two trained teams' episodes are played side by side too."""
     teams = {"adversaries": adversaries, "others": others}
     for name, team in teams.items():
         if not callable(team):
@@ -221,7 +222,13 @@ def mixed_teams(adversaries: Policy, others: Policy) -> Policy:
                              f"action dict; got {type(team).__name__}")
 
     def policy(obs: dict[str, np.ndarray]) -> dict[str, Any]:
-        actions = {name: team(obs) for name, team in teams.items()}
+        return mix(obs, {name: team(obs) for name, team in teams.items()})
+
+    def many(observations: list[dict[str, np.ndarray]]) -> list[dict[str, Any]]:
+        chosen = {name: team.many(observations) for name, team in teams.items()}
+        return [mix(obs, {name: chosen[name][k] for name in teams}) for k, obs in enumerate(observations)]
+
+    def mix(obs: dict[str, np.ndarray], actions: dict[str, Any]) -> dict[str, Any]:
         for name, returned in actions.items():
             if not isinstance(returned, dict):
                 raise ValueError(f"mixed_teams: the {name} team's policy must return a dict of actions; got "
@@ -235,4 +242,6 @@ def mixed_teams(adversaries: Policy, others: Policy) -> Policy:
             mixed[agent] = actions[name][agent]
         return mixed
 
+    if all(getattr(team, "many", None) is not None for team in teams.values()):
+        policy.many = many
     return policy
