@@ -43,7 +43,12 @@ def _side_by_side(policy: Policy, envs: list, returns: np.ndarray, scenario: str
     """:func:`episode_returns` for a policy with ``many`` (:func:`attnmarl.envs.policy_from_arrays`): the same
     episodes, each reset with its own seed and stepped with the same checks (:func:`play`), up to
     :data:`SIDE_BY_SIDE` at a time, the policy asked once per step for all of them. Its actions in one episode do
-    not depend on the others, so the returns are those of the episodes played one after another."""
+    not depend on the others, so the returns are those of the episodes played one after another, but for
+    rounding: a matrix product over a batch may round the last bit of a logit otherwise than over one game, and
+    where two actions' logits tie to that bit the greedy choice can flip. bench/bench_evaluate.py counts them: on
+    five shipped seed-0 checkpoints (the entity actor at m = 3 and 6, MAT at m = 3 and 6, chapter 7's actor), 200
+    episodes each, one episode of the m = 3 entity actor differed and moved its mean by 0.0004, where the mean's
+    standard error is 0.28; every other return was the same to the last bit."""
     episodes = len(returns)
     envs += [make_reference(scenario, **scenario_kwargs) for _ in range(min(episodes, SIDE_BY_SIDE) - len(envs))]
     agents = envs[0].possible_agents

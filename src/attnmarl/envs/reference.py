@@ -162,7 +162,8 @@ def policy_from_arrays(env, act: Callable[[np.ndarray], np.ndarray],
     game), is for a policy whose actions in one game never depend on another game or on the order it is asked in
     (a greedy network that draws no random numbers): the policy then carries ``many`` (a list of observation dicts
     → a list of action dicts), and :func:`attnmarl.envs.episode_returns` plays its episodes side by side, one
-    network call per step for all of them, to the same returns."""
+    network call per step for all of them (:func:`attnmarl.envs.evaluate._side_by_side` says how close to one by
+    one that is)."""
     dims = dict(zip(env.possible_agents, obs_dims(env)))
 
     def check(obs: dict[str, np.ndarray]) -> np.ndarray:
