@@ -1,6 +1,6 @@
 """Judging a checkpoint on mpe2: its episodes side by side vs one after another, timed in turn in one run.
 
-Every trained policy in the book is judged on mpe2 (:func:`attnmarl.envs.evaluate`), which steps one game at a
+Every trained policy on the MPE tasks is judged on mpe2 (:func:`attnmarl.envs.evaluate`), which steps one game at a
 time. A greedy checkpoint with discrete actions carries ``many`` (:func:`attnmarl.checkpoints.agent_policy`), so
 :func:`attnmarl.envs.episode_returns` plays up to ``SIDE_BY_SIDE`` of its episodes at once and asks the network once
 per step for all of them; with ``many`` removed it asks once per game and step. The table gives the wall time of

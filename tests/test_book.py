@@ -519,6 +519,7 @@ def show(page, path: Path, fresh: bool = False, window: dict[str, int] = WINDOW)
     dropdown) calls ``changed`` and the next test loads the page afresh."""
     url = path.as_uri()
     if fresh or page.shown != (url, window["width"]):
+        page.shown = None  # until the new load has come, in case it fails
         if page.viewport_size != window:
             page.set_viewport_size(window)
         page.loaded.clear()

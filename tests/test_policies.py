@@ -338,7 +338,10 @@ def test_a_greedy_checkpoint_plays_its_episodes_side_by_side_to_the_returns_one_
     monkeypatch.setattr(evaluation, "SIDE_BY_SIDE", 32)
     path = shipped_checkpoint("policy", "pi-spread3-entity", 0)
     policy = load_policy(path)
+    batched, calls = policy.many, []
+    policy.many = lambda observations: calls.append(len(observations)) or batched(observations)
     side_by_side = episode_returns(policy, "simple_spread", 60, seed=0, N=3)
+    assert calls == [32] * 25 + [28] * 25  # one call per step for each batch of games, 25 steps an episode
     del policy.many
     assert as_one_by_one(side_by_side, episode_returns(policy, "simple_spread", 60, seed=0, N=3))
     assert not hasattr(load_policy(path, deterministic=False), "many")

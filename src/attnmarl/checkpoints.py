@@ -243,7 +243,9 @@ def agent_policy(agent: Agent, config: Config, deterministic: bool | None = None
     values to act with. A greedy policy with discrete actions also carries ``many``
     (:func:`attnmarl.envs.policy_from_arrays`), so that :func:`attnmarl.envs.episode_returns` plays its episodes side
     by side, one network call per step for all of them, to the returns one by one would give (but for the rounding
-    of a batched matrix product at a near-tie: :func:`attnmarl.envs.evaluate._side_by_side`).
+    of a batched matrix product at a near-tie: :func:`attnmarl.envs.evaluate._side_by_side`). An agent whose
+    ``act`` draws from the generator while acting greedily is a ``RuntimeError``: its games would depend on the
+    order they are played in.
     """
     greedy = config.eval_deterministic if deterministic is None else check_bool("deterministic", deterministic)
     check_seed(seed)

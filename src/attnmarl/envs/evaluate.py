@@ -57,7 +57,11 @@ def _side_by_side(policy: Policy, envs: list, returns: np.ndarray, scenario: str
         obs = {k: env.reset(seed=derived_seed(seed, k))[0] for k, env in zip(batch, envs)}
         running = list(zip(batch, envs))
         while running:
-            for (k, env), actions in zip(running, policy.many([obs[k] for k, _ in running])):
+            chosen = policy.many([obs[k] for k, _ in running])
+            if len(chosen) != len(running):
+                raise ValueError(f"the policy's many must return one action dict per game; it was given {len(running)} "
+                                 f"games and returned {len(chosen)}")
+            for (k, env), actions in zip(running, chosen):
                 obs[k], rewards, *_ = play(env, lambda _, chosen=actions: chosen, obs[k])
                 returns[k] += [rewards[agent] for agent in agents]
             running = [(k, env) for k, env in running if env.agents]
