@@ -16,7 +16,9 @@ def episode_returns(
     over the episode (``max_cycles`` steps unless it terminates early). Episode k is reset with
     seed ``seed + k`` (within 64 bits: :func:`attnmarl.checks.derived_seed`); ``policy`` maps the observation
     dict to the action dict. A policy that says it was built for another scenario, team or action space
-    (:func:`attnmarl.envs.reference.check_policy_fits`) raises ``ValueError`` before the first episode."""
+    (:func:`attnmarl.envs.reference.check_policy_fits`) raises ``ValueError`` before the first episode. A policy
+    that carries ``many`` (a greedy checkpoint with discrete actions) has its episodes played side by side
+    (:func:`_side_by_side`)."""
     check_episodes("episodes", episodes)
     check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
@@ -62,7 +64,7 @@ def _side_by_side(policy: Policy, envs: list, returns: np.ndarray, scenario: str
                 raise ValueError(f"the policy's many must return one action dict per game; it was given {len(running)} "
                                  f"games and returned {len(chosen)}")
             for (k, env), actions in zip(running, chosen):
-                obs[k], rewards, *_ = play(env, lambda _, chosen=actions: chosen, obs[k])
+                obs[k], rewards, *_ = play(env, lambda _, decided=actions: decided, obs[k])
                 returns[k] += [rewards[agent] for agent in agents]
             running = [(k, env) for k, env in running if env.agents]
     return returns
