@@ -23,9 +23,9 @@ def episode_returns(
     check_seed(seed)
     env = make_reference(scenario, **scenario_kwargs)
     check_policy_fits(policy, env)
-    returns = np.zeros((episodes, len(env.possible_agents)))
     if getattr(policy, "many", None) is not None:
-        return _side_by_side(policy, [env], returns, scenario, seed, scenario_kwargs)
+        return _side_by_side(policy, env, episodes, seed, scenario, scenario_kwargs)
+    returns = np.zeros((episodes, len(env.possible_agents)))
     for k in range(episodes):
         obs, _ = env.reset(seed=derived_seed(seed, k))
         while env.agents:
@@ -40,7 +40,7 @@ them. On a 2-core CPU a batch of 50 costs the network about what one game does; 
 time, is then most of the time."""
 
 
-def _side_by_side(policy: Policy, envs: list, returns: np.ndarray, scenario: str, seed: int,
+def _side_by_side(policy: Policy, env, episodes: int, seed: int, scenario: str,
                   scenario_kwargs: dict[str, Any]) -> np.ndarray:
     """:func:`episode_returns` for a policy with ``many`` (:func:`attnmarl.envs.policy_from_arrays`): the same
     episodes, each reset with its own seed and stepped with the same checks (:func:`play`), up to
@@ -51,22 +51,22 @@ def _side_by_side(policy: Policy, envs: list, returns: np.ndarray, scenario: str
     five shipped seed-0 checkpoints (the entity actor at m = 3 and 6, MAT at m = 3 and 6, chapter 7's actor), 200
     episodes each, one episode of the m = 3 entity actor differed and moved its mean by 0.0004, where the mean's
     standard error is 0.28; every other return was the same to the last bit."""
-    episodes = len(returns)
-    envs += [make_reference(scenario, **scenario_kwargs) for _ in range(min(episodes, SIDE_BY_SIDE) - len(envs))]
-    agents = envs[0].possible_agents
+    envs = [env] + [make_reference(scenario, **scenario_kwargs) for _ in range(min(episodes, SIDE_BY_SIDE) - 1)]
+    agents = env.possible_agents
+    returns = np.zeros((episodes, len(agents)))
     for start in range(0, episodes, SIDE_BY_SIDE):
         batch = range(start, min(start + SIDE_BY_SIDE, episodes))
-        obs = {k: env.reset(seed=derived_seed(seed, k))[0] for k, env in zip(batch, envs)}
+        obs = {k: game.reset(seed=derived_seed(seed, k))[0] for k, game in zip(batch, envs)}
         running = list(zip(batch, envs))
         while running:
             chosen = policy.many([obs[k] for k, _ in running])
             if len(chosen) != len(running):
                 raise ValueError(f"the policy's many must return one action dict per game; it was given {len(running)} "
                                  f"games and returned {len(chosen)}")
-            for (k, env), actions in zip(running, chosen):
-                obs[k], rewards, *_ = play(env, lambda _, decided=actions: decided, obs[k])
+            for (k, game), actions in zip(running, chosen):
+                obs[k], rewards, *_ = play(game, lambda _, decided=actions: decided, obs[k])
                 returns[k] += [rewards[agent] for agent in agents]
-            running = [(k, env) for k, env in running if env.agents]
+            running = [(k, game) for k, game in running if game.agents]
     return returns
 
 
